@@ -1,0 +1,30 @@
+package org.apache.spark.shuffle.adaptive.fetch
+
+import org.apache.spark.network.buffer.ManagedBuffer
+import org.apache.spark.storage.BlockManagerId
+
+/** What the transport hands back to the task thread for one requested block. */
+private[spark] sealed trait FetchResult {
+  def block: BlockRef
+  def address: BlockManagerId
+}
+
+private[spark] object FetchResult {
+
+  /**
+   * @param requestDone true for the last block of its request
+   * @param requestMillis the request's round trip, set when `requestDone`
+   */
+  final case class Fetched(
+      block: BlockRef,
+      address: BlockManagerId,
+      buf: ManagedBuffer,
+      requestDone: Boolean,
+      requestMillis: Long) extends FetchResult
+
+  final case class Failed(
+      block: BlockRef,
+      address: BlockManagerId,
+      requestDone: Boolean,
+      cause: Throwable) extends FetchResult
+}

@@ -1,0 +1,363 @@
+package org.apache.spark.shuffle.adaptive.fetch
+
+import java.io.{IOException, InputStream}
+import java.nio.channels.ClosedByInterruptException
+import java.util.concurrent.LinkedBlockingDeque
+import java.util.concurrent.TimeUnit.NANOSECONDS
+import java.util.zip.CheckedInputStream
+
+import scala.collection.mutable
+import scala.util.Random
+import scala.util.control.NonFatal
+
+import org.apache.spark.TaskContext
+import org.apache.spark.internal.Logging
+import org.apache.spark.network.buffer.{FileSegmentManagedBuffer, ManagedBuffer}
+import org.apache.spark.network.shuffle.{BlockFetchingListener, DownloadFile, DownloadFileManager, SimpleDownloadFile}
+import org.apache.spark.network.shuffle.checksum.{Cause, ShuffleChecksumHelper}
+import org.apache.spark.network.util.TransportConf
+import org.apache.spark.shuffle.ShuffleReadMetricsReporter
+import org.apache.spark.shuffle.adaptive.compat.SparkCompat
+import org.apache.spark.shuffle.adaptive.transport.BlockTransport
+import org.apache.spark.storage.{BlockId, BlockManagerId, ShuffleBlockId}
+
+/**
+ * Streams the shuffle blocks of one reduce task, one `(blockId, stream)` per block, in the order
+ * they become available.
+ *
+ * Local blocks are read straight from this executor's shuffle files. Remote blocks are grouped
+ * per executor into requests of about `settings.requestSize` and sent through the transport while
+ * the bytes, requests and per-executor blocks in flight stay under Spark's reducer limits (one
+ * request may always be in flight, however large). A block counts as in flight from its request
+ * until the task takes it, so buffered data is bounded too. Arrived remote blocks are served
+ * before local ones, to free their memory first; the task only blocks (fetch wait time) when
+ * neither is ready.
+ *
+ * Failures: a block that cannot be fetched or read raises FetchFailedException, so Spark reruns
+ * the map stage. A remote block found corrupt when its stream is opened is fetched once more;
+ * corrupt twice, or corrupt while being read, it fails, with the checksum diagnosis in the
+ * message when shuffle checksums are on.
+ *
+ * Threads: the task thread runs everything except the transport's callbacks, which only append to
+ * `results` under this object's lock.
+ */
+private[spark] final class ShuffleBlockFetcher(
+    context: TaskContext,
+    transport: BlockTransport,
+    local: LocalBlocks,
+    blocksByAddress: Iterator[(BlockManagerId, collection.Seq[(BlockId, Long, Int)])],
+    streamWrapper: (BlockId, InputStream) => InputStream,
+    settings: FetchSettings,
+    readMetrics: ShuffleReadMetricsReporter)
+  extends Iterator[(BlockId, InputStream)] with DownloadFileManager with Logging {
+
+  private[this] val results = new LinkedBlockingDeque[FetchResult]
+  private[this] val localQueue = mutable.Queue.empty[BlockRef]
+  private[this] val pending = mutable.ArrayDeque.empty[FetchRequest]
+  private[this] val blocksInFlight = mutable.HashMap.empty[BlockManagerId, Int]
+  private[this] val corrupted = mutable.HashSet.empty[BlockId]
+  private[this] val openStreams = mutable.LinkedHashSet.empty[BlockInputStream]
+  private[this] var bytesInFlight = 0L
+  private[this] var reqsInFlight = 0
+  private[this] var served = 0
+  private[this] val totalBlocks: Int = plan()
+
+  // Guarded by `this`: set once the task is done with the fetcher; late callbacks are dropped.
+  private[this] var zombie = false
+  private[this] val tempFiles = mutable.ArrayBuffer.empty[DownloadFile]
+
+  context.addTaskCompletionListener[Unit](_ => cleanup())
+  sendRequests()
+
+  private def plan(): Int = {
+    val remote = mutable.ArrayBuffer.empty[FetchRequest]
+    var blocks = 0
+    blocksByAddress.foreach { case (address, infos) =>
+      // Empty blocks hold no records and are never served, so they are not fetched.
+      val refs = infos.iterator.collect {
+        case (id, size, mapIndex) if size > 0 => BlockRef(id, size, mapIndex)
+      }.toIndexedSeq
+      blocks += refs.size
+      if (address.executorId == local.address.executorId) {
+        localQueue ++= refs
+      } else {
+        remote ++= FetchRequest.plan(
+          address, refs, settings.requestSize, settings.maxBlocksInFlightPerAddress)
+      }
+    }
+    // Spark's order: random, so that reducers starting together do not all hit one executor.
+    pending ++= Random.shuffle(remote)
+    logDebug(s"Fetching $blocks blocks: ${localQueue.size} local, ${remote.size} remote requests")
+    blocks
+  }
+
+  override def hasNext: Boolean = served < totalBlocks
+
+  override def next(): (BlockId, InputStream) = {
+    if (!hasNext) throw new NoSuchElementException("all shuffle blocks were served")
+    var opened: (BlockId, InputStream) = null
+    while (opened == null) {
+      sendRequests()
+      val ready = results.pollFirst()
+      opened =
+        if (ready != null) openRemote(ready)
+        else if (localQueue.nonEmpty) openLocal(localQueue.dequeue())
+        else openRemote(awaitResult())
+    }
+    served += 1
+    opened
+  }
+
+  private def awaitResult(): FetchResult = {
+    if (reqsInFlight == 0) {
+      throw new IllegalStateException(
+        s"Shuffle fetcher has no request in flight but ${totalBlocks - served} blocks to serve")
+    }
+    val start = System.nanoTime()
+    val result = results.takeFirst()
+    readMetrics.incFetchWaitTime(NANOSECONDS.toMillis(System.nanoTime() - start))
+    result
+  }
+
+  /** Sends pending requests while Spark's reducer limits allow, skipping saturated executors. */
+  private def sendRequests(): Unit = {
+    var i = 0
+    while (i < pending.length && fitsInFlight(pending(i))) {
+      val request = pending(i)
+      if (blocksInFlight.getOrElse(request.address, 0) + request.blocks.size >
+          settings.maxBlocksInFlightPerAddress) {
+        i += 1
+      } else {
+        pending.remove(i)
+        send(request)
+      }
+    }
+  }
+
+  private def fitsInFlight(request: FetchRequest): Boolean =
+    bytesInFlight == 0 ||
+      (reqsInFlight < settings.maxReqsInFlight &&
+        bytesInFlight + request.size <= settings.maxBytesInFlight)
+
+  private def send(request: FetchRequest): Unit = {
+    val address = request.address
+    bytesInFlight += request.size
+    reqsInFlight += 1
+    blocksInFlight(address) = blocksInFlight.getOrElse(address, 0) + request.blocks.size
+    val byName = request.blocks.iterator.map(b => b.blockId.toString -> b).toMap
+    val remaining = mutable.HashSet.empty[String] ++= byName.keys
+    val start = System.nanoTime()
+
+    def deliver(name: String, make: (BlockRef, Boolean, Long) => FetchResult): Unit =
+      ShuffleBlockFetcher.this.synchronized {
+        if (!zombie && remaining.remove(name)) {
+          val done = remaining.isEmpty
+          val millis = if (done) NANOSECONDS.toMillis(System.nanoTime() - start) else 0L
+          make(byName(name), done, millis) match {
+            case failed: FetchResult.Failed => results.putFirst(failed)
+            case fetched => results.putLast(fetched)
+          }
+        }
+      }
+
+    val listener = new BlockFetchingListener {
+      override def onBlockFetchSuccess(name: String, buf: ManagedBuffer): Unit =
+        deliver(name, (block, done, millis) => {
+          // The transport releases its reference when this callback returns.
+          buf.retain()
+          FetchResult.Fetched(block, address, buf, done, millis)
+        })
+
+      override def onBlockFetchFailure(name: String, e: Throwable): Unit = {
+        logWarning(s"Failed to fetch block $name from $address", e)
+        deliver(name, (block, done, _) => FetchResult.Failed(block, address, done, e))
+      }
+    }
+    val downloads = if (request.size > settings.maxReqSizeShuffleToMem) Some(this) else None
+    try {
+      transport.fetch(address, byName.keys.toArray, listener, downloads)
+    } catch {
+      case NonFatal(e) => byName.keys.foreach(listener.onBlockFetchFailure(_, e))
+    }
+  }
+
+  private def openRemote(result: FetchResult): (BlockId, InputStream) = {
+    val address = result.address
+    bytesInFlight -= result.block.size
+    blocksInFlight(address) -= 1
+    result match {
+      case FetchResult.Failed(block, _, done, cause) =>
+        if (done) reqsInFlight -= 1
+        throw fetchFailed(block, address, cause, s"Failed to fetch ${block.blockId} " +
+          s"from $address: ${cause.getMessage}")
+      case FetchResult.Fetched(block, _, buf, done, millis) =>
+        if (done) {
+          reqsInFlight -= 1
+          readMetrics.incRemoteReqsDuration(millis)
+        }
+        countRemote(buf)
+        openStream(block, address, buf, remote = true)
+    }
+  }
+
+  private def countRemote(buf: ManagedBuffer): Unit = {
+    readMetrics.incRemoteBlocksFetched(1)
+    readMetrics.incRemoteBytesRead(buf.size)
+    if (buf.isInstanceOf[FileSegmentManagedBuffer]) readMetrics.incRemoteBytesReadToDisk(buf.size)
+  }
+
+  private def openLocal(block: BlockRef): (BlockId, InputStream) = {
+    val buf = try local.read(block.blockId) catch {
+      case NonFatal(e) => throw fetchFailed(block, local.address, e,
+        s"Failed to read local block ${block.blockId}: ${e.getMessage}")
+    }
+    buf.retain()
+    readMetrics.incLocalBlocksFetched(1)
+    readMetrics.incLocalBytesRead(buf.size)
+    openStream(block, local.address, buf, remote = false)
+  }
+
+  /** Returns null when the block was found corrupt and asked for again. */
+  private def openStream(
+      block: BlockRef,
+      address: BlockManagerId,
+      buf: ManagedBuffer,
+      remote: Boolean): (BlockId, InputStream) = {
+    if (buf.size == 0) {
+      buf.release()
+      throw fetchFailed(block, address, new IOException("zero-size buffer"),
+        s"Received a zero-size buffer for ${block.blockId} from $address " +
+          s"(map output said ${block.size} bytes)")
+    }
+    val raw = try buf.createInputStream() catch {
+      case e: IOException =>
+        buf.release()
+        throw fetchFailed(block, address, e, s"Cannot open ${block.blockId}: ${e.getMessage}")
+    }
+    val checked = if (settings.checksumEnabled) {
+      new CheckedInputStream(raw,
+        ShuffleChecksumHelper.getChecksumByAlgorithm(settings.checksumAlgorithm))
+    } else {
+      null
+    }
+    val in = if (checked != null) checked else raw
+    try {
+      var wrapped = streamWrapper(block.blockId, in)
+      // Decompressing (or decrypting) the head of the block now finds most corruption while
+      // the block can still be fetched again.
+      if (!(wrapped eq in) && settings.detectCorrupt && settings.detectCorruptUseExtraMemory) {
+        wrapped = SparkCompat.copyStreamUpTo(wrapped, settings.maxBytesInFlight / 3)
+      }
+      val stream = new BlockInputStream(wrapped, buf,
+        onReadError = e => readFailure(block, address, checked, e),
+        onClose = openStreams -= _)
+      openStreams += stream
+      (block.blockId, stream)
+    } catch {
+      case e: IOException if remote && settings.detectCorrupt && corrupted.add(block.blockId) =>
+        logWarning(s"Block ${block.blockId} from $address is corrupt, fetching it again", e)
+        closeQuietly(in)
+        buf.release()
+        pending.prepend(FetchRequest(address, IndexedSeq(block)))
+        null
+      case e: IOException =>
+        val message = diagnose(block, address, checked, e)
+        closeQuietly(in)
+        buf.release()
+        throw fetchFailed(block, address, e, message)
+    }
+  }
+
+  private def readFailure(
+      block: BlockRef,
+      address: BlockManagerId,
+      checked: CheckedInputStream,
+      e: IOException): Throwable = e match {
+    case _: ClosedByInterruptException => e
+    case _ if context.isInterrupted() || !settings.detectCorrupt => e
+    case _ => fetchFailed(block, address, e, diagnose(block, address, checked, e))
+  }
+
+  /**
+   * With checksums on, reads the rest of the block to finish its checksum and asks the serving
+   * executor whether the disk, the network or something else corrupted it.
+   */
+  private def diagnose(
+      block: BlockRef,
+      address: BlockManagerId,
+      checked: CheckedInputStream,
+      e: IOException): String = (block.blockId, checked) match {
+    case (id: ShuffleBlockId, in) if in != null =>
+      val cause = try {
+        val scratch = new Array[Byte](ShuffleChecksumHelper.CHECKSUM_CALCULATION_BUFFER)
+        while (in.read(scratch) != -1) {}
+        transport.diagnoseCorruption(address, id, in.getChecksum.getValue,
+          settings.checksumAlgorithm)
+      } catch {
+        case NonFatal(d) =>
+          logWarning(s"Could not diagnose the corruption of $id", d)
+          Cause.UNKNOWN_ISSUE
+      }
+      val message = cause match {
+        case Cause.CHECKSUM_VERIFY_PASS => s"Block $id is corrupted but checksum verification passed"
+        case Cause.UNSUPPORTED_CHECKSUM_ALGORITHM =>
+          s"Block $id is corrupted but its checksum algorithm " +
+            s"${settings.checksumAlgorithm} is not supported by $address"
+        case Cause.UNKNOWN_ISSUE => s"Block $id is corrupted but the cause is unknown"
+        case other => s"Block $id is corrupted due to $other"
+      }
+      logError(message, e)
+      message
+    case (id, _) => s"Block $id is corrupted: ${e.getMessage}"
+  }
+
+  private def fetchFailed(
+      block: BlockRef,
+      address: BlockManagerId,
+      cause: Throwable,
+      message: String): Throwable = block.blockId match {
+    case ShuffleBlockId(shuffleId, mapId, reduceId) =>
+      SparkCompat.fetchFailed(address, shuffleId, mapId, block.mapIndex, reduceId, message, cause)
+    case other =>
+      new IllegalStateException(s"Not a shuffle block: $other ($message)", cause)
+  }
+
+  private def closeQuietly(in: InputStream): Unit =
+    try in.close() catch { case NonFatal(_) => }
+
+  override def createTempFile(transportConf: TransportConf): DownloadFile =
+    // The bytes stay as they came over the wire (encrypted if I/O encryption is on); the stream
+    // wrapper decrypts them when the task reads the block.
+    new SimpleDownloadFile(local.tempFile(), transportConf)
+
+  override def registerTempFileToClean(file: DownloadFile): Boolean = synchronized {
+    if (zombie) false else { tempFiles += file; true }
+  }
+
+  /**
+   * Releases every buffer and temporary file; runs when the last block was served and again when
+   * the task ends, whichever comes first doing the work.
+   */
+  def cleanup(): Unit = {
+    val files = synchronized {
+      if (zombie) return
+      zombie = true
+      tempFiles.toList
+    }
+    openStreams.toList.foreach(s => try s.close() catch { case NonFatal(_) => })
+    var result = results.pollFirst()
+    while (result != null) {
+      result match {
+        case fetched: FetchResult.Fetched =>
+          // It crossed the network, so it counts as read even though no record was used.
+          countRemote(fetched.buf)
+          fetched.buf.release()
+        case _: FetchResult.Failed =>
+      }
+      result = results.pollFirst()
+    }
+    files.foreach { file =>
+      if (!file.delete()) logWarning(s"Could not delete shuffle fetch temp file ${file.path()}")
+    }
+  }
+}
