@@ -21,6 +21,7 @@ lazy val root = (project in file("."))
     Test / sourceDirectory := baseDirectory.value / "jvm/src/test",
     target := baseDirectory.value / "jvm/target",
     name := s"pyspark-shuffle-spark$sparkMinor",
+    moduleName := name.value,
     organization := "io.github.pyspark-shuffle",
     version := "0.1.0",
     scalaVersion := "2.13.17",
@@ -28,6 +29,7 @@ lazy val root = (project in file("."))
     scalacOptions ++= Seq("-release", "17", "-deprecation", "-feature", "-Xfatal-warnings"),
     libraryDependencies ++= Seq(
       "org.apache.spark" %% "spark-core" % sparkVersion % Provided,
+      "org.apache.spark" %% "spark-sql" % sparkVersion % Provided,
       "org.apache.spark" %% "spark-core" % sparkVersion % Test classifier "tests",
       "org.scalatest" %% "scalatest" % scalatestVersion % Test
     ),

@@ -20,6 +20,7 @@ import org.apache.spark.shuffle.ShuffleReadMetricsReporter
 import org.apache.spark.shuffle.adaptive.compat.SparkCompat
 import org.apache.spark.shuffle.adaptive.transport.BlockTransport
 import org.apache.spark.storage.{BlockId, BlockManagerId, ShuffleBlockId}
+import org.apache.spark.util.{Clock, SystemClock}
 
 /**
  * Streams the shuffle blocks of one reduce task, one `(blockId, stream)` per block, in the order
@@ -48,7 +49,8 @@ private[spark] final class ShuffleBlockFetcher(
     blocksByAddress: Iterator[(BlockManagerId, collection.Seq[(BlockId, Long, Int)])],
     streamWrapper: (BlockId, InputStream) => InputStream,
     settings: FetchSettings,
-    readMetrics: ShuffleReadMetricsReporter)
+    readMetrics: ShuffleReadMetricsReporter,
+    clock: Clock = new SystemClock)
   extends Iterator[(BlockId, InputStream)] with DownloadFileManager with Logging {
 
   private[this] val results = new LinkedBlockingDeque[FetchResult]
@@ -113,9 +115,9 @@ private[spark] final class ShuffleBlockFetcher(
       throw new IllegalStateException(
         s"Shuffle fetcher has no request in flight but ${totalBlocks - served} blocks to serve")
     }
-    val start = System.nanoTime()
+    val start = clock.nanoTime()
     val result = results.takeFirst()
-    readMetrics.incFetchWaitTime(NANOSECONDS.toMillis(System.nanoTime() - start))
+    readMetrics.incFetchWaitTime(NANOSECONDS.toMillis(clock.nanoTime() - start))
     result
   }
 
@@ -146,13 +148,13 @@ private[spark] final class ShuffleBlockFetcher(
     blocksInFlight(address) = blocksInFlight.getOrElse(address, 0) + request.blocks.size
     val byName = request.blocks.iterator.map(b => b.blockId.toString -> b).toMap
     val remaining = mutable.HashSet.empty[String] ++= byName.keys
-    val start = System.nanoTime()
+    val start = clock.nanoTime()
 
     def deliver(name: String, make: (BlockRef, Boolean, Long) => FetchResult): Unit =
       ShuffleBlockFetcher.this.synchronized {
         if (!zombie && remaining.remove(name)) {
           val done = remaining.isEmpty
-          val millis = if (done) NANOSECONDS.toMillis(System.nanoTime() - start) else 0L
+          val millis = if (done) NANOSECONDS.toMillis(clock.nanoTime() - start) else 0L
           make(byName(name), done, millis) match {
             case failed: FetchResult.Failed => results.putFirst(failed)
             case fetched => results.putLast(fetched)
@@ -229,18 +231,11 @@ private[spark] final class ShuffleBlockFetcher(
         s"Received a zero-size buffer for ${block.blockId} from $address " +
           s"(map output said ${block.size} bytes)")
     }
-    val raw = try buf.createInputStream() catch {
+    val in = try buf.createInputStream() catch {
       case e: IOException =>
         buf.release()
         throw fetchFailed(block, address, e, s"Cannot open ${block.blockId}: ${e.getMessage}")
     }
-    val checked = if (settings.checksumEnabled) {
-      new CheckedInputStream(raw,
-        ShuffleChecksumHelper.getChecksumByAlgorithm(settings.checksumAlgorithm))
-    } else {
-      null
-    }
-    val in = if (checked != null) checked else raw
     try {
       var wrapped = streamWrapper(block.blockId, in)
       // Decompressing (or decrypting) the head of the block now finds most corruption while
@@ -249,7 +244,7 @@ private[spark] final class ShuffleBlockFetcher(
         wrapped = SparkCompat.copyStreamUpTo(wrapped, settings.maxBytesInFlight / 3)
       }
       val stream = new BlockInputStream(wrapped, buf,
-        onReadError = e => readFailure(block, address, checked, e),
+        onReadError = e => readFailure(block, address, buf, e),
         onClose = openStreams -= _)
       openStreams += stream
       (block.blockId, stream)
@@ -261,7 +256,7 @@ private[spark] final class ShuffleBlockFetcher(
         pending.prepend(FetchRequest(address, IndexedSeq(block)))
         null
       case e: IOException =>
-        val message = diagnose(block, address, checked, e)
+        val message = diagnose(block, address, buf, e)
         closeQuietly(in)
         buf.release()
         throw fetchFailed(block, address, e, message)
@@ -271,26 +266,33 @@ private[spark] final class ShuffleBlockFetcher(
   private def readFailure(
       block: BlockRef,
       address: BlockManagerId,
-      checked: CheckedInputStream,
+      buf: ManagedBuffer,
       e: IOException): Throwable = e match {
     case _: ClosedByInterruptException => e
     case _ if context.isInterrupted() || !settings.detectCorrupt => e
-    case _ => fetchFailed(block, address, e, diagnose(block, address, checked, e))
+    case _ => fetchFailed(block, address, e, diagnose(block, address, buf, e))
   }
 
   /**
-   * With checksums on, reads the rest of the block to finish its checksum and asks the serving
-   * executor whether the disk, the network or something else corrupted it.
+   * With checksums on, computes the checksum of the block's bytes as received (from a fresh
+   * stream over the still retained buffer, so the read path pays nothing for checksums) and asks
+   * the serving executor whether its disk, the network or something else corrupted them.
    */
   private def diagnose(
       block: BlockRef,
       address: BlockManagerId,
-      checked: CheckedInputStream,
-      e: IOException): String = (block.blockId, checked) match {
-    case (id: ShuffleBlockId, in) if in != null =>
+      buf: ManagedBuffer,
+      e: IOException): String = block.blockId match {
+    case id: ShuffleBlockId if settings.checksumEnabled =>
       val cause = try {
-        val scratch = new Array[Byte](ShuffleChecksumHelper.CHECKSUM_CALCULATION_BUFFER)
-        while (in.read(scratch) != -1) {}
+        val in = new CheckedInputStream(buf.createInputStream(),
+          ShuffleChecksumHelper.getChecksumByAlgorithm(settings.checksumAlgorithm))
+        try {
+          val scratch = new Array[Byte](ShuffleChecksumHelper.CHECKSUM_CALCULATION_BUFFER)
+          while (in.read(scratch) != -1) {}
+        } finally {
+          in.close()
+        }
         transport.diagnoseCorruption(address, id, in.getChecksum.getValue,
           settings.checksumAlgorithm)
       } catch {
@@ -308,7 +310,7 @@ private[spark] final class ShuffleBlockFetcher(
       }
       logError(message, e)
       message
-    case (id, _) => s"Block $id is corrupted: ${e.getMessage}"
+    case id => s"Block $id is corrupted: ${e.getMessage}"
   }
 
   private def fetchFailed(

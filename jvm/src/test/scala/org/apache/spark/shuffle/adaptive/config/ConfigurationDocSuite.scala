@@ -1,0 +1,85 @@
+package org.apache.spark.shuffle.adaptive.config
+
+import java.nio.charset.StandardCharsets.UTF_8
+import java.nio.file.{Files, Path, Paths}
+
+import org.scalatest.funsuite.AnyFunSuite
+
+import org.apache.spark.internal.config.{ConfigBuilder, ConfigEntry}
+
+/**
+ * Keeps `conf/configuration.md` in step with [[AdaptiveShuffleConf.entries]]. The test JVM runs
+ * in the repository root. With `REGENERATE_CONF_DOCS=1` in the environment the file is rewritten
+ * instead of checked.
+ */
+class ConfigurationDocSuite extends AnyFunSuite {
+  import ConfigurationDocSuite._
+
+  test("conf/configuration.md matches AdaptiveShuffleConf") {
+    val expected = render(AdaptiveShuffleConf.entries)
+    if (sys.env.get("REGENERATE_CONF_DOCS").contains("1")) {
+      Files.createDirectories(DocFile.toAbsolutePath.getParent)
+      Files.write(DocFile, expected.getBytes(UTF_8))
+    } else {
+      assert(Files.isRegularFile(DocFile),
+        s"${DocFile.toAbsolutePath} is missing. $HowToRegenerate")
+      val actual = new String(Files.readAllBytes(DocFile), UTF_8)
+      assert(actual == expected, s"$DocFile is out of date. $HowToRegenerate\n" +
+        s"--- expected ---\n$expected--- found ---\n$actual")
+    }
+  }
+
+  test("every entry is one table row, in declaration order") {
+    val rows = render(AdaptiveShuffleConf.entries).linesIterator
+      .dropWhile(_ != TableHeader).drop(2).toSeq
+    assert(rows.size === AdaptiveShuffleConf.entries.size)
+    assert(rows.map(_.split(" \\| ")(0).stripPrefix("| `").stripSuffix("`")) ===
+      AdaptiveShuffleConf.entries.map(_.key))
+    assert(AdaptiveShuffleConf.entries.map(_.key).distinct.size ===
+      AdaptiveShuffleConf.entries.size, "duplicate keys")
+  }
+
+  test("rendering of defaults and of characters that would break the table") {
+    val withDefault = ConfigBuilder("spark.test.docs.withDefault")
+      .doc("first line\nsecond | part").version("9.9.9").intConf.createWithDefault(42)
+    val optional = ConfigBuilder("spark.test.docs.optional")
+      .doc("no default").version("1.2.3").stringConf.createOptional
+    val rows = render(Seq(withDefault, optional)).linesIterator
+      .dropWhile(_ != TableHeader).drop(2).toSeq
+    assert(rows === Seq(
+      "| `spark.test.docs.withDefault` | 42 | 9.9.9 | first line second \\| part |",
+      "| `spark.test.docs.optional` | (none) | 1.2.3 | no default |"))
+  }
+}
+
+private object ConfigurationDocSuite {
+  val DocFile: Path = Paths.get("conf", "configuration.md")
+
+  val TableHeader = "| Key | Default | Since | Meaning |"
+
+  val HowToRegenerate: String =
+    "Regenerate it from the repository root with: " +
+      "REGENERATE_CONF_DOCS=1 build/sbt \"testOnly *ConfigurationDocSuite\""
+
+  /** Makes a value fit on one table row. */
+  private def cell(text: String): String =
+    text.trim.replaceAll("\\s*\\n\\s*", " ").replace("|", "\\|")
+
+  def render(entries: Seq[ConfigEntry[_]]): String = {
+    val out = new StringBuilder
+    out ++= "# Configuration\n\n"
+    out ++= "This file is generated from `config/AdaptiveShuffleConf.scala` " +
+      "(under `jvm/src/main/scala/org/apache/spark/shuffle/adaptive/`) by `ConfigurationDocSuite`; " +
+      "do not edit it by hand. " + HowToRegenerate + ".\n\n"
+    out ++= TableHeader + "\n"
+    out ++= "|---|---|---|---|\n"
+    entries.foreach { entry =>
+      val default = entry.defaultValueString match {
+        case ConfigEntry.UNDEFINED => "(none)"
+        case other => cell(other)
+      }
+      out ++= s"| `${entry.key}` | $default | ${cell(entry.version)} | ${cell(entry.doc)} |\n"
+    }
+    out.result()
+  }
+}

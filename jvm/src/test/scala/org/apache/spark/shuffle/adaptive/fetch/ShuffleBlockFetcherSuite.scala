@@ -1,0 +1,807 @@
+package org.apache.spark.shuffle.adaptive.fetch
+
+import java.io.{ByteArrayInputStream, ByteArrayOutputStream, File, FilterInputStream, IOException, InputStream}
+import java.nio.ByteBuffer
+import java.util.concurrent.{ConcurrentHashMap, CountDownLatch, CyclicBarrier, LinkedBlockingQueue, TimeUnit}
+import java.util.concurrent.atomic.{AtomicInteger, AtomicLong}
+import java.util.zip.Adler32
+
+import scala.collection.mutable
+import scala.concurrent.{Await, ExecutionContext, Future}
+import scala.concurrent.duration._
+import scala.util.Random
+
+import org.scalatest.funsuite.AnyFunSuite
+
+import org.apache.spark.{FetchFailed, TaskContext, TaskContextImpl}
+import org.apache.spark.executor.TempShuffleReadMetrics
+import org.apache.spark.network.buffer.ManagedBuffer
+import org.apache.spark.network.shuffle.{BlockFetchingListener, DownloadFileManager}
+import org.apache.spark.network.shuffle.checksum.Cause
+import org.apache.spark.network.util.{MapConfigProvider, TransportConf}
+import org.apache.spark.shuffle.FetchFailedException
+import org.apache.spark.shuffle.adaptive.transport.BlockTransport
+import org.apache.spark.storage.{BlockId, BlockManagerId, ShuffleBlockId}
+import org.apache.spark.util.{Clock, SystemClock}
+
+import ShuffleBlockFetcherSuite._
+
+class ShuffleBlockFetcherSuite extends AnyFunSuite {
+
+  private val localExec = BlockManagerId("local-exec", "local-host", 1000)
+  private val exec1 = BlockManagerId("exec-1", "host-1", 1001)
+  private val exec2 = BlockManagerId("exec-2", "host-2", 1002)
+  private val exec3 = BlockManagerId("exec-3", "host-3", 1003)
+
+  private def settings(
+      maxBytesInFlight: Long = 1L << 20,
+      maxReqsInFlight: Int = Int.MaxValue,
+      maxBlocksPerAddress: Int = Int.MaxValue,
+      requestSize: Long = 1L << 18,
+      maxReqSizeShuffleToMem: Long = Long.MaxValue,
+      detectCorrupt: Boolean = true,
+      useExtraMemory: Boolean = true,
+      checksum: Boolean = false): FetchSettings =
+    FetchSettings(maxBytesInFlight, maxReqsInFlight, maxBlocksPerAddress, requestSize,
+      maxReqSizeShuffleToMem, detectCorrupt, useExtraMemory, checksum, "ADLER32")
+
+  /** Distinct, recognisable content for each block. */
+  private def block(shuffleId: Int, mapId: Long, reduceId: Int, size: Int, mapIndex: Int = -1)
+      : Blk = {
+    val seed = shuffleId * 1000003L + mapId * 7919L + reduceId
+    val random = new Random(seed)
+    val bytes = Array.fill(size)(random.nextInt(256).toByte)
+    Blk(ShuffleBlockId(shuffleId, mapId, reduceId), bytes,
+      if (mapIndex >= 0) mapIndex else mapId.toInt)
+  }
+
+  /** One reduce task's fetcher over fake local and remote executors. */
+  private class Harness(
+      byAddress: Seq[(BlockManagerId, Seq[Blk])],
+      val settings: FetchSettings,
+      wrapper: (BlockId, InputStream) => InputStream = (_, in) => in,
+      autoServe: Boolean = true,
+      clock: Clock = new SystemClock,
+      localFailures: Set[BlockId] = Set.empty) {
+
+    val context: TaskContextImpl = TaskContext.empty()
+    val metrics = new TempShuffleReadMetrics
+    val blocks: Map[(String, String), Blk] = byAddress.flatMap { case (address, bs) =>
+      bs.map(b => (address.executorId, b.id.toString) -> b)
+    }.toMap
+    val local = new FakeLocal(localExec, blocks.collect {
+      case ((exec, _), b) if exec == localExec.executorId => b.id -> b
+    }, localFailures)
+    val transport = new FakeTransport
+    if (autoServe) transport.onFetch = call => call.succeedAll(blocks)
+
+    val fetcher: ShuffleBlockFetcher = {
+      val input = byAddress.iterator.map { case (address, bs) =>
+        address -> bs.map(b => (b.id: BlockId, b.declaredSize, b.mapIndex))
+      }
+      new ShuffleBlockFetcher(context, transport, local, input, wrapper, settings, metrics, clock)
+    }
+
+    /** Takes one block and reads it to the end, closing the stream. */
+    def readNext(): (BlockId, Array[Byte]) = {
+      val (id, stream) = fetcher.next()
+      try (id, readFully(stream)) finally stream.close()
+    }
+
+    def readAll(): Seq[(BlockId, Array[Byte])] = {
+      val out = mutable.ArrayBuffer.empty[(BlockId, Array[Byte])]
+      while (fetcher.hasNext) out += readNext()
+      out.toSeq
+    }
+
+    def allBuffers: Seq[CountingBuffer] = transport.buffers.toSeq ++ local.buffers.toSeq
+
+    def assertNoLeak(): Unit = allBuffers.foreach { buf =>
+      assert(!buf.overReleased, s"$buf released more often than retained")
+      assert(buf.refs == 0, s"$buf still holds ${buf.refs} references")
+    }
+  }
+
+  private def expectedServed(byAddress: Seq[(BlockManagerId, Seq[Blk])]): Map[String, Seq[Byte]] =
+    byAddress.flatMap(_._2).filter(_.declaredSize > 0).map(b => b.id.toString -> b.bytes.toSeq)
+      .toMap
+
+  private def assertServedExactlyOnce(
+      served: Seq[(BlockId, Array[Byte])],
+      byAddress: Seq[(BlockManagerId, Seq[Blk])]): Unit = {
+    val names = served.map(_._1.toString)
+    assert(names.distinct.size === names.size, s"a block was served twice: $names")
+    assert(served.map { case (id, bytes) => id.toString -> bytes.toSeq }.toMap ===
+      expectedServed(byAddress))
+  }
+
+  private def fetchFailure(e: FetchFailedException): FetchFailed =
+    e.toTaskFailedReason.asInstanceOf[FetchFailed]
+
+  test("every local and remote block is served once with its bytes; empty blocks skipped") {
+    val empty1 = block(1, 3, 0, 0)
+    val empty2 = block(1, 9, 0, 0)
+    val byAddress = Seq(
+      localExec -> Seq(block(1, 0, 0, 100), block(1, 1, 0, 3000), empty1),
+      exec1 -> Seq(block(1, 2, 0, 50), empty2, block(1, 4, 0, 70000), block(1, 5, 0, 1)),
+      exec2 -> Seq(block(1, 6, 0, 10), block(1, 7, 0, 20)),
+      exec3 -> Seq(block(1, 8, 0, 999)))
+    val h = new Harness(byAddress, settings(requestSize = 100))
+    val served = h.readAll()
+    assertServedExactlyOnce(served, byAddress)
+    assert(served.size === 8)
+    assert(!h.fetcher.hasNext)
+    intercept[NoSuchElementException](h.fetcher.next())
+
+    // Empty blocks are neither read locally nor asked of a remote executor.
+    assert(!h.local.reads.contains(empty1.id))
+    val requested = h.transport.calls.toSeq.flatMap(_.blockIds)
+    assert(!requested.contains(empty2.id.toString))
+    assert(requested.sorted === byAddress.filter(_._1 != localExec).flatMap(_._2)
+      .filter(_.declaredSize > 0).map(_.id.toString).sorted)
+    assert(h.transport.calls.forall(c => c.address != localExec))
+    assert(h.local.reads.sortBy(_.toString) === Seq(byAddress.head._2(0).id,
+      byAddress.head._2(1).id).sortBy(_.toString))
+    h.assertNoLeak()
+    h.context.markTaskCompleted(None)
+    h.assertNoLeak()
+  }
+
+  test("limits: bytes in flight stay under maxBytesInFlight") {
+    val byAddress = Seq(
+      exec1 -> (0 until 10).map(i => block(2, i, 0, 100)),
+      exec2 -> (10 until 20).map(i => block(2, i, 0, 100)),
+      exec3 -> (20 until 30).map(i => block(2, i, 0, 100)))
+    val s = settings(maxBytesInFlight = 500, requestSize = 200)
+    val h = new LimitsProbe(byAddress, s)
+    h.run()
+    assert(h.maxBytes <= 500)
+    // The limit was reached, not merely respected by fetching one request at a time.
+    assert(h.maxBytes > 500 - 200)
+    assert(h.maxReqs >= 2)
+  }
+
+  test("limits: a request larger than maxBytesInFlight travels alone") {
+    val byAddress = Seq(
+      exec1 -> Seq(block(3, 0, 0, 100), block(3, 1, 0, 2000), block(3, 2, 0, 100)),
+      exec2 -> Seq(block(3, 3, 0, 150), block(3, 4, 0, 1500), block(3, 5, 0, 100)))
+    val h = new LimitsProbe(byAddress, settings(maxBytesInFlight = 400, requestSize = 100))
+    h.run()
+    assert(h.maxBytes === 2000L)
+    assert(h.transport.calls.exists(c => c.blockIds == Seq(ShuffleBlockId(3, 1, 0).toString)))
+  }
+
+  test("limits: requests in flight stay under maxReqsInFlight") {
+    val byAddress = Seq(
+      exec1 -> (0 until 8).map(i => block(4, i, 0, 10)),
+      exec2 -> (8 until 16).map(i => block(4, i, 0, 10)))
+    val h = new LimitsProbe(byAddress, settings(maxReqsInFlight = 3, requestSize = 10))
+    h.run()
+    assert(h.maxReqs === 3)
+    assert(h.transport.calls.size === 16)
+  }
+
+  test("limits: blocks in flight per executor stay under maxBlocksInFlightPerAddress") {
+    val byAddress = Seq(
+      exec1 -> (0 until 12).map(i => block(5, i, 0, 10)),
+      exec2 -> (12 until 15).map(i => block(5, i, 0, 10)))
+    val h = new LimitsProbe(byAddress, settings(maxBlocksPerAddress = 4, requestSize = 15))
+    h.run()
+    assert(h.maxPerAddress === 4)
+    // Requests are cut at two blocks (15 bytes), so the executor is skipped, not its requests
+    // enlarged.
+    assert(h.transport.calls.forall(_.blockIds.size <= 2))
+  }
+
+  test("limits hold for random layouts, with blocks delivered from another thread") {
+    val random = new Random(77L)
+    for (round <- 0 until 12) {
+      val execs = Seq(exec1, exec2, exec3).take(1 + random.nextInt(3))
+      var mapId = 0L
+      val byAddress = (localExec +: execs).map { address =>
+        address -> (0 until random.nextInt(15)).map { _ =>
+          mapId += 1
+          block(6 + round, mapId, 0, if (random.nextInt(6) == 0) 0 else 1 + random.nextInt(300))
+        }
+      }
+      val maxBytes = 200L + random.nextInt(800)
+      val s = settings(
+        maxBytesInFlight = maxBytes,
+        maxReqsInFlight = 1 + random.nextInt(4),
+        maxBlocksPerAddress = 1 + random.nextInt(5),
+        requestSize = 1L + random.nextInt(maxBytes.toInt))
+      val h = new LimitsProbe(byAddress, s, threaded = Some(new Random(round)))
+      withClue(s"round $round, $s: ") {
+        h.run()
+      }
+    }
+  }
+
+  /** Runs a fetcher to the end while checking the limits at every fetch call. */
+  private class LimitsProbe(
+      byAddress: Seq[(BlockManagerId, Seq[Blk])],
+      s: FetchSettings,
+      threaded: Option[Random] = None) {
+    var maxBytes = 0L
+    var maxReqs = 0
+    var maxPerAddress = 0
+    val violations = mutable.ArrayBuffer.empty[String]
+    private val outstanding = new LinkedBlockingQueue[Option[Call]]
+    private val blocksByKey = byAddress.flatMap { case (a, bs) =>
+      bs.map(b => (a.executorId, b.id.toString) -> b)
+    }.toMap
+    private val taken = mutable.Set.empty[(String, String)]
+    private var harness: Harness = _
+
+    private def check(transport: FakeTransport, call: Call): Unit = {
+      val calls = transport.calls.toSeq
+      def open(c: Call) = c.blockIds.filterNot(n => taken((c.address.executorId, n)))
+      def size(c: Call, names: Seq[String]) =
+        names.map(n => blocksByKey((c.address.executorId, n)).declaredSize).sum
+      val openCalls = calls.filter(c => open(c).nonEmpty)
+      val bytes = openCalls.map(c => size(c, open(c))).sum
+      val perAddress = openCalls.filter(_.address == call.address).map(open(_).size).sum
+      val clue = s"at fetch of ${call.blockIds} from ${call.address.executorId}: $bytes bytes, " +
+        s"${openCalls.size} requests, $perAddress blocks of that executor in flight"
+      // Recorded, not thrown: the fetcher turns a throwing transport into a fetch failure.
+      def expect(ok: Boolean, what: String): Unit = if (!ok) violations += s"$what $clue"
+      if (openCalls.size > 1) expect(bytes <= s.maxBytesInFlight, "maxBytesInFlight exceeded")
+      else expect(openCalls == Seq(call), "a lone request is not the one sent")
+      expect(openCalls.size <= s.maxReqsInFlight, "maxReqsInFlight exceeded")
+      expect(perAddress <= s.maxBlocksInFlightPerAddress, "maxBlocksInFlightPerAddress exceeded")
+      maxBytes = math.max(maxBytes, bytes)
+      maxReqs = math.max(maxReqs, openCalls.size)
+      maxPerAddress = math.max(maxPerAddress, perAddress)
+    }
+
+    def transport: FakeTransport = harness.transport
+
+    def run(): Unit = {
+      val deliverer = threaded.map { random =>
+        val t = new Thread(() => {
+          var next = outstanding.take()
+          while (next.isDefined) {
+            val call = next.get
+            random.shuffle(call.blockIds).foreach { n =>
+              call.succeed(n, blocksByKey((call.address.executorId, n)).bytes)
+            }
+            next = outstanding.take()
+          }
+        }, "test-deliverer")
+        t.setDaemon(true)
+        t.start()
+        t
+      }
+      // The check runs inside the transport, on the task thread, before the call is served.
+      val hook: (FakeTransport, Call) => Unit = { (transport, call) =>
+        check(transport, call)
+        if (threaded.isDefined) outstanding.put(Some(call)) else call.succeedAll(blocksByKey)
+      }
+      FakeTransport.nextHook.set(hook)
+      try {
+        harness = new Harness(byAddress, s, autoServe = false)
+      } finally FakeTransport.nextHook.remove()
+      val served = mutable.ArrayBuffer.empty[(BlockId, Array[Byte])]
+      def checkViolations(): Unit = assert(violations.isEmpty, violations.mkString("\n"))
+      try {
+        while (harness.fetcher.hasNext) {
+          val (id, stream) = harness.fetcher.next()
+          val key = blocksByKey.keys.find(_._2 == id.toString).get
+          taken += key
+          try served += id -> readFully(stream) finally stream.close()
+        }
+      } catch {
+        case e: Throwable =>
+          checkViolations()
+          throw e
+      } finally {
+        outstanding.put(None)
+        deliverer.foreach(_.join(TimeUnit.SECONDS.toMillis(30)))
+      }
+      checkViolations()
+      assert(deliverer.forall(!_.isAlive), "the deliverer did not finish")
+      assertServedExactlyOnce(served.toSeq, byAddress)
+      harness.assertNoLeak()
+      harness.context.markTaskCompleted(None)
+      harness.assertNoLeak()
+    }
+  }
+
+  test("a remote fetch failure raises FetchFailedException for that block") {
+    val failing = block(7, 42, 5, 64, mapIndex = 3)
+    val byAddress = Seq(exec1 -> Seq(block(7, 1, 5, 10)), exec2 -> Seq(failing))
+    val h = new Harness(byAddress, settings(), autoServe = false)
+    val cause = new IOException("connection reset")
+    h.transport.calls.foreach { call =>
+      if (call.address == exec2) call.fail(failing.id.toString, cause)
+      else call.succeedAll(h.blocks)
+    }
+    // A failure is served before blocks that arrived.
+    val e = intercept[FetchFailedException](h.readAll())
+    val reason = fetchFailure(e)
+    assert(reason.bmAddress === exec2)
+    assert(reason.shuffleId === 7)
+    assert(reason.mapId === 42L)
+    assert(reason.mapIndex === 3)
+    assert(reason.reduceId === 5)
+    assert(e.getCause eq cause)
+    h.context.markTaskCompleted(None)
+    h.assertNoLeak()
+  }
+
+  test("a transport that throws on fetch raises FetchFailedException") {
+    val b = block(8, 4, 2, 30, mapIndex = 1)
+    val transport = new FakeTransport
+    transport.onFetch = _ => throw new IllegalStateException("client closed")
+    val context = TaskContext.empty()
+    val fetcher = new ShuffleBlockFetcher(context, transport,
+      new FakeLocal(localExec, Map.empty, Set.empty),
+      Iterator(exec1 -> Seq((b.id: BlockId, b.declaredSize, b.mapIndex))), (_, in) => in,
+      settings(), new TempShuffleReadMetrics)
+    assert(transport.calls.size === 1)
+    val e = intercept[FetchFailedException](fetcher.next())
+    val reason = fetchFailure(e)
+    assert((reason.bmAddress, reason.shuffleId, reason.mapId, reason.mapIndex, reason.reduceId)
+      === ((exec1, 8, 4L, 1, 2)))
+    assert(e.getCause.getMessage === "client closed")
+    context.markTaskCompleted(None)
+  }
+
+  test("a local read failure raises FetchFailedException for the local executor") {
+    val bad = block(9, 11, 4, 40, mapIndex = 6)
+    val h = new Harness(Seq(localExec -> Seq(bad)), settings(), localFailures = Set(bad.id))
+    val e = intercept[FetchFailedException](h.fetcher.next())
+    val reason = fetchFailure(e)
+    assert((reason.bmAddress, reason.shuffleId, reason.mapId, reason.mapIndex, reason.reduceId)
+      === ((localExec, 9, 11L, 6, 4)))
+    assert(e.getCause.isInstanceOf[IOException])
+    assert(h.transport.calls.isEmpty)
+    h.context.markTaskCompleted(None)
+    h.assertNoLeak()
+  }
+
+  /** Wraps with a stream that fails on read for the first `corruptTimes` opens of `target`. */
+  private class Corrupting(target: BlockId, corruptTimes: Int)
+      extends ((BlockId, InputStream) => InputStream) {
+    val opens = new AtomicInteger
+    override def apply(id: BlockId, in: InputStream): InputStream =
+      if (id == target && opens.incrementAndGet() <= corruptTimes) new FailingStream(in, 3)
+      else new FilterInputStream(in) {}
+  }
+
+  test("a block found corrupt when opened is fetched again and then served") {
+    val victim = block(10, 1, 0, 500)
+    val byAddress = Seq(
+      localExec -> Seq(block(10, 0, 0, 20)),
+      exec1 -> Seq(victim, block(10, 2, 0, 30)))
+    val wrapper = new Corrupting(victim.id, corruptTimes = 1)
+    val h = new Harness(byAddress, settings(), wrapper = wrapper)
+    val served = h.readAll()
+    assertServedExactlyOnce(served, byAddress)
+    assert(wrapper.opens.get === 2)
+    val victimCalls = h.transport.calls.filter(_.blockIds.contains(victim.id.toString))
+    assert(victimCalls.size === 2)
+    assert(victimCalls.last.blockIds === Seq(victim.id.toString))
+    assert(victimCalls.last.address === exec1)
+    assert(h.transport.diagnoses.isEmpty)
+    h.assertNoLeak()
+    h.context.markTaskCompleted(None)
+    h.assertNoLeak()
+  }
+
+  test("a block corrupt twice fails with the checksum diagnosis") {
+    val victim = block(11, 5, 2, 700, mapIndex = 4)
+    val byAddress = Seq(exec2 -> Seq(victim))
+    val wrapper = new Corrupting(victim.id, corruptTimes = 2)
+    val h = new Harness(byAddress, settings(checksum = true), wrapper = wrapper)
+    h.transport.cause = Cause.DISK_ISSUE
+    val e = intercept[FetchFailedException](h.fetcher.next())
+    assert(e.getMessage.contains("corrupted due to DISK_ISSUE"), e.getMessage)
+    val reason = fetchFailure(e)
+    assert((reason.bmAddress, reason.shuffleId, reason.mapId, reason.mapIndex, reason.reduceId)
+      === ((exec2, 11, 5L, 4, 2)))
+    // The diagnosis covers the whole block, as the serving executor computed it.
+    val adler = new Adler32
+    adler.update(victim.bytes)
+    assert(h.transport.diagnoses.toSeq === Seq((exec2, victim.id, adler.getValue, "ADLER32")))
+    assert(h.transport.calls.size === 2)
+    h.context.markTaskCompleted(None)
+    h.assertNoLeak()
+  }
+
+  test("a block corrupt twice without checksums fails with the read error") {
+    val victim = block(12, 5, 2, 70)
+    val h = new Harness(Seq(exec2 -> Seq(victim)), settings(),
+      wrapper = new Corrupting(victim.id, corruptTimes = 2))
+    val e = intercept[FetchFailedException](h.fetcher.next())
+    assert(e.getMessage.contains("corrupt"), e.getMessage)
+    assert(e.getCause.getMessage === FailingStream.Message)
+    assert(h.transport.diagnoses.isEmpty)
+    h.context.markTaskCompleted(None)
+    h.assertNoLeak()
+  }
+
+  test("an IOException while reading a served stream raises FetchFailedException") {
+    for (checksum <- Seq(false, true)) {
+      val victim = block(13, 1, 0, 400)
+      // Without the extra-memory check the stream is opened lazily and fails while read.
+      val h = new Harness(Seq(exec1 -> Seq(victim)),
+        settings(useExtraMemory = false, checksum = checksum),
+        wrapper = new Corrupting(victim.id, corruptTimes = 1))
+      h.transport.cause = Cause.NETWORK_ISSUE
+      val (_, stream) = h.fetcher.next()
+      val e = intercept[FetchFailedException](readFully(stream))
+      if (checksum) {
+        assert(e.getMessage.contains("corrupted due to NETWORK_ISSUE"), e.getMessage)
+      } else {
+        assert(e.getCause.getMessage === FailingStream.Message)
+      }
+      assert(fetchFailure(e).bmAddress === exec1)
+      // The failed stream released its block already.
+      h.assertNoLeak()
+      stream.close()
+      h.context.markTaskCompleted(None)
+      h.assertNoLeak()
+    }
+  }
+
+  test("without corruption detection a read error is passed through as is") {
+    val victim = block(14, 1, 0, 400)
+    val h = new Harness(Seq(exec1 -> Seq(victim)),
+      settings(detectCorrupt = false), wrapper = new Corrupting(victim.id, corruptTimes = 1))
+    val (_, stream) = h.fetcher.next()
+    val e = intercept[IOException](readFully(stream))
+    assert(e.getMessage === FailingStream.Message)
+    h.context.markTaskCompleted(None)
+    h.assertNoLeak()
+  }
+
+  test("a zero-size buffer from the transport raises FetchFailedException") {
+    val b = block(15, 2, 1, 80)
+    val h = new Harness(Seq(exec3 -> Seq(b)), settings(), autoServe = false)
+    val buf = h.transport.calls.head.succeed(b.id.toString, Array.emptyByteArray)
+    val e = intercept[FetchFailedException](h.fetcher.next())
+    assert(e.getMessage.contains("zero-size"), e.getMessage)
+    assert(fetchFailure(e).bmAddress === exec3)
+    assert(buf.refs === 0)
+    h.context.markTaskCompleted(None)
+    h.assertNoLeak()
+  }
+
+  test("requests larger than maxReqSizeShuffleToMem are fetched to disk") {
+    val byAddress = Seq(
+      exec1 -> Seq(block(16, 0, 0, 100), block(16, 1, 0, 100)),
+      exec2 -> Seq(block(16, 2, 0, 120)),
+      exec3 -> Seq(block(16, 3, 0, 151)))
+    val h = new Harness(byAddress, settings(requestSize = 200, maxReqSizeShuffleToMem = 150))
+    assertServedExactlyOnce(h.readAll(), byAddress)
+    val byExec = h.transport.calls.map(c => c.address.executorId -> c.downloads.isDefined).toMap
+    assert(byExec === Map("exec-1" -> true, "exec-2" -> false, "exec-3" -> true))
+    assert(h.transport.calls.filter(_.downloads.isDefined).forall(_.downloads.get eq h.fetcher))
+    h.context.markTaskCompleted(None)
+    h.assertNoLeak()
+  }
+
+  test("temp files registered by the transport are deleted when the task ends") {
+    val h = new Harness(Seq(exec1 -> Seq(block(17, 0, 0, 10))), settings(), autoServe = false)
+    val conf = new TransportConf("shuffle", MapConfigProvider.EMPTY)
+    val file = h.fetcher.createTempFile(conf)
+    assert(h.local.tempFiles.size === 1)
+    assert(h.local.tempFiles.head.exists())
+    assert(h.fetcher.registerTempFileToClean(file))
+    h.context.markTaskCompleted(None)
+    assert(!h.local.tempFiles.head.exists())
+    // After cleanup a new temp file is refused, so the transport deletes it itself.
+    val late = h.fetcher.createTempFile(conf)
+    assert(!h.fetcher.registerTempFileToClean(late))
+    late.delete()
+  }
+
+  test("metrics count local and remote blocks and bytes") {
+    val byAddress = Seq(
+      localExec -> Seq(block(18, 0, 0, 10), block(18, 1, 0, 20), block(18, 9, 0, 0)),
+      exec1 -> Seq(block(18, 2, 0, 5), block(18, 3, 0, 6)),
+      exec2 -> Seq(block(18, 4, 0, 7)))
+    val h = new Harness(byAddress, settings())
+    h.readAll()
+    assert(h.metrics.localBlocksFetched === 2)
+    assert(h.metrics.localBytesRead === 30)
+    assert(h.metrics.remoteBlocksFetched === 3)
+    assert(h.metrics.remoteBytesRead === 18)
+    assert(h.metrics.remoteBytesReadToDisk === 0)
+    // Every result was ready before the task asked for it.
+    assert(h.metrics.fetchWaitTime === 0)
+    h.context.markTaskCompleted(None)
+    assert(h.metrics.remoteBlocksFetched === 3)
+    h.assertNoLeak()
+  }
+
+  test("fetch wait time and request time come from the clock while the task blocks") {
+    val clock = new TestClock
+    val b = block(19, 0, 0, 33)
+    val h = new Harness(Seq(exec1 -> Seq(b, block(19, 1, 0, 44))), settings(requestSize = 10),
+      autoServe = false, clock = clock)
+    assert(h.transport.calls.size === 2)
+    val first = h.transport.calls(0)
+    val second = h.transport.calls(1)
+
+    // The first block is delivered before the task asks: no waiting.
+    clock.advance(3)
+    first.succeedAll(h.blocks)
+    h.readNext()
+    assert(h.metrics.fetchWaitTime === 0)
+    assert(h.metrics.remoteReqsDuration === 3)
+
+    // The task blocks on the second; the clock moves while it waits.
+    val outcome = new LinkedBlockingQueue[Either[Throwable, (BlockId, Array[Byte])]]
+    val consumer = new Thread(() => {
+      outcome.put(try Right(h.readNext()) catch { case t: Throwable => Left(t) })
+    }, "test-task")
+    val waiting = clock.watch(consumer)
+    consumer.start()
+    // The task read the clock to start timing its wait: only then does the clock move.
+    assert(waiting.await(30, TimeUnit.SECONDS), "the task never started waiting")
+    assert(outcome.isEmpty)
+    clock.advance(5)
+    second.succeedAll(h.blocks)
+    val result = outcome.poll(30, TimeUnit.SECONDS)
+    assert(result != null, "the task did not get the block")
+    result match {
+      case Left(t) => throw t
+      case Right((id, bytes)) =>
+        assert(bytes.toSeq === h.blocks((exec1.executorId, id.toString)).bytes.toSeq)
+    }
+    assert(h.metrics.fetchWaitTime === 5)
+    // 3 ms for the first request, 8 ms for the second (sent at the start).
+    assert(h.metrics.remoteReqsDuration === 3 + 8)
+    h.context.markTaskCompleted(None)
+    h.assertNoLeak()
+  }
+
+  test("cleanup releases queued results and open streams once; late callbacks are dropped") {
+    val a1 = block(20, 0, 0, 100)
+    val a2 = block(20, 1, 0, 100)
+    val a3 = block(20, 2, 0, 100)
+    val b1 = block(20, 3, 0, 100)
+    val l1 = block(20, 4, 0, 100)
+    val byAddress = Seq(localExec -> Seq(l1), exec1 -> Seq(a1, a2, a3), exec2 -> Seq(b1))
+    val h = new Harness(byAddress, settings(requestSize = 1000), autoServe = false)
+    val callA = h.transport.calls.find(_.address == exec1).get
+    val callB = h.transport.calls.find(_.address == exec2).get
+    callA.succeed(a1.id.toString, a1.bytes)
+    callA.succeed(a2.id.toString, a2.bytes)
+    callA.succeed(a3.id.toString, a3.bytes)
+
+    // Two streams stay open (one partly read), one result stays queued, b1 is still in flight.
+    val (_, open1) = h.fetcher.next()
+    assert(open1.read() >= 0)
+    val (_, open2) = h.fetcher.next()
+    assert(h.allBuffers.count(_.refs > 0) === 3)
+
+    h.context.markTaskCompleted(None)
+    h.assertNoLeak()
+    // Remote buffers: the fetcher's retains are matched by its releases (the transport owns one).
+    h.transport.buffers.foreach(b => assert(b.releases.get === b.retains.get + 1, b.toString))
+
+    // Late callbacks neither keep a reference nor queue anything.
+    val late = callB.succeed(b1.id.toString, b1.bytes)
+    assert(late.retains.get === 0)
+    assert(late.refs === 0)
+    callB.fail(b1.id.toString, new IOException("late"))
+    // Closing a stream the cleanup closed does not release twice.
+    open1.close()
+    open2.close()
+    h.assertNoLeak()
+    // A second completion is harmless.
+    h.fetcher.cleanup()
+    h.assertNoLeak()
+    assert(h.local.reads.isEmpty)
+    // The queued block crossed the network: it counts as read.
+    assert(h.metrics.remoteBlocksFetched === 3)
+  }
+
+  test("callbacks racing with cleanup never leak a buffer") {
+    implicit val ec: ExecutionContext = ExecutionContext.global
+    for (round <- 0 until 40) {
+      val bs = (0 until 20).map(i => block(21, i, round, 16))
+      val h = new Harness(Seq(exec1 -> bs), settings(requestSize = 1 << 20), autoServe = false)
+      val call = h.transport.calls.head
+      val start = new CyclicBarrier(2)
+      val deliverer = Future {
+        start.await()
+        bs.foreach(b => call.succeed(b.id.toString, b.bytes))
+      }
+      start.await()
+      h.context.markTaskCompleted(None)
+      Await.result(deliverer, 30.seconds)
+      h.assertNoLeak()
+      assert(h.transport.buffers.size === 20)
+    }
+  }
+}
+
+private object ShuffleBlockFetcherSuite {
+
+  final case class Blk(id: ShuffleBlockId, bytes: Array[Byte], mapIndex: Int) {
+    def declaredSize: Long = bytes.length.toLong
+  }
+
+  def readFully(in: InputStream): Array[Byte] = {
+    val out = new ByteArrayOutputStream
+    val chunk = new Array[Byte](97)
+    var n = in.read(chunk)
+    while (n != -1) {
+      out.write(chunk, 0, n)
+      n = in.read(chunk)
+    }
+    out.toByteArray
+  }
+
+  /** A buffer that counts its references and refuses to be read once released. */
+  final class CountingBuffer(val name: String, bytes: Array[Byte], initialRefs: Int)
+      extends ManagedBuffer {
+    private val refCount = new AtomicInteger(initialRefs)
+    val retains = new AtomicInteger
+    val releases = new AtomicInteger
+    @volatile var overReleased = false
+
+    def refs: Int = refCount.get
+
+    override def size(): Long = bytes.length.toLong
+    override def nioByteBuffer(): ByteBuffer = ByteBuffer.wrap(bytes).asReadOnlyBuffer()
+    override def createInputStream(): InputStream = {
+      if (refCount.get <= 0) throw new IllegalStateException(s"$this read after release")
+      new ByteArrayInputStream(bytes)
+    }
+    override def retain(): ManagedBuffer = {
+      retains.incrementAndGet()
+      refCount.incrementAndGet()
+      this
+    }
+    override def release(): ManagedBuffer = {
+      releases.incrementAndGet()
+      if (refCount.decrementAndGet() < 0) overReleased = true
+      this
+    }
+    override def convertToNetty(): AnyRef = throw new UnsupportedOperationException
+    override def convertToNettyForSsl(): AnyRef = throw new UnsupportedOperationException
+    override def toString: String =
+      s"CountingBuffer($name, refs=$refs, retains=${retains.get}, releases=${releases.get})"
+  }
+
+  /** Reads `okBytes` bytes, then fails the way a corrupt compressed stream does. */
+  final class FailingStream(in: InputStream, okBytes: Int) extends FilterInputStream(in) {
+    private var left = okBytes
+    override def read(): Int = {
+      if (left == 0) throw new IOException(FailingStream.Message)
+      left -= 1
+      super.read()
+    }
+    override def read(b: Array[Byte], off: Int, len: Int): Int = {
+      if (left == 0) throw new IOException(FailingStream.Message)
+      val n = super.read(b, off, math.min(len, left))
+      if (n > 0) left -= n
+      n
+    }
+  }
+
+  object FailingStream {
+    val Message = "stream is corrupt"
+  }
+
+  final class FakeLocal(
+      override val address: BlockManagerId,
+      blocks: Map[BlockId, Blk],
+      failures: Set[BlockId]) extends LocalBlocks {
+    val reads = mutable.ArrayBuffer.empty[BlockId]
+    val buffers = mutable.ArrayBuffer.empty[CountingBuffer]
+    val tempFiles = mutable.ArrayBuffer.empty[File]
+
+    override def read(blockId: BlockId): ManagedBuffer = {
+      reads += blockId
+      if (failures(blockId)) throw new IOException(s"cannot read $blockId")
+      // Like a file segment: nobody holds a reference until the reader retains it.
+      val buf = new CountingBuffer(s"local $blockId", blocks(blockId).bytes, initialRefs = 0)
+      buffers += buf
+      buf
+    }
+
+    override def tempFile(): File = {
+      val f = File.createTempFile("fetcher-suite", ".tmp")
+      f.deleteOnExit()
+      tempFiles += f
+      f
+    }
+  }
+
+  /** One fetch call as the fetcher made it; the test serves its blocks when it wants. */
+  final class Call(
+      transport: FakeTransport,
+      val address: BlockManagerId,
+      val blockIds: Seq[String],
+      listener: BlockFetchingListener,
+      val downloads: Option[DownloadFileManager]) {
+
+    /** Delivers a block the way the network layer does: the buffer is released on return. */
+    def succeed(name: String, bytes: Array[Byte]): CountingBuffer = {
+      val buf = new CountingBuffer(s"${address.executorId}/$name", bytes, initialRefs = 1)
+      transport.track(buf)
+      try listener.onBlockFetchSuccess(name, buf) finally buf.release()
+      buf
+    }
+
+    def fail(name: String, e: Throwable): Unit = listener.onBlockFetchFailure(name, e)
+
+    def succeedAll(blocks: Map[(String, String), Blk]): Unit =
+      blockIds.foreach(n => succeed(n, blocks((address.executorId, n)).bytes))
+
+    override def toString: String = s"Call(${address.executorId}, $blockIds)"
+  }
+
+  final class FakeTransport extends BlockTransport {
+    val calls = mutable.ArrayBuffer.empty[Call]
+    private val tracked = new ConcurrentHashMap[CountingBuffer, Unit]
+    val diagnoses = mutable.ArrayBuffer.empty[(BlockManagerId, ShuffleBlockId, Long, String)]
+    @volatile var cause: Cause = Cause.UNKNOWN_ISSUE
+    @volatile var onFetch: Call => Unit = _ => ()
+    private val hook = FakeTransport.nextHook.get
+
+    def track(buf: CountingBuffer): Unit = tracked.put(buf, ())
+
+    def buffers: Seq[CountingBuffer] = {
+      import scala.jdk.CollectionConverters._
+      tracked.keySet().asScala.toSeq
+    }
+
+    override def name: String = "fake"
+
+    override def fetch(
+        address: BlockManagerId,
+        blockIds: Array[String],
+        listener: BlockFetchingListener,
+        downloads: Option[DownloadFileManager]): Unit = {
+      val call = new Call(this, address, blockIds.toSeq, listener, downloads)
+      calls.synchronized(calls += call)
+      if (hook != null) hook(this, call) else onFetch(call)
+    }
+
+    override def diagnoseCorruption(
+        address: BlockManagerId,
+        block: ShuffleBlockId,
+        checksum: Long,
+        algorithm: String): Cause = {
+      diagnoses.synchronized(diagnoses += ((address, block, checksum, algorithm)))
+      cause
+    }
+  }
+
+  object FakeTransport {
+    /** Lets a test hook the transport a harness creates before its constructor fetches. */
+    val nextHook = new ThreadLocal[(FakeTransport, Call) => Unit]
+  }
+
+  /** A clock the test moves; counts down `watched` when the watched thread reads it. */
+  final class TestClock extends Clock {
+    private val now = new AtomicLong(1000000000L)
+    @volatile private var watchedThread: Thread = null
+    @volatile private var watched = new CountDownLatch(1)
+
+    /** Returns a latch counted down when `t` first reads the clock from now on. */
+    def watch(t: Thread): CountDownLatch = {
+      watched = new CountDownLatch(1)
+      watchedThread = t
+      watched
+    }
+
+    def advance(millis: Long): Unit = now.addAndGet(TimeUnit.MILLISECONDS.toNanos(millis))
+
+    override def nanoTime(): Long = {
+      // Read first, signal after: the reading thread holds its value before the test moves on.
+      val time = now.get
+      if (Thread.currentThread() eq watchedThread) watched.countDown()
+      time
+    }
+    override def getTimeMillis(): Long = TimeUnit.NANOSECONDS.toMillis(now.get)
+    override def waitTillTime(targetTime: Long): Long = throw new UnsupportedOperationException
+  }
+}
