@@ -1,10 +1,14 @@
 package org.apache.spark.shuffle.adaptive
 
+import java.util.concurrent.atomic.AtomicBoolean
+
 import org.apache.spark.{ShuffleDependency, SparkConf, SparkEnv, TaskContext}
 import org.apache.spark.internal.Logging
 import org.apache.spark.shuffle._
 import org.apache.spark.shuffle.adaptive.compat.SparkCompat
-import org.apache.spark.shuffle.adaptive.fetch.{AdaptiveShuffleReader, BlockManagerLocalBlocks, FetchSettings, ShuffleBlockFetcher}
+import org.apache.spark.shuffle.adaptive.fetch.{AdaptiveShuffleReader, BlockManagerLocalBlocks, ExecutorFetchState, FetchSettings, ShuffleBlockFetcher}
+import org.apache.spark.shuffle.adaptive.metrics.{FetchCounters, FetchMetricsAccumulator, FetchMetricsListener}
+import org.apache.spark.shuffle.adaptive.testing.ServeDelay
 import org.apache.spark.shuffle.adaptive.transport.NettyBlockTransport
 import org.apache.spark.shuffle.sort.SortShuffleManager
 
@@ -21,25 +25,54 @@ import org.apache.spark.shuffle.sort.SortShuffleManager
  *    [[fetch.ShuffleBlockFetcher]]. Blocks of this executor are read from its files; blocks of
  *    other executors go through a [[transport.BlockTransport]], today [[transport.NettyBlockTransport]]
  *    (Spark's BlockStoreClient, hence `spark.authenticate`, retries and the external shuffle
- *    service). Map ranges (AQE skew splits, local shuffle reader) select the map outputs.
+ *    service). Which executor is asked next, and when, is `spark.shuffle.adaptive.fetch.order`:
+ *    `adaptive` (default: [[fetch.AdaptiveScheduler]], executor-wide load and responsiveness,
+ *    circular start, in-flight increment), `naive` ([[fetch.NaiveScheduler]], Spark's random
+ *    order) or `pairwise` ([[fetch.PairwiseScheduler]]); the amount in flight is bounded by each
+ *    task's [[fetch.ElasticLimit]] (`fetch.elastic.enabled`). Map ranges (AQE skew splits, local
+ *    shuffle reader) select the map outputs.
  *    Contiguous partitions are fetched block by block, never as one batch block.
  *  - Push-based shuffle never runs: Spark enables it only for its own SortShuffleManager.
+ *  - Testing only: with `spark.shuffle.adaptive.testing.serveDelay` naming this executor, its
+ *    blocks are served through a [[testing.DelayedShuffleBlockResolver]] (a slow node).
+ *  - '''Metrics''': each shuffle's [[AdaptiveShuffleHandle]] carries a
+ *    [[metrics.FetchMetricsAccumulator]]; every reduce task fills its own copy, and the driver's
+ *    [[metrics.FetchMetricsListener]] (registered with the first shuffle) adds them up per
+ *    executor and for the application.
  */
 private[spark] class AdaptiveShuffleManager(conf: SparkConf) extends ShuffleManager with Logging {
 
   private[this] val sortShuffle = new SortShuffleManager(conf)
+  private[this] lazy val servingResolver =
+    ServeDelay.resolverFor(conf, sortShuffle.shuffleBlockResolver)
 
+  /** Driver only: the plugin's counters of finished tasks. */
+  private[spark] val fetchMetrics = new FetchMetricsListener
+  private[this] val listening = new AtomicBoolean(false)
+
+  /** Called on the driver. */
   override def registerShuffle[K, V, C](
       shuffleId: Int,
-      dependency: ShuffleDependency[K, V, C]): ShuffleHandle =
-    sortShuffle.registerShuffle(shuffleId, dependency)
+      dependency: ShuffleDependency[K, V, C]): ShuffleHandle = {
+    val sc = dependency.rdd.context
+    if (listening.compareAndSet(false, true)) sc.addSparkListener(fetchMetrics)
+    val accumulator = new FetchMetricsAccumulator
+    sc.register(accumulator, FetchMetricsAccumulator.NamePrefix + shuffleId)
+    new AdaptiveShuffleHandle(shuffleId, dependency,
+      sortShuffle.registerShuffle(shuffleId, dependency), accumulator)
+  }
 
   override def getWriter[K, V](
       handle: ShuffleHandle,
       mapId: Long,
       context: TaskContext,
-      metrics: ShuffleWriteMetricsReporter): ShuffleWriter[K, V] =
-    sortShuffle.getWriter(handle, mapId, context, metrics)
+      metrics: ShuffleWriteMetricsReporter): ShuffleWriter[K, V] = {
+    val sortHandle = handle match {
+      case h: AdaptiveShuffleHandle[_, _, _] => h.writeHandle
+      case other => other
+    }
+    sortShuffle.getWriter(sortHandle, mapId, context, metrics)
+  }
 
   override def getReader[K, C](
       handle: ShuffleHandle,
@@ -51,6 +84,10 @@ private[spark] class AdaptiveShuffleManager(conf: SparkConf) extends ShuffleMana
       metrics: ShuffleReadMetricsReporter): ShuffleReader[K, C] = {
     val env = SparkEnv.get
     val settings = FetchSettings(env.conf)
+    val counters = handle match {
+      case h: AdaptiveShuffleHandle[_, _, _] => h.fetchMetrics.value
+      case _ => new FetchCounters
+    }
     def newFetcher() = new ShuffleBlockFetcher(
       context,
       new NettyBlockTransport(env.blockManager.blockStoreClient),
@@ -59,7 +96,9 @@ private[spark] class AdaptiveShuffleManager(conf: SparkConf) extends ShuffleMana
         handle.shuffleId, startMapIndex, endMapIndex, startPartition, endPartition),
       env.serializerManager.wrapStream,
       settings,
-      metrics)
+      metrics,
+      counters,
+      shared = ExecutorFetchState.shared(settings.waitWindow))
     new AdaptiveShuffleReader[K, C](
       handle.asInstanceOf[BaseShuffleHandle[K, _, C]], context, metrics, () => newFetcher())
   }
@@ -67,7 +106,7 @@ private[spark] class AdaptiveShuffleManager(conf: SparkConf) extends ShuffleMana
   override def unregisterShuffle(shuffleId: Int): Boolean =
     sortShuffle.unregisterShuffle(shuffleId)
 
-  override def shuffleBlockResolver: ShuffleBlockResolver = sortShuffle.shuffleBlockResolver
+  override def shuffleBlockResolver: ShuffleBlockResolver = servingResolver
 
   override def stop(): Unit = sortShuffle.stop()
 }

@@ -2,9 +2,14 @@ package org.apache.spark.shuffle.adaptive.fetch
 
 import org.apache.spark.SparkConf
 import org.apache.spark.internal.config
-import org.apache.spark.shuffle.adaptive.config.AdaptiveShuffleConf
+import org.apache.spark.shuffle.adaptive.config.AdaptiveShuffleConf._
 
-/** The limits and switches one reduce task's fetcher obeys, read once from the Spark conf. */
+/**
+ * The limits and switches one reduce task's fetcher obeys, read once from the Spark conf.
+ *
+ * @param maxBytesInFlight the hard in-flight limit (bytes requested and not yet consumed)
+ * @param requestSize the in-flight increment
+ */
 private[spark] final case class FetchSettings(
     maxBytesInFlight: Long,
     maxReqsInFlight: Int,
@@ -14,27 +19,43 @@ private[spark] final case class FetchSettings(
     detectCorrupt: Boolean,
     detectCorruptUseExtraMemory: Boolean,
     checksumEnabled: Boolean,
-    checksumAlgorithm: String) {
-  require(maxBytesInFlight > 0, "spark.reducer.maxSizeInFlight must be positive")
+    checksumAlgorithm: String,
+    order: String = "naive",
+    elastic: Boolean = false,
+    shrinkBelow: Double = 0.5,
+    growAbove: Double = 0.5,
+    waitWindow: Int = 16,
+    loadWeight: Double = 1.0,
+    waitWeight: Double = 0.1) {
+  require(maxBytesInFlight > 0, "the hard in-flight limit must be positive")
   require(requestSize > 0 && requestSize <= maxBytesInFlight,
-    s"${AdaptiveShuffleConf.FETCH_IN_FLIGHT_INCREMENT.key} ($requestSize bytes) must be positive " +
-      s"and at most spark.reducer.maxSizeInFlight ($maxBytesInFlight bytes)")
+    s"${FETCH_IN_FLIGHT_INCREMENT.key} ($requestSize bytes) must be positive " +
+      s"and at most the hard in-flight limit ($maxBytesInFlight bytes)")
+  require(FetchOrders.contains(order), s"${FETCH_ORDER.key} must be one of " +
+    s"${FetchOrders.mkString(", ")}, got '$order'")
 }
 
 private[spark] object FetchSettings {
   def apply(conf: SparkConf): FetchSettings = {
     // Spark reads maxSizeInFlight in MiB when the value has no unit.
-    val maxBytesInFlight = conf.get(config.REDUCER_MAX_SIZE_IN_FLIGHT) * 1024 * 1024
+    val hardLimit = conf.get(FETCH_MAX_IN_FLIGHT)
+      .getOrElse(conf.get(config.REDUCER_MAX_SIZE_IN_FLIGHT) * 1024 * 1024)
     FetchSettings(
-      maxBytesInFlight = maxBytesInFlight,
+      maxBytesInFlight = hardLimit,
       maxReqsInFlight = conf.get(config.REDUCER_MAX_REQS_IN_FLIGHT),
       maxBlocksInFlightPerAddress = conf.get(config.REDUCER_MAX_BLOCKS_IN_FLIGHT_PER_ADDRESS),
-      requestSize = conf.get(AdaptiveShuffleConf.FETCH_IN_FLIGHT_INCREMENT)
-        .getOrElse(math.max(maxBytesInFlight / 5, 1L)),
+      requestSize = conf.get(FETCH_IN_FLIGHT_INCREMENT).getOrElse(math.max(hardLimit / 5, 1L)),
       maxReqSizeShuffleToMem = conf.get(config.MAX_REMOTE_BLOCK_SIZE_FETCH_TO_MEM),
       detectCorrupt = conf.get(config.SHUFFLE_DETECT_CORRUPT),
       detectCorruptUseExtraMemory = conf.get(config.SHUFFLE_DETECT_CORRUPT_MEMORY),
       checksumEnabled = conf.get(config.SHUFFLE_CHECKSUM_ENABLED),
-      checksumAlgorithm = conf.get(config.SHUFFLE_CHECKSUM_ALGORITHM))
+      checksumAlgorithm = conf.get(config.SHUFFLE_CHECKSUM_ALGORITHM),
+      order = conf.get(FETCH_ORDER),
+      elastic = conf.get(FETCH_ELASTIC),
+      shrinkBelow = conf.get(FETCH_ELASTIC_SHRINK_BELOW),
+      growAbove = conf.get(FETCH_ELASTIC_GROW_ABOVE),
+      waitWindow = conf.get(FETCH_WAIT_WINDOW),
+      loadWeight = conf.get(FETCH_SCORE_LOAD_WEIGHT),
+      waitWeight = conf.get(FETCH_SCORE_WAIT_WEIGHT))
   }
 }

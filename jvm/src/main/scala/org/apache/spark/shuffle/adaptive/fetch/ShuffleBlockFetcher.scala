@@ -7,7 +7,6 @@ import java.util.concurrent.TimeUnit.NANOSECONDS
 import java.util.zip.CheckedInputStream
 
 import scala.collection.mutable
-import scala.util.Random
 import scala.util.control.NonFatal
 
 import org.apache.spark.TaskContext
@@ -18,6 +17,7 @@ import org.apache.spark.network.shuffle.checksum.{Cause, ShuffleChecksumHelper}
 import org.apache.spark.network.util.TransportConf
 import org.apache.spark.shuffle.ShuffleReadMetricsReporter
 import org.apache.spark.shuffle.adaptive.compat.SparkCompat
+import org.apache.spark.shuffle.adaptive.metrics.FetchCounters
 import org.apache.spark.shuffle.adaptive.transport.BlockTransport
 import org.apache.spark.storage.{BlockId, BlockManagerId, ShuffleBlockId}
 import org.apache.spark.util.{Clock, SystemClock}
@@ -26,13 +26,15 @@ import org.apache.spark.util.{Clock, SystemClock}
  * Streams the shuffle blocks of one reduce task, one `(blockId, stream)` per block, in the order
  * they become available.
  *
- * Local blocks are read straight from this executor's shuffle files. Remote blocks are grouped
- * per executor into requests of about `settings.requestSize` and sent through the transport while
- * the bytes, requests and per-executor blocks in flight stay under Spark's reducer limits (one
- * request may always be in flight, however large). A block counts as in flight from its request
- * until the task takes it, so buffered data is bounded too. Arrived remote blocks are served
- * before local ones, to free their memory first; the task only blocks (fetch wait time) when
- * neither is ready.
+ * Local blocks are read straight from this executor's shuffle files. Remote blocks are requested
+ * through the transport in the order and at the pace a [[FetchScheduler]] decides
+ * (`spark.shuffle.adaptive.fetch.order`), within Spark's reducer limits and the task's
+ * [[ElasticLimit]]. A block counts as in flight from its request until the task takes it, so
+ * the limit bounds what is buffered too (the adaptive and pairwise orders may pass it by less
+ * than a block, as their requests may pass the increment by less than a block). Arrived remote blocks are served before local ones, to
+ * free their memory first; the task only blocks (fetch wait time) when neither is ready. Each
+ * wait feeds the elastic limit and, per source, the executor-wide [[ExecutorFetchState]] that
+ * adaptive source selection reads.
  *
  * Failures: a block that cannot be fetched or read raises FetchFailedException, so Spark reruns
  * the map stage. A remote block found corrupt when its stream is opened is fetched once more;
@@ -50,19 +52,28 @@ private[spark] final class ShuffleBlockFetcher(
     streamWrapper: (BlockId, InputStream) => InputStream,
     settings: FetchSettings,
     readMetrics: ShuffleReadMetricsReporter,
-    clock: Clock = new SystemClock)
-  extends Iterator[(BlockId, InputStream)] with DownloadFileManager with Logging {
+    counters: FetchCounters = new FetchCounters,
+    clock: Clock = new SystemClock,
+    shared: ExecutorFetchState = null)
+  extends Iterator[(BlockId, InputStream)] with FetchState with DownloadFileManager with Logging {
 
+  private[this] val executorState =
+    if (shared != null) shared else new ExecutorFetchState(settings.waitWindow)
   private[this] val results = new LinkedBlockingDeque[FetchResult]
   private[this] val localQueue = mutable.Queue.empty[BlockRef]
-  private[this] val pending = mutable.ArrayDeque.empty[FetchRequest]
   private[this] val blocksInFlight = mutable.HashMap.empty[BlockManagerId, Int]
+  private[this] val bytesInFlightBySource = mutable.HashMap.empty[String, Long]
   private[this] val corrupted = mutable.HashSet.empty[BlockId]
   private[this] val openStreams = mutable.LinkedHashSet.empty[BlockInputStream]
-  private[this] var bytesInFlight = 0L
+  private[this] val elastic = new ElasticLimit(settings.requestSize, settings.maxBytesInFlight,
+    settings.elastic, settings.waitWindow, settings.shrinkBelow, settings.growAbove)
+  private[this] var bufferedBytes = 0L
+  private[this] val startNanos = clock.nanoTime()
+  private[this] var integratedUntil = startNanos
   private[this] var reqsInFlight = 0
   private[this] var served = 0
-  private[this] val totalBlocks: Int = plan()
+  private[this] var totalBlocks = 0
+  private[this] val scheduler: FetchScheduler = plan()
 
   // Guarded by `this`: set once the task is done with the fetcher; late callbacks are dropped.
   private[this] var zombie = false
@@ -71,27 +82,30 @@ private[spark] final class ShuffleBlockFetcher(
   context.addTaskCompletionListener[Unit](_ => cleanup())
   sendRequests()
 
-  private def plan(): Int = {
-    val remote = mutable.ArrayBuffer.empty[FetchRequest]
-    var blocks = 0
+  private def plan(): FetchScheduler = {
+    val remote = mutable.ArrayBuffer.empty[(BlockManagerId, IndexedSeq[BlockRef])]
     blocksByAddress.foreach { case (address, infos) =>
       // Empty blocks hold no records and are never served, so they are not fetched.
       val refs = infos.iterator.collect {
         case (id, size, mapIndex) if size > 0 => BlockRef(id, size, mapIndex)
       }.toIndexedSeq
-      blocks += refs.size
+      totalBlocks += refs.size
       if (address.executorId == local.address.executorId) {
         localQueue ++= refs
-      } else {
-        remote ++= FetchRequest.plan(
-          address, refs, settings.requestSize, settings.maxBlocksInFlightPerAddress)
+      } else if (refs.nonEmpty) {
+        remote += address -> refs
       }
     }
-    // Spark's order: random, so that reducers starting together do not all hit one executor.
-    pending ++= Random.shuffle(remote)
-    logDebug(s"Fetching $blocks blocks: ${localQueue.size} local, ${remote.size} remote requests")
-    blocks
+    counters.reduceTasks += 1
+    logDebug(s"Fetching $totalBlocks blocks: ${localQueue.size} local, the rest from " +
+      s"${remote.size} executors in ${settings.order} order")
+    FetchScheduler(settings, local.address, remote.toSeq, executorState)
   }
+
+  override def bytesInFlight: Long = bufferedBytes
+  override def requestsInFlight: Int = reqsInFlight
+  override def blocksInFlightTo(address: BlockManagerId): Int = blocksInFlight.getOrElse(address, 0)
+  override def limit: Long = elastic.current
 
   override def hasNext: Boolean = served < totalBlocks
 
@@ -102,9 +116,16 @@ private[spark] final class ShuffleBlockFetcher(
       sendRequests()
       val ready = results.pollFirst()
       opened =
-        if (ready != null) openRemote(ready)
-        else if (localQueue.nonEmpty) openLocal(localQueue.dequeue())
-        else openRemote(awaitResult())
+        if (ready != null) {
+          openRemote(ready, waitMs = 0.0)
+        } else if (localQueue.nonEmpty) {
+          observeWait(0.0)
+          openLocal(localQueue.dequeue())
+        } else {
+          val start = clock.nanoTime()
+          val result = awaitResult()
+          openRemote(result, waitMs = (clock.nanoTime() - start) / 1e6)
+        }
     }
     served += 1
     opened
@@ -117,33 +138,46 @@ private[spark] final class ShuffleBlockFetcher(
     }
     val start = clock.nanoTime()
     val result = results.takeFirst()
-    readMetrics.incFetchWaitTime(NANOSECONDS.toMillis(clock.nanoTime() - start))
+    val waitMs = NANOSECONDS.toMillis(clock.nanoTime() - start)
+    readMetrics.incFetchWaitTime(waitMs)
+    counters.fetchWaitMs += waitMs
     result
   }
 
-  /** Sends pending requests while Spark's reducer limits allow, skipping saturated executors. */
   private def sendRequests(): Unit = {
-    var i = 0
-    while (i < pending.length && fitsInFlight(pending(i))) {
-      val request = pending(i)
-      if (blocksInFlight.getOrElse(request.address, 0) + request.blocks.size >
-          settings.maxBlocksInFlightPerAddress) {
-        i += 1
-      } else {
-        pending.remove(i)
-        send(request)
-      }
+    var request = scheduler.next(this)
+    while (request.isDefined) {
+      send(request.get)
+      request = scheduler.next(this)
     }
   }
 
-  private def fitsInFlight(request: FetchRequest): Boolean =
-    bytesInFlight == 0 ||
-      (reqsInFlight < settings.maxReqsInFlight &&
-        bytesInFlight + request.size <= settings.maxBytesInFlight)
+  /** Integrates the buffered bytes and the limit over the time since the last change. */
+  private def integrate(): Unit = {
+    val now = clock.nanoTime()
+    val millis = (now - integratedUntil) / 1e6
+    counters.bufferedByteMs += bufferedBytes * millis
+    counters.limitByteMs += elastic.current * millis
+    integratedUntil = now
+  }
+
+  private def changeBytesInFlight(source: String, delta: Long): Unit = {
+    integrate()
+    bufferedBytes += delta
+    bytesInFlightBySource(source) = bytesInFlightBySource.getOrElse(source, 0L) + delta
+    executorState.addInFlight(source, delta)
+  }
+
+  private def observeWait(millis: Double): Unit = {
+    integrate()
+    elastic.observeWait(millis)
+  }
 
   private def send(request: FetchRequest): Unit = {
     val address = request.address
-    bytesInFlight += request.size
+    changeBytesInFlight(address.executorId, request.size)
+    counters.peakBytesInFlight = math.max(counters.peakBytesInFlight, bytesInFlight)
+    counters.requests += 1
     reqsInFlight += 1
     blocksInFlight(address) = blocksInFlight.getOrElse(address, 0) + request.blocks.size
     val byName = request.blocks.iterator.map(b => b.blockId.toString -> b).toMap
@@ -183,9 +217,9 @@ private[spark] final class ShuffleBlockFetcher(
     }
   }
 
-  private def openRemote(result: FetchResult): (BlockId, InputStream) = {
+  private def openRemote(result: FetchResult, waitMs: Double): (BlockId, InputStream) = {
     val address = result.address
-    bytesInFlight -= result.block.size
+    changeBytesInFlight(address.executorId, -result.block.size)
     blocksInFlight(address) -= 1
     result match {
       case FetchResult.Failed(block, _, done, cause) =>
@@ -198,6 +232,10 @@ private[spark] final class ShuffleBlockFetcher(
           readMetrics.incRemoteReqsDuration(millis)
         }
         countRemote(buf)
+        counters.served(address.executorId, transport.name, buf.size)
+        counters.waited(address.executorId, waitMs)
+        executorState.recordWait(address.executorId, waitMs)
+        observeWait(waitMs)
         openStream(block, address, buf, remote = true)
     }
   }
@@ -216,6 +254,7 @@ private[spark] final class ShuffleBlockFetcher(
     buf.retain()
     readMetrics.incLocalBlocksFetched(1)
     readMetrics.incLocalBytesRead(buf.size)
+    counters.served(local.address.executorId, FetchCounters.Local, buf.size)
     openStream(block, local.address, buf, remote = false)
   }
 
@@ -253,7 +292,8 @@ private[spark] final class ShuffleBlockFetcher(
         logWarning(s"Block ${block.blockId} from $address is corrupt, fetching it again", e)
         closeQuietly(in)
         buf.release()
-        pending.prepend(FetchRequest(address, IndexedSeq(block)))
+        counters.corruptRefetches += 1
+        send(FetchRequest(address, IndexedSeq(block)))
         null
       case e: IOException =>
         val message = diagnose(block, address, buf, e)
@@ -346,6 +386,14 @@ private[spark] final class ShuffleBlockFetcher(
       zombie = true
       tempFiles.toList
     }
+    integrate()
+    counters.fetchMs += (clock.nanoTime() - startNanos) / 1e6
+    counters.limitObserved(elastic.min, settings.maxBytesInFlight, elastic.changes)
+    // What this task requested and will never consume no longer loads its sources.
+    bytesInFlightBySource.foreach { case (source, bytes) =>
+      executorState.addInFlight(source, -bytes)
+    }
+    bytesInFlightBySource.clear()
     openStreams.toList.foreach(s => try s.close() catch { case NonFatal(_) => })
     var result = results.pollFirst()
     while (result != null) {

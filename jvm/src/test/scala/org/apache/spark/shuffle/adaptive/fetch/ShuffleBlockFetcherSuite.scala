@@ -20,6 +20,7 @@ import org.apache.spark.network.shuffle.{BlockFetchingListener, DownloadFileMana
 import org.apache.spark.network.shuffle.checksum.Cause
 import org.apache.spark.network.util.{MapConfigProvider, TransportConf}
 import org.apache.spark.shuffle.FetchFailedException
+import org.apache.spark.shuffle.adaptive.metrics.FetchCounters
 import org.apache.spark.shuffle.adaptive.transport.BlockTransport
 import org.apache.spark.storage.{BlockId, BlockManagerId, ShuffleBlockId}
 import org.apache.spark.util.{Clock, SystemClock}
@@ -66,6 +67,7 @@ class ShuffleBlockFetcherSuite extends AnyFunSuite {
 
     val context: TaskContextImpl = TaskContext.empty()
     val metrics = new TempShuffleReadMetrics
+    val counters = new FetchCounters
     val blocks: Map[(String, String), Blk] = byAddress.flatMap { case (address, bs) =>
       bs.map(b => (address.executorId, b.id.toString) -> b)
     }.toMap
@@ -79,7 +81,8 @@ class ShuffleBlockFetcherSuite extends AnyFunSuite {
       val input = byAddress.iterator.map { case (address, bs) =>
         address -> bs.map(b => (b.id: BlockId, b.declaredSize, b.mapIndex))
       }
-      new ShuffleBlockFetcher(context, transport, local, input, wrapper, settings, metrics, clock)
+      new ShuffleBlockFetcher(context, transport, local, input, wrapper, settings, metrics,
+        counters, clock)
     }
 
     /** Takes one block and reads it to the end, closing the stream. */
@@ -514,6 +517,18 @@ class ShuffleBlockFetcherSuite extends AnyFunSuite {
     h.context.markTaskCompleted(None)
     assert(h.metrics.remoteBlocksFetched === 3)
     h.assertNoLeak()
+
+    // The plugin's own counters: per source executor and per transport.
+    val c = h.counters
+    assert(c.reduceTasks === 1)
+    assert(c.bytesBySource.toMap === Map("local-exec" -> 30L, "exec-1" -> 11L, "exec-2" -> 7L))
+    assert(c.blocksBySource.toMap === Map("local-exec" -> 2L, "exec-1" -> 2L, "exec-2" -> 1L))
+    assert(c.bytesByTransport.toMap === Map(FetchCounters.Local -> 30L, "fake" -> 18L))
+    assert(c.blocksByTransport.toMap === Map(FetchCounters.Local -> 2L, "fake" -> 3L))
+    // One request per executor, both sent before the first block was taken.
+    assert(c.requests === 2)
+    assert(c.peakBytesInFlight === 18)
+    assert(c.toMap("blocks_per_request") === 1.5)
   }
 
   test("fetch wait time and request time come from the clock while the task blocks") {
@@ -528,7 +543,8 @@ class ShuffleBlockFetcherSuite extends AnyFunSuite {
     // The first block is delivered before the task asks: no waiting.
     clock.advance(3)
     first.succeedAll(h.blocks)
-    h.readNext()
+    // Requests go out in random order: either block may come first.
+    val firstBytes = h.readNext()._2.length
     assert(h.metrics.fetchWaitTime === 0)
     assert(h.metrics.remoteReqsDuration === 3)
 
@@ -556,6 +572,12 @@ class ShuffleBlockFetcherSuite extends AnyFunSuite {
     assert(h.metrics.remoteReqsDuration === 3 + 8)
     h.context.markTaskCompleted(None)
     h.assertNoLeak()
+    assert(h.counters.fetchWaitMs === 5)
+    // 77 bytes buffered for 3 ms, then the other block's bytes for 5 ms, over an 8 ms fetch.
+    val bufferedByteMs = 77 * 3.0 + (77 - firstBytes) * 5.0
+    assert(h.counters.bufferedByteMs === bufferedByteMs)
+    assert(h.counters.fetchMs === 8.0)
+    assert(h.counters.toMap("mean_buffered_bytes") === bufferedByteMs / 8)
   }
 
   test("cleanup releases queued results and open streams once; late callbacks are dropped") {

@@ -1,0 +1,50 @@
+package org.apache.spark.shuffle.adaptive.fetch
+
+import org.apache.spark.storage.BlockManagerId
+
+/**
+ * Adaptive source selection (memory-optimized shuffling paper, section IV-A): each request goes
+ * to the executor with the lowest [[score]], formed at send time to about one increment, and
+ * requests keep leaving while one more increment fits under the limit — re-scoring each time,
+ * so that requests spread over sources. With no history all scores are equal and the task
+ * prefers the closest successor of its own executor in [[ExecutorOrder]], so executors start on
+ * different sources.
+ */
+private[spark] final class AdaptiveScheduler(
+    settings: FetchSettings,
+    self: BlockManagerId,
+    remote: Seq[(BlockManagerId, IndexedSeq[BlockRef])],
+    shared: ExecutorFetchState) extends FetchScheduler {
+
+  // In circular order from this executor, so that `minBy` breaks ties by it.
+  private[this] val sources: Seq[SourceQueue] = {
+    val byId = remote.map { case (address, blocks) =>
+      address.executorId -> new SourceQueue(address, blocks)
+    }.toMap
+    ExecutorOrder.successors(self.executorId, byId.keys.toSeq).map(byId)
+  }
+
+  override def hasPending: Boolean = sources.exists(_.nonEmpty)
+
+  /**
+   * loadWeight * (bytes this executor's tasks have in flight to the source / increment) +
+   * waitWeight * (moving-average ms its tasks waited for the source's blocks). Lower is better.
+   */
+  def score(executorId: String): Double =
+    settings.loadWeight * shared.inFlightTo(executorId) / settings.requestSize +
+      settings.waitWeight * shared.averageWaitMs(executorId)
+
+  override def next(state: FetchState): Option[FetchRequest] = {
+    if (!FetchScheduler.roomForIncrement(settings, state)) return None
+    val candidates = sources.filter { s =>
+      s.nonEmpty && FetchScheduler.blocksAllowed(settings, state, s.address) > 0
+    }
+    if (candidates.isEmpty) {
+      None
+    } else {
+      val best = candidates.minBy(s => score(s.address.executorId))
+      Some(best.take(settings.requestSize,
+        FetchScheduler.blocksAllowed(settings, state, best.address)))
+    }
+  }
+}

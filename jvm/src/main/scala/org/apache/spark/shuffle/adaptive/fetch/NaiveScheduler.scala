@@ -1,0 +1,41 @@
+package org.apache.spark.shuffle.adaptive.fetch
+
+import scala.collection.mutable
+import scala.util.Random
+
+import org.apache.spark.storage.BlockManagerId
+
+/**
+ * Spark's own order: requests of about one increment planned up front per executor and sent in
+ * random order while they fit under the limit (one always may when nothing is in flight);
+ * requests to an executor that has its maximum of blocks in flight wait their turn.
+ */
+private[spark] final class NaiveScheduler(
+    settings: FetchSettings,
+    remote: Seq[(BlockManagerId, IndexedSeq[BlockRef])]) extends FetchScheduler {
+
+  private[this] val pending = mutable.ArrayDeque.from(Random.shuffle(remote.flatMap {
+    case (address, blocks) =>
+      FetchRequest.plan(address, blocks, settings.requestSize, settings.maxBlocksInFlightPerAddress)
+  }))
+
+  override def hasPending: Boolean = pending.nonEmpty
+
+  override def next(state: FetchState): Option[FetchRequest] = {
+    var i = 0
+    while (i < pending.length && fits(state, pending(i))) {
+      val request = pending(i)
+      if (request.blocks.size > FetchScheduler.blocksAllowed(settings, state, request.address)) {
+        i += 1
+      } else {
+        return Some(pending.remove(i))
+      }
+    }
+    None
+  }
+
+  private def fits(state: FetchState, request: FetchRequest): Boolean =
+    state.bytesInFlight == 0 ||
+      (state.requestsInFlight < settings.maxReqsInFlight &&
+        state.bytesInFlight + request.size <= state.limit)
+}

@@ -1,0 +1,42 @@
+package org.apache.spark.shuffle.adaptive.fetch
+
+import org.apache.spark.storage.BlockManagerId
+
+/**
+ * The pairwise exchange of collective shuffles (CSA, DSA paper section 2): with the executors
+ * in [[ExecutorOrder]] and this one at rank i of n, step k = 1 .. n-1 fetches only from rank
+ * (i - k) mod n, so that at each step every executor serves one reader. A step ends when all its
+ * blocks were requested and none is still in flight; requests within a step follow the same
+ * increment rule as the adaptive order.
+ */
+private[spark] final class PairwiseScheduler(
+    settings: FetchSettings,
+    self: BlockManagerId,
+    remote: Seq[(BlockManagerId, IndexedSeq[BlockRef])]) extends FetchScheduler {
+
+  private[this] val steps: Seq[SourceQueue] = {
+    val byId = remote.map { case (address, blocks) =>
+      address.executorId -> new SourceQueue(address, blocks)
+    }.toMap
+    // Successors in reverse are the predecessors: rank i-1, i-2, ...
+    ExecutorOrder.successors(self.executorId, byId.keys.toSeq).reverse.map(byId)
+  }
+  private[this] var step = 0
+
+  override def hasPending: Boolean = steps.drop(step).exists(_.nonEmpty)
+
+  override def next(state: FetchState): Option[FetchRequest] = {
+    while (step < steps.size && !steps(step).nonEmpty &&
+        state.blocksInFlightTo(steps(step).address) == 0) {
+      step += 1
+    }
+    if (step == steps.size) return None
+    val current = steps(step)
+    val allowed = FetchScheduler.blocksAllowed(settings, state, current.address)
+    if (current.nonEmpty && allowed > 0 && FetchScheduler.roomForIncrement(settings, state)) {
+      Some(current.take(settings.requestSize, allowed))
+    } else {
+      None
+    }
+  }
+}

@@ -1,0 +1,30 @@
+package org.apache.spark.shuffle.adaptive.fetch
+
+import scala.collection.mutable
+
+import org.apache.spark.storage.BlockManagerId
+
+/** The blocks a reduce task has yet to request from one executor, in map order. */
+private[spark] final class SourceQueue(val address: BlockManagerId, blocks: Iterable[BlockRef]) {
+  private[this] val queue = mutable.Queue.from(blocks)
+
+  def nonEmpty: Boolean = queue.nonEmpty
+
+  /**
+   * Takes blocks until they reach `size` bytes or `maxBlocks` blocks, whichever comes first: at
+   * least one block, never a split one, so a request overshoots `size` by less than a block.
+   */
+  def take(size: Long, maxBlocks: Int): FetchRequest = {
+    require(queue.nonEmpty && maxBlocks > 0)
+    val taken = IndexedSeq.newBuilder[BlockRef]
+    var bytes = 0L
+    var count = 0
+    while (queue.nonEmpty && bytes < size && count < maxBlocks) {
+      val block = queue.dequeue()
+      taken += block
+      bytes += block.size
+      count += 1
+    }
+    FetchRequest(address, taken.result())
+  }
+}

@@ -1,0 +1,131 @@
+package org.apache.spark.shuffle.adaptive.metrics
+
+import scala.collection.mutable
+
+/**
+ * What the plugin's fetcher did, for one reduce task or, merged, for an executor or the
+ * application. Updated by the task thread only; merged on the driver.
+ *
+ * Counters (the names Python sees, see [[toMap]]):
+ *  - `reduce_tasks`: fetchers that ran (one per reduce task);
+ *  - `bytes_by_source` / `blocks_by_source`: bytes and blocks served per executor id they came
+ *    from (this executor's own blocks included);
+ *  - `bytes_by_transport` / `blocks_by_transport`: the same per path: `local` (read from this
+ *    executor's files) or the remote transport's name (`netty`);
+ *  - `requests`: remote requests sent; `blocks_per_request` = remote blocks / requests;
+ *  - `corrupt_refetches`: blocks fetched a second time after a corrupt first copy;
+ *  - `fetch_wait_ms`: time tasks blocked waiting for remote blocks (as Spark's fetch wait time);
+ *  - `peak_bytes_in_flight`: the largest number of bytes one task had requested and not yet
+ *    consumed (in flight plus fetched but unread);
+ *  - `buffered_byte_ms` / `fetch_ms`: bytes in flight or unread integrated over each task's
+ *    fetch time, and that time; their ratio `mean_buffered_bytes` is the time-averaged buffer;
+ *  - `wait_ms_by_source` / `mean_wait_ms_by_source`: time tasks blocked for each remote
+ *    executor's blocks, in total and per block;
+ *  - `elastic_limit_min` / `elastic_limit_max` / `elastic_limit_mean` / `elastic_limit_changes`:
+ *    the smallest and largest in-flight limit any task had, the limit averaged over fetch time,
+ *    and how often limits changed (the max is the hard limit; min = max when elastic is off).
+ */
+private[spark] final class FetchCounters extends Serializable {
+  var reduceTasks = 0L
+  val bytesBySource: mutable.Map[String, Long] = mutable.TreeMap.empty
+  val blocksBySource: mutable.Map[String, Long] = mutable.TreeMap.empty
+  val bytesByTransport: mutable.Map[String, Long] = mutable.TreeMap.empty
+  val blocksByTransport: mutable.Map[String, Long] = mutable.TreeMap.empty
+  var requests = 0L
+  var corruptRefetches = 0L
+  var fetchWaitMs = 0L
+  var peakBytesInFlight = 0L
+  var bufferedByteMs = 0.0
+  var fetchMs = 0.0
+  val waitMsBySource: mutable.Map[String, Double] = mutable.TreeMap.empty
+  /** 0 until a task reported its limit. */
+  var limitMin = 0L
+  var limitMax = 0L
+  var limitByteMs = 0.0
+  var limitChanges = 0L
+
+  def isZero: Boolean = reduceTasks == 0 && requests == 0 && bytesBySource.isEmpty &&
+    corruptRefetches == 0 && fetchWaitMs == 0 && peakBytesInFlight == 0 && fetchMs == 0
+
+  def served(source: String, transport: String, bytes: Long): Unit = {
+    add(bytesBySource, source, bytes)
+    add(blocksBySource, source, 1)
+    add(bytesByTransport, transport, bytes)
+    add(blocksByTransport, transport, 1)
+  }
+
+  def waited(source: String, millis: Double): Unit =
+    waitMsBySource(source) = waitMsBySource.getOrElse(source, 0.0) + millis
+
+  def limitObserved(min: Long, max: Long, changes: Long): Unit = {
+    limitMin = if (limitMin == 0) min else math.min(limitMin, min)
+    limitMax = math.max(limitMax, max)
+    limitChanges += changes
+  }
+
+  def merge(other: FetchCounters): Unit = {
+    reduceTasks += other.reduceTasks
+    other.bytesBySource.foreach { case (k, v) => add(bytesBySource, k, v) }
+    other.blocksBySource.foreach { case (k, v) => add(blocksBySource, k, v) }
+    other.bytesByTransport.foreach { case (k, v) => add(bytesByTransport, k, v) }
+    other.blocksByTransport.foreach { case (k, v) => add(blocksByTransport, k, v) }
+    requests += other.requests
+    corruptRefetches += other.corruptRefetches
+    fetchWaitMs += other.fetchWaitMs
+    peakBytesInFlight = math.max(peakBytesInFlight, other.peakBytesInFlight)
+    bufferedByteMs += other.bufferedByteMs
+    fetchMs += other.fetchMs
+    other.waitMsBySource.foreach { case (k, v) =>
+      waitMsBySource(k) = waitMsBySource.getOrElse(k, 0.0) + v
+    }
+    if (other.limitMin != 0) limitObserved(other.limitMin, other.limitMax, other.limitChanges)
+    limitByteMs += other.limitByteMs
+  }
+
+  def copy(): FetchCounters = {
+    val c = new FetchCounters
+    c.merge(this)
+    c
+  }
+
+  private def add(map: mutable.Map[String, Long], key: String, v: Long): Unit =
+    map(key) = map.getOrElse(key, 0L) + v
+
+  /** The counters as Python receives them (snake_case keys, plain values). */
+  def toMap: Map[String, Any] = {
+    val remoteBlocks = blocksByTransport.iterator.filter(_._1 != FetchCounters.Local).map(_._2).sum
+    Map(
+      "reduce_tasks" -> reduceTasks,
+      "bytes_by_source" -> bytesBySource.toMap,
+      "blocks_by_source" -> blocksBySource.toMap,
+      "bytes_by_transport" -> bytesByTransport.toMap,
+      "blocks_by_transport" -> blocksByTransport.toMap,
+      "requests" -> requests,
+      "blocks_per_request" -> (if (requests == 0) 0.0 else remoteBlocks.toDouble / requests),
+      "corrupt_refetches" -> corruptRefetches,
+      "fetch_wait_ms" -> fetchWaitMs,
+      "peak_bytes_in_flight" -> peakBytesInFlight,
+      "buffered_byte_ms" -> bufferedByteMs,
+      "fetch_ms" -> fetchMs,
+      "mean_buffered_bytes" -> (if (fetchMs == 0) 0.0 else bufferedByteMs / fetchMs),
+      "wait_ms_by_source" -> waitMsBySource.toMap,
+      "mean_wait_ms_by_source" -> waitMsBySource.iterator.map { case (source, ms) =>
+        source -> ms / math.max(1L, blocksBySource.getOrElse(source, 1L))
+      }.toMap,
+      "elastic_limit_min" -> limitMin,
+      "elastic_limit_max" -> limitMax,
+      "elastic_limit_mean" -> (if (fetchMs == 0) 0.0 else limitByteMs / fetchMs),
+      "elastic_limit_changes" -> limitChanges)
+  }
+
+  override def toString: String = {
+    val bytes = bytesByTransport.map { case (k, v) => s"$k=$v" }.mkString(",")
+    s"tasks=$reduceTasks bytes[$bytes] requests=$requests wait=${fetchWaitMs}ms " +
+      s"peakInFlight=$peakBytesInFlight limit=[$limitMin,$limitMax] changes=$limitChanges"
+  }
+}
+
+private[spark] object FetchCounters {
+  /** The transport name of blocks read from the reduce task's own executor. */
+  val Local = "local"
+}

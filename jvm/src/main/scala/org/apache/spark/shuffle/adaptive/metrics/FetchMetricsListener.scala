@@ -1,0 +1,39 @@
+package org.apache.spark.shuffle.adaptive.metrics
+
+import scala.collection.mutable
+
+import org.apache.spark.scheduler.{SparkListener, SparkListenerTaskEnd}
+
+/**
+ * Driver side: adds up the [[FetchCounters]] that finished tasks report, for the application
+ * and per executor, from the per-task values of the plugin's accumulators.
+ */
+private[spark] final class FetchMetricsListener extends SparkListener {
+
+  private[this] val application = new FetchCounters
+  private[this] val byExecutor = mutable.TreeMap.empty[String, FetchCounters]
+
+  override def onTaskEnd(taskEnd: SparkListenerTaskEnd): Unit = {
+    val info = taskEnd.taskInfo
+    if (info != null) {
+      info.accumulables.foreach { acc =>
+        (acc.name, acc.update) match {
+          case (Some(name), Some(counters: FetchCounters))
+              if name.startsWith(FetchMetricsAccumulator.NamePrefix) =>
+            synchronized {
+              application.merge(counters)
+              byExecutor.getOrElseUpdate(info.executorId, new FetchCounters).merge(counters)
+            }
+          case _ =>
+        }
+      }
+    }
+  }
+
+  /** `{"application": counters, "executors": {executor id: counters}}`. */
+  def snapshot(): Map[String, Any] = synchronized {
+    Map(
+      "application" -> application.toMap,
+      "executors" -> byExecutor.iterator.map { case (id, c) => id -> c.toMap }.toMap)
+  }
+}

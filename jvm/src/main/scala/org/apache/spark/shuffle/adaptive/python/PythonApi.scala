@@ -1,0 +1,102 @@
+package org.apache.spark.shuffle.adaptive.python
+
+import com.fasterxml.jackson.databind.ObjectMapper
+import com.fasterxml.jackson.module.scala.DefaultScalaModule
+
+import org.apache.spark.{SparkContext, SparkEnv}
+import org.apache.spark.shuffle.adaptive.AdaptiveShuffleManager
+import org.apache.spark.shuffle.adaptive.dummy.{DummyRDD, DummySpec, SkewedTables}
+import org.apache.spark.sql.{DataFrame, SparkSession}
+import org.apache.spark.sql.types.{BinaryType, IntegerType, StructField, StructType}
+
+/**
+ * The one class the Python package calls (through py4j). Arguments are plain values; results
+ * are DataFrames or JSON strings, so Python never touches Scala collections.
+ */
+object PythonApi {
+
+  private val json = new ObjectMapper().registerModule(DefaultScalaModule)
+
+  /**
+   * The plugin's counters for the application so far, as JSON
+   * `{"manager": class, "application": {...}, "executors": {id: {...}}}` (see FetchCounters);
+   * `application` is empty when another shuffle manager runs. Waits until the listener has seen
+   * every event already posted, so the counters include all finished tasks.
+   */
+  def metricsJson(sc: SparkContext): String = {
+    val manager = SparkEnv.get.shuffleManager
+    val snapshot = manager match {
+      case adaptive: AdaptiveShuffleManager =>
+        sc.listenerBus.waitUntilEmpty()
+        adaptive.fetchMetrics.snapshot()
+      case _ => Map("application" -> Map.empty, "executors" -> Map.empty)
+    }
+    json.writeValueAsString(snapshot + ("manager" -> manager.getClass.getName))
+  }
+
+  private def spec(
+      totalBytes: Long,
+      partitionBytes: Long,
+      skew: Double,
+      seed: Long,
+      compressible: Boolean): DummySpec =
+    DummySpec(totalBytes, partitionBytes, skew, seed, compressible)
+
+  /**
+   * Runs the DummyRDD shuffle (every chunk to its drawn destination) and returns, as JSON, the
+   * bytes and chunks each destination received and the job's wall time.
+   */
+  def runDummyShuffle(
+      sc: SparkContext,
+      totalBytes: Long,
+      partitionBytes: Long,
+      skew: Double,
+      seed: Long,
+      compressible: Boolean): String = {
+    val dummy = new DummyRDD(sc, spec(totalBytes, partitionBytes, skew, seed, compressible))
+    val start = System.nanoTime()
+    val received = dummy.shuffled().mapPartitionsWithIndex { (destination, chunks) =>
+      var bytes = 0L
+      var count = 0L
+      chunks.foreach { case (_, payload) => bytes += payload.length; count += 1 }
+      Iterator((destination, bytes, count))
+    }.collect().sortBy(_._1)
+    val seconds = (System.nanoTime() - start) / 1e9
+    json.writeValueAsString(Map(
+      "num_partitions" -> dummy.spec.numPartitions,
+      "destination_bytes" -> received.map(_._2).toSeq,
+      "destination_chunks" -> received.map(_._3).toSeq,
+      "wall_s" -> seconds))
+  }
+
+  /** The DummyRDD's chunks before the shuffle: `destination INT, payload BINARY`. */
+  def dummyFrame(
+      spark: SparkSession,
+      totalBytes: Long,
+      partitionBytes: Long,
+      skew: Double,
+      seed: Long,
+      compressible: Boolean): DataFrame = {
+    val dummy = new DummyRDD(spark.sparkContext,
+      spec(totalBytes, partitionBytes, skew, seed, compressible))
+    val schema = StructType(Seq(
+      StructField("destination", IntegerType, nullable = false),
+      StructField("payload", BinaryType, nullable = false)))
+    spark.createDataFrame(
+      dummy.map { case (destination, payload) => org.apache.spark.sql.Row(destination, payload) },
+      schema)
+  }
+
+  def skewedFact(
+      spark: SparkSession,
+      rows: Long,
+      numKeys: Int,
+      skew: Double,
+      payloadBytes: Int,
+      partitions: Int,
+      seed: Long): DataFrame =
+    SkewedTables.fact(spark, rows, numKeys, skew, payloadBytes, partitions, seed)
+
+  def skewedDimension(spark: SparkSession, numKeys: Int, partitions: Int): DataFrame =
+    SkewedTables.dimension(spark, numKeys, partitions)
+}

@@ -1,0 +1,86 @@
+package org.apache.spark.shuffle.adaptive.fetch
+
+import org.scalatest.funsuite.AnyFunSuite
+
+class ElasticLimitSuite extends AnyFunSuite {
+
+  private def limit(enabled: Boolean = true, window: Int = 16) =
+    new ElasticLimit(increment = 100, hardLimit = 1000, enabled = enabled, window = window,
+      shrinkBelow = 0.5, growAbove = 0.5)
+
+  test("starts at the hard limit") {
+    val l = limit()
+    assert(l.current === 1000)
+    assert(l.min === 1000)
+    assert(l.changes === 0)
+  }
+
+  test("shrinks one increment per zero wait, never below the increment") {
+    val l = limit()
+    val seen = (1 to 14).map { _ => l.observeWait(0.0); l.current }
+    assert(seen === Seq(900, 800, 700, 600, 500, 400, 300, 200, 100, 100, 100, 100, 100, 100))
+    assert(l.min === 100)
+    // Reaching the floor counts; staying there does not.
+    assert(l.changes === 9)
+  }
+
+  test("a wait short against the average shrinks, one near it keeps, a long one grows") {
+    val l = limit()
+    // Against an average of 0 a positive wait is long.
+    l.observeWait(10)
+    assert(l.current === 1000)
+    l.observeWait(10) // average 10: 10 > 5 grows (capped)
+    assert(l.current === 1000)
+    l.observeWait(4) // average 10: 4 <= 5 shrinks
+    assert(l.current === 900)
+    l.observeWait(5) // average 8: 5 > 4 grows
+    assert(l.current === 1000)
+    l.observeWait(1) // average 7.25: shrinks
+    l.observeWait(1) // average 6: shrinks
+    assert(l.current === 800)
+    assert(l.changes === 4)
+    assert(l.min === 800)
+  }
+
+  test("grows one increment per long wait when the consumer starves, never above the hard limit") {
+    val l = limit()
+    (1 to 9).foreach(_ => l.observeWait(0.0))
+    assert(l.current === 100)
+    val seen = (1 to 12).map { _ => l.observeWait(20.0); l.current }
+    assert(seen === Seq(200, 300, 400, 500, 600, 700, 800, 900, 1000, 1000, 1000, 1000))
+    assert(l.min === 100)
+    assert(l.changes === 9 + 9)
+  }
+
+  test("with shrinkBelow < growAbove a wait between the two thresholds keeps the limit") {
+    val l = new ElasticLimit(increment = 10, hardLimit = 50, enabled = true, window = 4,
+      shrinkBelow = 0.5, growAbove = 1.5)
+    l.observeWait(0) // shrink to 40
+    l.observeWait(8) // average 0: grows to 50
+    l.observeWait(4) // average 4: 4 is in (2, 6]: keeps
+    assert(l.current === 50)
+    assert(l.changes === 2)
+  }
+
+  test("disabled, it stays at the hard limit whatever the waits") {
+    val l = limit(enabled = false)
+    Seq(0.0, 0.0, 0.0, 50.0, 0.0, 100.0, 0.0).foreach { w =>
+      l.observeWait(w)
+      assert(l.current === 1000)
+    }
+    assert(l.min === 1000)
+    assert(l.changes === 0)
+  }
+
+  test("rejects an increment above the hard limit or not positive") {
+    intercept[IllegalArgumentException](new ElasticLimit(0, 10, true, 4, 0.5, 0.5))
+    intercept[IllegalArgumentException](new ElasticLimit(11, 10, true, 4, 0.5, 0.5))
+  }
+
+  test("an increment equal to the hard limit never changes") {
+    val l = new ElasticLimit(100, 100, true, 4, 0.5, 0.5)
+    Seq(0.0, 0.0, 30.0, 30.0).foreach(l.observeWait)
+    assert(l.current === 100)
+    assert(l.changes === 0)
+  }
+}

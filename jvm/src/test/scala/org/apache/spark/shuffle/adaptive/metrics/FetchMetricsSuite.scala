@@ -1,0 +1,66 @@
+package org.apache.spark.shuffle.adaptive.metrics
+
+import scala.collection.mutable
+
+import org.apache.spark.{LocalSparkContext, SparkConf, SparkContext, SparkFunSuite}
+import org.apache.spark.internal.config.SHUFFLE_MANAGER
+import org.apache.spark.scheduler.{SparkListener, SparkListenerTaskEnd}
+import org.apache.spark.shuffle.adaptive.AdaptiveShuffleManager
+
+/** The plugin's counters travel from reduce tasks to the driver and agree with Spark's metrics. */
+class FetchMetricsSuite extends SparkFunSuite with LocalSparkContext {
+
+  test("counters of every reduce task reach the driver's listener") {
+    val conf = new SparkConf().set(SHUFFLE_MANAGER, classOf[AdaptiveShuffleManager].getName)
+    sc = new SparkContext("local[2]", "test", conf)
+    val sparkRead = mutable.ArrayBuffer.empty[(Long, Long)]
+    sc.addSparkListener(new SparkListener {
+      override def onTaskEnd(end: SparkListenerTaskEnd): Unit = sparkRead.synchronized {
+        val read = end.taskMetrics.shuffleReadMetrics
+        if (read.totalBlocksFetched > 0) sparkRead += ((read.totalBytesRead, read.totalBlocksFetched))
+      }
+    })
+    val sums = sc.parallelize(1 to 20000, 4).map(x => (x % 50, x.toLong)).reduceByKey(_ + _, 3)
+      .collect().toMap
+    assert(sums.size === 50)
+
+    sc.listenerBus.waitUntilEmpty()
+    val manager = sc.env.shuffleManager.asInstanceOf[AdaptiveShuffleManager]
+    val snapshot = manager.fetchMetrics.snapshot()
+    val app = snapshot("application").asInstanceOf[Map[String, Any]]
+    assert(app("reduce_tasks") === 3L)
+    // local mode: everything is read from the driver's own files.
+    val bytes = app("bytes_by_transport").asInstanceOf[Map[String, Long]]
+    val blocks = app("blocks_by_transport").asInstanceOf[Map[String, Long]]
+    assert(bytes.keySet === Set(FetchCounters.Local))
+    assert(bytes(FetchCounters.Local) === sparkRead.map(_._1).sum)
+    assert(blocks(FetchCounters.Local) === sparkRead.map(_._2).sum)
+    assert(app("requests") === 0L)
+    val executors = snapshot("executors").asInstanceOf[Map[String, Map[String, Any]]]
+    assert(executors.keySet === Set("driver"))
+    assert(executors("driver")("bytes_by_source") === Map("driver" -> bytes(FetchCounters.Local)))
+  }
+
+  test("merge adds counts and keeps the largest peak") {
+    val a = new FetchCounters
+    a.reduceTasks = 1
+    a.served("e1", "netty", 100)
+    a.requests = 1
+    a.peakBytesInFlight = 100
+    val b = new FetchCounters
+    b.reduceTasks = 1
+    b.served("e1", "netty", 50)
+    b.served("e2", FetchCounters.Local, 7)
+    b.requests = 1
+    b.peakBytesInFlight = 80
+    val merged = a.copy()
+    merged.merge(b)
+    assert(merged.reduceTasks === 2)
+    assert(merged.bytesBySource.toMap === Map("e1" -> 150L, "e2" -> 7L))
+    assert(merged.blocksByTransport.toMap === Map("netty" -> 2L, FetchCounters.Local -> 1L))
+    assert(merged.peakBytesInFlight === 100)
+    assert(merged.toMap("blocks_per_request") === 1.0)
+    assert(a.bytesBySource.toMap === Map("e1" -> 100L), "copy must not share state")
+    assert(new FetchCounters().isZero && !merged.isZero)
+  }
+}

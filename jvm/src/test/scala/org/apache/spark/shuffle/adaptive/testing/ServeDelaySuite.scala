@@ -1,0 +1,47 @@
+package org.apache.spark.shuffle.adaptive.testing
+
+import org.apache.spark.{LocalSparkContext, SparkConf, SparkContext, SparkFunSuite}
+import org.apache.spark.internal.config.SHUFFLE_MANAGER
+import org.apache.spark.shuffle.IndexShuffleBlockResolver
+import org.apache.spark.shuffle.adaptive.AdaptiveShuffleManager
+import org.apache.spark.shuffle.adaptive.config.AdaptiveShuffleConf.TESTING_SERVE_DELAY
+
+class ServeDelaySuite extends SparkFunSuite with LocalSparkContext {
+
+  test("the delay is read per executor id") {
+    val conf = new SparkConf(false).set(TESTING_SERVE_DELAY, "1:50, driver:7,12:3")
+    assert(ServeDelay.millisFor(conf, "1") === 50)
+    assert(ServeDelay.millisFor(conf, "driver") === 7)
+    assert(ServeDelay.millisFor(conf, "12") === 3)
+    assert(ServeDelay.millisFor(conf, "2") === 0)
+    assert(ServeDelay.millisFor(new SparkConf(false), "1") === 0)
+  }
+
+  test("malformed delays are rejected naming the key") {
+    val e = intercept[IllegalArgumentException] {
+      new SparkConf(false).set(TESTING_SERVE_DELAY.key, "1=50").get(TESTING_SERVE_DELAY)
+    }
+    assert(e.getMessage.contains(TESTING_SERVE_DELAY.key))
+  }
+
+  for (manager <- Seq(classOf[AdaptiveShuffleManager], classOf[SlowServingSortShuffleManager])) {
+    test(s"${manager.getSimpleName} serves through the delayed resolver on the slowed executor") {
+      val conf = new SparkConf().set(SHUFFLE_MANAGER, manager.getName)
+        .set(TESTING_SERVE_DELAY, "driver:1")
+      sc = new SparkContext("local[2]", "test", conf)
+      assert(sc.env.shuffleManager.shuffleBlockResolver.isInstanceOf[DelayedShuffleBlockResolver])
+      val sums = sc.parallelize(1 to 1000, 4).map(x => (x % 10, x)).reduceByKey(_ + _, 3)
+        .collect().toMap
+      assert(sums === (1 to 1000).groupBy(_ % 10).map { case (k, v) => k -> v.sum })
+    }
+
+    test(s"${manager.getSimpleName} serves through Spark's resolver elsewhere") {
+      val conf = new SparkConf().set(SHUFFLE_MANAGER, manager.getName)
+        .set(TESTING_SERVE_DELAY, "7:100")
+      sc = new SparkContext("local[2]", "test", conf)
+      val resolver = sc.env.shuffleManager.shuffleBlockResolver
+      assert(resolver.isInstanceOf[IndexShuffleBlockResolver])
+      assert(!resolver.isInstanceOf[DelayedShuffleBlockResolver])
+    }
+  }
+}
