@@ -122,26 +122,26 @@ private[spark] final class ShuffleBlockFetcher(
           observeWait(0.0)
           openLocal(localQueue.dequeue())
         } else {
-          val start = clock.nanoTime()
-          val result = awaitResult()
-          openRemote(result, waitMs = (clock.nanoTime() - start) / 1e6)
+          val (result, waitMs) = awaitResult()
+          openRemote(result, waitMs)
         }
     }
     served += 1
     opened
   }
 
-  private def awaitResult(): FetchResult = {
+  /** Blocks for the next remote result; returns it with the wait in (fractional) ms. */
+  private def awaitResult(): (FetchResult, Double) = {
     if (reqsInFlight == 0) {
       throw new IllegalStateException(
         s"Shuffle fetcher has no request in flight but ${totalBlocks - served} blocks to serve")
     }
     val start = clock.nanoTime()
     val result = results.takeFirst()
-    val waitMs = NANOSECONDS.toMillis(clock.nanoTime() - start)
-    readMetrics.incFetchWaitTime(waitMs)
-    counters.fetchWaitMs += waitMs
-    result
+    val waitNanos = clock.nanoTime() - start
+    readMetrics.incFetchWaitTime(NANOSECONDS.toMillis(waitNanos))
+    counters.fetchWaitMs += NANOSECONDS.toMillis(waitNanos)
+    (result, waitNanos / 1e6)
   }
 
   private def sendRequests(): Unit = {

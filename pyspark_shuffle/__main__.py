@@ -1,0 +1,36 @@
+"""``python -m pyspark_shuffle COMMAND [ARGS]``."""
+
+from __future__ import annotations
+
+import sys
+from typing import Callable, Dict, List, Optional
+
+
+def _bench(argv: List[str]) -> int:
+    from .bench import main
+
+    return main(argv)
+
+
+COMMANDS: Dict[str, Callable[[List[str]], int]] = {"bench": _bench}
+USAGE = (
+    "usage: python -m pyspark_shuffle COMMAND [ARGS]\n\n"
+    "commands:\n"
+    "  bench   benchmark shuffle managers on a local-cluster (bench --help for its options)\n"
+)
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if not argv or argv[0] in ("-h", "--help"):
+        sys.stdout.write(USAGE)
+        return 0 if argv else 2
+    command = COMMANDS.get(argv[0])
+    if command is None:
+        sys.stderr.write(f"unknown command {argv[0]!r}\n{USAGE}")
+        return 2
+    return command(argv[1:])
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,124 @@
+"""``configure(builder, **options)``: point a SparkSession builder (or SparkConf) at the plugin."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Callable, List, Optional, Tuple, TypeVar
+
+from . import _jars
+from ._jvm import SHUFFLE_MANAGER_CLASS
+from .options import OPTIONS, format_size, parse_size, validate_options
+
+B = TypeVar("B")
+
+MAX_SIZE_IN_FLIGHT_KEY = "spark.reducer.maxSizeInFlight"
+MAX_SIZE_IN_FLIGHT_DEFAULT = "48m"  # Spark's default; a value without unit is in MiB
+
+
+def configure(builder: B, **options: Any) -> B:
+    """Configure ``builder`` to run Spark with the pyspark-shuffle manager and return it.
+
+    ``builder`` is a ``pyspark.sql.SparkSession.Builder`` (``SparkSession.builder``) or a
+    ``pyspark.SparkConf``. Adds the bundled plugin jar to ``spark.jars`` (appended to what is
+    there, never twice), sets ``spark.shuffle.manager`` to the plugin and the
+    ``spark.shuffle.adaptive.*`` keys of ``options``:
+
+    - ``order``: "adaptive" (default), "naive" (Spark's random order) or "pairwise";
+    - ``in_flight_increment``: size one remote request aggregates blocks up to and the elastic
+      limit's step, as int bytes or "512k", "8m", "1g"; positive, below 2g, at most the hard limit;
+    - ``max_in_flight``: the hard in-flight limit (default ``spark.reducer.maxSizeInFlight``);
+    - ``elastic``: whether the in-flight limit adapts to the task (default True), with
+      ``elastic_shrink_below`` and ``elastic_grow_above`` (fractions of the average wait);
+    - ``wait_window``: how many recent waits the moving averages cover;
+    - ``score_load_weight`` and ``score_wait_weight``: the adaptive source score's weights.
+
+    ``conf/configuration.md`` describes each key.
+
+    Everything is checked here, before any JVM starts: unknown or invalid options raise
+    ValueError, a builder of another type TypeError, a missing jar or one built for another
+    Spark release a :class:`pyspark_shuffle.JarError`. Options set on the builder after this
+    call are not re-checked.
+    """
+    settings = validate_options(options)
+    get, set_ = _accessors(builder)
+    _check_in_flight(settings, get(MAX_SIZE_IN_FLIGHT_KEY))
+    jar = _jars.jar_path()
+    set_("spark.jars", append_jar(get("spark.jars"), jar))
+    set_("spark.shuffle.manager", SHUFFLE_MANAGER_CLASS)
+    for key, value in settings.items():
+        set_(key, value)
+    return builder
+
+
+def _accessors(builder: Any) -> Tuple[Callable[[str], Optional[str]], Callable[[str, str], Any]]:
+    module = type(builder).__module__ or ""
+    if module.startswith("pyspark.sql.connect"):
+        raise TypeError(
+            "pyspark_shuffle.configure() got a Spark Connect builder: a Connect client cannot choose "
+            "the server's shuffle manager. Configure the Spark Connect server with the plugin jar "
+            "and spark.shuffle.manager instead."
+        )
+    from pyspark import SparkConf
+    from pyspark.sql import SparkSession
+
+    if isinstance(builder, SparkSession.Builder):
+        def get(key: str) -> Optional[str]:
+            value = builder._options.get(key)
+            return None if value is None else str(value)
+
+        return get, builder.config
+    if isinstance(builder, SparkConf):
+        return builder.get, builder.set
+    hint = " (use SparkSession.builder, not SparkSession)" if builder is SparkSession else ""
+    raise TypeError(
+        "pyspark_shuffle.configure() expects a pyspark.sql.SparkSession.Builder "
+        "(SparkSession.builder) or a pyspark.SparkConf, got %s%s"
+        % (type(builder).__module__ + "." + type(builder).__qualname__, hint)
+    )
+
+
+def _check_in_flight(settings: dict, max_size_in_flight: Optional[str]) -> None:
+    option = OPTIONS["in_flight_increment"]
+    hard = OPTIONS["max_in_flight"]
+    if option.key not in settings:
+        return
+    if hard.key in settings:
+        limit, limit_name = parse_size(settings[hard.key]), f"max_in_flight ({hard.key})"
+    else:
+        raw = max_size_in_flight if max_size_in_flight is not None else MAX_SIZE_IN_FLIGHT_DEFAULT
+        try:
+            limit = parse_size(raw, default_unit="m")
+        except ValueError as error:
+            raise ValueError(f"invalid {MAX_SIZE_IN_FLIGHT_KEY} {raw!r}: {error}") from None
+        limit_name = MAX_SIZE_IN_FLIGHT_KEY
+    increment = parse_size(settings[option.key])
+    if increment > limit:
+        raise ValueError(
+            f"invalid value {settings[option.key]!r} for option {option.name!r} (Spark key "
+            f"{option.key}): it exceeds {limit_name} ({format_size(limit)}); "
+            f"allowed: {option.allowed}"
+        )
+
+
+def _jar_entries(value: Optional[str]) -> List[str]:
+    return [entry.strip() for entry in (value or "").split(",") if entry.strip()]
+
+
+def _same_file(entry: str, jar: str) -> bool:
+    path = entry
+    for scheme in ("file://", "file:", "local://", "local:"):
+        if path.startswith(scheme):
+            path = path[len(scheme):]
+            break
+    try:
+        return Path(path).resolve() == Path(jar).resolve()
+    except (OSError, ValueError):
+        return False
+
+
+def append_jar(jars: Optional[str], jar: str) -> str:
+    """``spark.jars`` value ``jars`` with ``jar`` appended unless it lists it already."""
+    entries = _jar_entries(jars)
+    if not any(_same_file(entry, jar) for entry in entries):
+        entries.append(jar)
+    return ",".join(entries)

@@ -1,0 +1,86 @@
+"""Every JVM class name the Python package refers to, and the py4j look-ups that need them.
+
+No other module of ``pyspark_shuffle`` spells a JVM class name: they import it from here, so
+a rename on the Scala side is a one-line change on the Python side.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+#: ``spark.shuffle.manager`` value that selects the plugin.
+SHUFFLE_MANAGER_CLASS = "org.apache.spark.shuffle.adaptive.AdaptiveShuffleManager"
+
+#: Spark's default shuffle manager (``spark.shuffle.manager=sort``).
+SORT_SHUFFLE_MANAGER_CLASS = "org.apache.spark.shuffle.sort.SortShuffleManager"
+
+#: Testing only: Spark's sort shuffle plus ``spark.shuffle.adaptive.testing.serveDelay``, the
+#: baseline for comparisons on a deliberately slowed executor.
+SLOW_SERVING_SORT_SHUFFLE_MANAGER_CLASS = (
+    "org.apache.spark.shuffle.adaptive.testing.SlowServingSortShuffleManager"
+)
+
+
+def active_shuffle_manager_class(spark: Any) -> str:
+    """Class name of the shuffle manager of the driver JVM behind ``spark`` (a SparkSession).
+
+    Reads ``SparkEnv.get().shuffleManager()`` through py4j, so it reports what Spark really
+    instantiated, not what the configuration asked for.
+    """
+    env = spark.sparkContext._jvm.org.apache.spark.SparkEnv.get()
+    if env is None:
+        raise RuntimeError("no SparkEnv in the driver JVM: the SparkContext is not running")
+    return str(env.shuffleManager().getClass().getName())
+
+
+#: The one facade object the Python package calls through py4j (a Scala ``object``, so its
+#: methods are reachable as static methods of this class name).
+PYTHON_API_CLASS = "org.apache.spark.shuffle.adaptive.python.PythonApi"
+
+
+def _session_parts(spark: Any) -> Any:
+    """The SparkContext (Python) behind ``spark``, a SparkSession or a SparkContext."""
+    sc = getattr(spark, "sparkContext", spark)
+    if getattr(sc, "_jsc", None) is None or getattr(sc, "_jvm", None) is None:
+        raise TypeError(
+            "expected a running pyspark SparkSession or SparkContext (classic, not Spark Connect), "
+            f"got {type(spark).__module__}.{type(spark).__qualname__}"
+        )
+    return sc
+
+
+def python_api(spark: Any) -> Any:
+    """The JVM facade :data:`PYTHON_API_CLASS` of the driver behind ``spark`` (a SparkSession or
+    SparkContext), as a py4j ``JavaClass`` whose static methods are the facade's methods.
+
+    Raises RuntimeError when the driver's class path has no such class (the plugin jar is not on
+    ``spark.jars``, or it is an older build without the facade)."""
+    from py4j.java_gateway import JavaClass
+
+    sc = _session_parts(spark)
+    target: Any = sc._jvm
+    for part in PYTHON_API_CLASS.split("."):
+        target = getattr(target, part)
+    if not isinstance(target, JavaClass):
+        raise RuntimeError(
+            f"the driver JVM has no class {PYTHON_API_CLASS}: start the session with "
+            "pyspark_shuffle.configure(...) so the plugin jar (a build that contains the Python "
+            "facade) is on spark.jars"
+        )
+    return target
+
+
+def java_spark_context(spark: Any) -> Any:
+    """The JVM ``SparkContext`` (not the JavaSparkContext wrapper) behind ``spark``."""
+    return _session_parts(spark)._jsc.sc()
+
+
+def java_spark_session(spark: Any) -> Any:
+    """The JVM ``SparkSession`` behind the pyspark SparkSession ``spark``."""
+    jsession = getattr(spark, "_jsparkSession", None)
+    if jsession is None:
+        raise TypeError(
+            "expected a classic pyspark SparkSession (not Spark Connect, not a SparkContext), got "
+            f"{type(spark).__module__}.{type(spark).__qualname__}"
+        )
+    return jsession

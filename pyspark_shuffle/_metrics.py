@@ -1,0 +1,87 @@
+"""``pyspark_shuffle.metrics(spark)``: the plugin's fetch counters, read from the driver."""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Dict
+
+from ._jvm import java_spark_context, python_api
+
+#: Counter names of one counters dict (the JVM's FetchCounters.toMap keys), in its order.
+COUNTER_NAMES = (
+    "reduce_tasks",
+    "bytes_by_source",
+    "blocks_by_source",
+    "bytes_by_transport",
+    "blocks_by_transport",
+    "requests",
+    "blocks_per_request",
+    "corrupt_refetches",
+    "fetch_wait_ms",
+    "peak_bytes_in_flight",
+    "buffered_byte_ms",
+    "fetch_ms",
+    "mean_buffered_bytes",
+    "wait_ms_by_source",
+    "mean_wait_ms_by_source",
+    "elastic_limit_min",
+    "elastic_limit_max",
+    "elastic_limit_mean",
+    "elastic_limit_changes",
+)
+
+#: Transport name of blocks a reduce task read from its own executor's files.
+LOCAL_TRANSPORT = "local"
+
+
+def metrics(spark: Any) -> Dict[str, Any]:
+    """The plugin's shuffle-fetch counters of the application so far, as a dict::
+
+        {"manager": "<class of the driver's shuffle manager>",
+         "application": {<counters>},               # all finished reduce tasks
+         "executors": {"<executor id>": {<counters>}}}  # per executor the tasks ran on
+
+    ``spark`` is a running SparkSession (or SparkContext). The driver first waits until its
+    listener has handled every event already posted, so every finished task is counted. When the
+    driver runs another shuffle manager, ``application`` and ``executors`` are empty dicts.
+
+    Counters (each a dict under ``application`` and under every executor id):
+
+    - ``reduce_tasks``: the plugin's block fetchers that ran, one per reduce task.
+    - ``bytes_by_source`` / ``blocks_by_source``: ``{executor id: n}``, the shuffle bytes and
+      blocks served by each executor that wrote them (a task's own executor included).
+    - ``bytes_by_transport`` / ``blocks_by_transport``: the same split by path: ``"local"``
+      (read from the reducing executor's own files) or the remote transport's name
+      (``"netty"``). Both splits add up to the same total bytes (and blocks).
+    - ``requests``: remote fetch requests sent.
+    - ``blocks_per_request``: remote (non-local) blocks per request; 0.0 without requests.
+    - ``corrupt_refetches``: blocks fetched a second time after a corrupt first copy.
+    - ``fetch_wait_ms``: time tasks blocked waiting for remote blocks (as Spark's fetch wait
+      time), in milliseconds.
+    - ``peak_bytes_in_flight``: the most bytes one task had requested and not yet consumed (in
+      flight plus fetched but unread); a maximum, not a sum, when merged.
+    - ``buffered_byte_ms``: bytes in flight or unread, integrated over each task's fetch time
+      (byte-milliseconds).
+    - ``fetch_ms``: the tasks' fetch time those bytes were integrated over, in milliseconds.
+    - ``mean_buffered_bytes``: ``buffered_byte_ms / fetch_ms``, the time-averaged buffer; 0.0
+      when ``fetch_ms`` is 0.
+    - ``wait_ms_by_source``: ``{executor id: ms}``, time tasks blocked waiting for each remote
+      executor's blocks.
+    - ``mean_wait_ms_by_source``: ``{executor id: ms}``, that wait per block served by the
+      executor.
+    - ``elastic_limit_min`` / ``elastic_limit_max``: the smallest and largest in-flight byte
+      limit any task had (0 until a task reported one; the max is the hard limit, and min equals
+      max when the elastic limit is off).
+    - ``elastic_limit_mean``: the in-flight limit averaged over fetch time, in bytes.
+    - ``elastic_limit_changes``: how often tasks changed their in-flight limit.
+
+    :data:`COUNTER_NAMES` lists these names in the JVM's order.
+    """
+    sc = java_spark_context(spark)
+    return json.loads(str(python_api(spark).metricsJson(sc)))
+
+
+def total_bytes(counters: Dict[str, Any]) -> int:
+    """All shuffle bytes one counters dict (``metrics(spark)["application"]`` or an executor's)
+    records as fetched, whatever their source; 0 for an empty dict."""
+    return int(sum((counters.get("bytes_by_transport") or {}).values()))

@@ -1,0 +1,95 @@
+"""One benchmark run: ``python -m pyspark_shuffle.bench.child JOB.json OUT.json``.
+
+Starts a fresh Spark application (this process's own driver JVM on a local-cluster) with the
+job's manager and configuration, checks the manager through py4j, runs the workload once in
+the workload job group, reads Spark's numbers from the REST API and the plugin's counters, stops
+the application and writes the outcome as JSON. A workload that fails (an executor lost to an
+OOM, say) is written as status "failed" with its error; the process still exits 0.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+import traceback
+from typing import Any, Dict
+
+from ..testing.session import PLUGIN, SORT, check_manager, session_conf
+from . import sparkmetrics
+from .options import ADAPTIVE
+from .workloads import WORKLOADS
+
+
+def start(job: Dict[str, Any]) -> Any:
+    from pyspark.sql import SparkSession
+
+    manager = PLUGIN if job["manager_kind"] == ADAPTIVE else SORT
+    # environ={}: the test suite's PYSPARK_SHUFFLE_TEST_CONF does not leak into benchmarks.
+    conf = session_conf(manager, job["conf"], job["options"], environ={})
+    builder = SparkSession.builder.master(job["master"]).appName(f"pyspark-shuffle-bench-{job['manager']}")
+    for key, value in conf.items():
+        builder = builder.config(key, value)
+    spark = builder.getOrCreate()
+    try:
+        check_manager(spark, manager)
+    except BaseException:
+        spark.stop()
+        raise
+    return spark
+
+
+def run(job: Dict[str, Any]) -> Dict[str, Any]:
+    from .._metrics import metrics as plugin_metrics
+
+    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    outcome: Dict[str, Any] = {"status": "failed", "error": None}
+    started = time.monotonic()
+    spark = start(job)
+    outcome["session_start_s"] = round(time.monotonic() - started, 3)
+    try:
+        sc = spark.sparkContext
+        sc.setLogLevel("WARN")
+        outcome["app_id"] = sc.applicationId
+        sc.setJobGroup(sparkmetrics.WORKLOAD_GROUP, f"{job['workload']} skew={job['skew']}", interruptOnCancel=False)
+        begin = time.perf_counter()
+        try:
+            outcome["result"] = WORKLOADS[job["workload"]](spark, job)
+            outcome["status"] = "ok"
+        except Exception as error:  # the run failed; recorded, not fatal
+            outcome["error"] = _error_text(error)
+            outcome["traceback"] = traceback.format_exc()[-4000:]
+        outcome["wall_s"] = round(time.perf_counter() - begin, 3)
+        ended = time.monotonic()
+        try:
+            outcome.update(sparkmetrics.collect(spark, ended))
+            outcome["plugin"] = plugin_metrics(spark).get("application") or {}
+        except Exception as error:
+            outcome["metrics_error"] = _error_text(error)
+            if outcome["status"] == "ok":
+                outcome["status"] = "failed"
+                outcome["error"] = "collecting metrics failed: " + outcome["metrics_error"]
+    finally:
+        spark.stop()
+    return outcome
+
+
+def _error_text(error: BaseException) -> str:
+    text = f"{type(error).__name__}: {error}"
+    lines = [line for line in text.splitlines() if line.strip()]
+    return "\n".join(lines[:8])[:2000]
+
+
+def main(argv: list) -> int:
+    in_path, out_path = argv
+    with open(in_path) as handle:
+        job = json.load(handle)
+    outcome = run(job)
+    with open(out_path, "w") as handle:
+        json.dump(outcome, handle)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,48 @@
+"""``python -m pyspark_shuffle bench``: plan, run, report."""
+
+from __future__ import annotations
+
+import sys
+from typing import Optional, Sequence
+
+from .environment import environment
+from .options import parse_args
+from .plot import PlotUnavailable, require_matplotlib, write_plot
+from .report import format_table, result_mismatches, summarize
+from .runner import plan, run_all
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    config = parse_args(argv)
+    if config.plot_path:
+        try:
+            require_matplotlib()
+        except PlotUnavailable as error:
+            print(f"error: {error}", file=sys.stderr)
+            return 2
+    env = environment(config, argv)
+    runs = len(plan(config))
+    print(
+        f"bench: {runs} runs on {config.master}: workloads {', '.join(config.workloads)}, "
+        f"skews {', '.join(f'{s:g}' for s in config.skews)}, managers "
+        f"{', '.join(m.label for m in config.managers)}, {config.repeat} repeat(s), "
+        f"size {config.size_bytes} bytes in {config.num_partitions} partitions",
+        flush=True,
+    )
+    records = run_all(config, env, log=lambda line: print(line, flush=True))
+    summaries = summarize(records)
+    print()
+    print(format_table(summaries))
+    for problem in result_mismatches(records):
+        print(f"WARNING: results differ: {problem}")
+    failed = [r for r in records if r["status"] != "ok"]
+    if failed:
+        print(f"{len(failed)} of {len(records)} runs failed; see the errors above" +
+              (f" and in {config.json_path}" if config.json_path else ""))
+    if config.json_path:
+        print(f"wrote {config.json_path}")
+    if config.plot_path:
+        write_plot(summaries, config.plot_path)
+        print(f"wrote {config.plot_path}")
+    return 1 if failed and len(failed) == len(records) else 0

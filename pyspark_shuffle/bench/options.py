@@ -1,0 +1,345 @@
+"""Command line of ``python -m pyspark_shuffle bench``: parsing and checking, no JVM.
+
+Every invalid value fails here, before any Spark application starts, with an argparse error
+naming the option (``argument --skew: ...``); exit status 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import re
+from dataclasses import asdict, dataclass, field
+from typing import Dict, List, Optional, Sequence, Tuple
+
+from .._jars import JarError
+from ..options import format_size, parse_size, validate_options
+
+SORT = "sort"
+ADAPTIVE = "adaptive"
+MANAGER_KINDS = (SORT, ADAPTIVE)
+WORKLOADS = ("dummy", "join", "groupby")
+
+#: Spark's smallest executor heap: 1.5 x its 300 MiB reserved memory (UnifiedMemoryManager).
+MIN_EXECUTOR_MEMORY_BYTES = 450 << 20
+
+#: Keys the harness owns: each has its own option.
+OWNED_KEYS = {
+    "spark.shuffle.manager": "--managers",
+    "spark.master": "--executors/--executor-cores/--executor-memory",
+    "spark.executor.memory": "--executor-memory",
+    "spark.executor.cores": "--executor-cores",
+}
+
+
+@dataclass(frozen=True)
+class ManagerSpec:
+    """One shuffle manager to benchmark: ``kind`` (sort or adaptive) with configure() options."""
+
+    kind: str
+    options: Tuple[Tuple[str, str], ...] = ()
+
+    @property
+    def label(self) -> str:
+        if not self.options:
+            return self.kind
+        return self.kind + ":" + ",".join(f"{k}={v}" for k, v in self.options)
+
+    def options_dict(self) -> Dict[str, str]:
+        return dict(self.options)
+
+
+@dataclass
+class BenchConfig:
+    managers: List[ManagerSpec]
+    workloads: List[str]
+    skews: List[float]
+    size_bytes: int
+    partition_bytes: int
+    executors: int = 2
+    executor_cores: int = 1
+    executor_memory_mb: int = 1024
+    driver_memory: str = "1g"
+    repeat: int = 1
+    conf: Dict[str, str] = field(default_factory=dict)
+    json_path: Optional[str] = None
+    plot_path: Optional[str] = None
+    seed: int = 42
+    keys: int = 10_000
+    payload_bytes: int = 200
+    compressible: bool = False
+    timeout_s: float = 1800.0
+
+    @property
+    def num_partitions(self) -> int:
+        return -(-self.size_bytes // self.partition_bytes)
+
+    @property
+    def master(self) -> str:
+        return f"local-cluster[{self.executors},{self.executor_cores},{self.executor_memory_mb}]"
+
+    def to_json(self) -> dict:
+        data = asdict(self)
+        data["managers"] = [m.label for m in self.managers]
+        data["master"] = self.master
+        data["num_partitions"] = self.num_partitions
+        return data
+
+
+# ---- value parsers: each raises argparse.ArgumentTypeError, shown as "argument --x: ..."
+
+
+def _size(text: str) -> int:
+    try:
+        value = parse_size(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(f"{text!r}: {error}") from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"{text!r}: must be a positive size")
+    return value
+
+
+def _memory_mb(text: str) -> int:
+    try:
+        value = parse_size(text, default_unit="m")
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(f"{text!r}: {error}") from None
+    if value % (1 << 20):
+        raise argparse.ArgumentTypeError(f"{text!r}: must be a whole number of MiB")
+    if value < MIN_EXECUTOR_MEMORY_BYTES:
+        raise argparse.ArgumentTypeError(
+            f"{text!r}: Spark needs at least {format_size(MIN_EXECUTOR_MEMORY_BYTES)} per executor"
+        )
+    return value >> 20
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r}: not an integer") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text!r}: must be at least 1")
+    return value
+
+
+def _positive_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r}: not a number") from None
+    if not value > 0 or math.isinf(value):
+        raise argparse.ArgumentTypeError(f"{text!r}: must be a positive number")
+    return value
+
+
+def parse_skews(text: str) -> List[float]:
+    """``"0,1,2.5"`` -> [0.0, 1.0, 2.5]: finite numbers >= 0 (the Zipf exponent), no repeats."""
+    skews: List[float] = []
+    for item in _items(text):
+        try:
+            value = float(item)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{item!r} is not a number") from None
+        if math.isnan(value) or math.isinf(value) or value < 0:
+            raise argparse.ArgumentTypeError(f"{item!r}: a skew is a finite number >= 0")
+        if value in skews:
+            raise argparse.ArgumentTypeError(f"skew {item!r} is given twice")
+        skews.append(value)
+    if not skews:
+        raise argparse.ArgumentTypeError("expected comma-separated numbers, e.g. 0,1,2,3")
+    return skews
+
+
+def parse_workloads(text: str) -> List[str]:
+    workloads: List[str] = []
+    for item in _items(text):
+        if item not in WORKLOADS:
+            raise argparse.ArgumentTypeError(f"unknown workload {item!r}; choose from {', '.join(WORKLOADS)}")
+        if item not in workloads:
+            workloads.append(item)
+    if not workloads:
+        raise argparse.ArgumentTypeError(f"expected one or more of {', '.join(WORKLOADS)}")
+    return workloads
+
+
+def parse_managers(text: str) -> List[ManagerSpec]:
+    """``"sort,adaptive,adaptive:in_flight_increment=4m"`` -> manager specs.
+
+    After ``kind:`` come ``key=value`` options separated by ``;`` or ``,``; a comma-separated item
+    that holds ``=`` and no ``:`` continues the option set before it, so
+    ``adaptive:a=1,b=2,sort`` is one adaptive set with two options, then sort. Option names and
+    values are checked like :func:`pyspark_shuffle.configure` checks them."""
+    groups: List[List[str]] = []
+    for item in _items(text):
+        if "=" in item and ":" not in item:
+            if not groups or ":" not in groups[-1][0]:
+                raise argparse.ArgumentTypeError(
+                    f"{item!r} is an option without a manager; write it as adaptive:{item}"
+                )
+            groups[-1].append(item)
+        else:
+            groups.append([item])
+    specs: List[ManagerSpec] = []
+    for group in groups:
+        head, _, first = group[0].partition(":")
+        kind = head.strip()
+        if kind not in MANAGER_KINDS:
+            raise argparse.ArgumentTypeError(
+                f"unknown shuffle manager {kind!r}; choose from {', '.join(MANAGER_KINDS)}"
+            )
+        raw = [first] + group[1:] if ":" in group[0] else []
+        options: List[Tuple[str, str]] = []
+        for part in (p.strip() for chunk in raw for p in chunk.split(";")):
+            if not part:
+                continue
+            key, sep, value = part.partition("=")
+            if not sep or not key.strip() or not value.strip():
+                raise argparse.ArgumentTypeError(f"{group[0]!r}: expected key=value options, got {part!r}")
+            options.append((key.strip(), value.strip()))
+        if kind == SORT and options:
+            raise argparse.ArgumentTypeError("'sort' takes no options (they are the plugin's)")
+        if len({k for k, _ in options}) != len(options):
+            raise argparse.ArgumentTypeError(f"{group[0]!r}: an option is given twice")
+        if ":" in group[0] and not options:
+            raise argparse.ArgumentTypeError(f"{group[0]!r}: no options after ':'")
+        spec = ManagerSpec(kind, tuple(options))
+        try:
+            validate_options(spec.options_dict())
+        except ValueError as error:
+            raise argparse.ArgumentTypeError(f"{spec.label}: {error}") from None
+        if spec.label in (s.label for s in specs):
+            raise argparse.ArgumentTypeError(f"{spec.label!r} is given twice")
+        specs.append(spec)
+    if not specs:
+        raise argparse.ArgumentTypeError("expected managers, e.g. sort,adaptive")
+    return specs
+
+
+def parse_conf(text: str) -> Tuple[str, str]:
+    key, sep, value = text.partition("=")
+    key = key.strip()
+    if not sep or not key:
+        raise argparse.ArgumentTypeError(f"expected key=value, got {text!r}")
+    if key in OWNED_KEYS:
+        raise argparse.ArgumentTypeError(f"{key} is set by the harness: use {OWNED_KEYS[key]}")
+    return key, value.strip()
+
+
+def _items(text: str) -> List[str]:
+    return [item.strip() for item in re.split(r",", text) if item.strip()]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m pyspark_shuffle bench",
+        description=(
+            "Benchmark shuffle managers on a local-cluster: every (workload, skew, manager) runs "
+            "--repeat times, each run a fresh Spark application in a child process, managers "
+            "alternating; prints a table of medians and the ratio of each manager's wall time to sort's."
+        ),
+    )
+    add = parser.add_argument
+    add("--managers", type=parse_managers, default=parse_managers("sort,adaptive"), metavar="LIST",
+        help="managers to compare, e.g. 'sort,adaptive,adaptive:in_flight_increment=4m' "
+             "(options after ':' are configure() keywords, separated by ',' or ';'); default sort,adaptive")
+    add("--workload", type=parse_workloads, default=["dummy"], metavar="NAME[,NAME]",
+        help="dummy (DummyRDD shuffle), join (skewed fact joined with a dimension, broadcast off) or "
+             "groupby (skewed fact shuffled by key and aggregated); comma-separated for several; default dummy")
+    add("--skew", type=parse_skews, default=[0.0, 1.0, 2.0, 3.0], metavar="LIST",
+        help="Zipf exponents of the destinations/keys, e.g. 0,1,2,3 (the default); 0 is uniform")
+    add("--size", type=_size, default=parse_size("512m"), metavar="SIZE",
+        help="bytes shuffled (dummy) or fact table size (join, groupby), e.g. 512m (default)")
+    add("--partition-size", type=_size, default=parse_size("8m"), metavar="SIZE",
+        help="bytes per map partition; size / partition size map and reduce partitions (default 8m)")
+    add("--executors", type=_positive_int, default=2, help="local-cluster executors (default 2)")
+    add("--executor-cores", type=_positive_int, default=1, help="cores per executor (default 1)")
+    add("--executor-memory", type=_memory_mb, default=1024, metavar="SIZE",
+        help="memory per executor, e.g. 1g (default); a number without unit is MiB")
+    add("--driver-memory", default="1g", metavar="SIZE", help="driver memory (default 1g)")
+    add("--repeat", type=_positive_int, default=3, metavar="N", help="runs per combination (default 3)")
+    add("--conf", type=parse_conf, action="append", default=[], metavar="KEY=VALUE",
+        help="Spark configuration for every run and manager (repeatable); overrides the harness defaults")
+    add("--json", dest="json_path", metavar="PATH", help="write the environment and every run record here")
+    add("--plot", dest="plot_path", metavar="PATH", help="write a PNG of time and peak memory against skew")
+    add("--seed", type=int, default=42, help="data seed, the same for every run (default 42)")
+    add("--keys", type=_positive_int, default=10_000, help="distinct keys of the fact table (default 10000)")
+    add("--payload-bytes", type=_positive_int, default=200, metavar="N",
+        help="payload bytes per fact row (default 200)")
+    add("--compressible", action="store_true", help="dummy workload: compressible payloads")
+    add("--timeout", type=_positive_float, default=1800.0, metavar="SECONDS",
+        help="a run still going after this long is killed and recorded as failed (default 1800)")
+    return parser
+
+
+def parse_args(argv: Optional[Sequence[str]] = None) -> BenchConfig:
+    parser = build_parser()
+    ns = parser.parse_args(argv)
+    if ns.partition_size > ns.size:
+        parser.error(
+            f"argument --partition-size: {format_size(ns.partition_size)} exceeds --size {format_size(ns.size)}"
+        )
+    partitions = -(-ns.size // ns.partition_size)
+    last = ns.size - (partitions - 1) * ns.partition_size
+    if "dummy" in ns.workload and last < partitions:
+        parser.error(
+            f"argument --partition-size: --size {ns.size} bytes in partitions of {ns.partition_size} "
+            f"gives {partitions} partitions, and the last ({last} bytes) cannot be cut into "
+            f"{partitions} chunks of at least one byte; use a larger size or partition size"
+        )
+    if "join" in ns.workload or "groupby" in ns.workload:
+        if ns.size // (ns.payload_bytes + ROW_OVERHEAD_BYTES) < 1:
+            parser.error(f"argument --size: {ns.size} bytes holds no fact row of {ns.payload_bytes} payload bytes")
+    try:
+        parse_size(ns.driver_memory, default_unit="m")
+    except ValueError as error:
+        parser.error(f"argument --driver-memory: {ns.driver_memory!r}: {error}")
+    conf = dict(ns.conf)
+    config = BenchConfig(
+        managers=ns.managers,
+        workloads=ns.workload,
+        skews=ns.skew,
+        size_bytes=ns.size,
+        partition_bytes=ns.partition_size,
+        executors=ns.executors,
+        executor_cores=ns.executor_cores,
+        executor_memory_mb=ns.executor_memory,
+        driver_memory=ns.driver_memory,
+        repeat=ns.repeat,
+        conf=conf,
+        json_path=ns.json_path,
+        plot_path=ns.plot_path,
+        seed=ns.seed,
+        keys=ns.keys,
+        payload_bytes=ns.payload_bytes,
+        compressible=ns.compressible,
+        timeout_s=ns.timeout,
+    )
+    try:
+        check_with_configure(config)
+    except (ValueError, TypeError, JarError) as error:
+        parser.error(f"argument --managers: {error}")
+    return config
+
+
+#: Bytes a fact row takes besides its payload in Spark's shuffle (UnsafeRow: null bits, id, key,
+#: payload offset and length: 32; the serializer's record length: 4).
+ROW_OVERHEAD_BYTES = 36
+
+
+def check_with_configure(config: BenchConfig) -> None:
+    """Apply every adaptive option set, with the --conf settings, to a SparkConf through
+    :func:`pyspark_shuffle.configure`: its errors (an increment above
+    spark.reducer.maxSizeInFlight, a missing jar) stop the harness before any run."""
+    from pyspark import SparkConf
+
+    from .._configure import configure
+
+    for spec in config.managers:
+        conf = SparkConf(loadDefaults=False)
+        for key, value in config.conf.items():
+            conf.set(key, value)
+        try:
+            configure(conf, **spec.options_dict())
+        except (ValueError, TypeError) as error:
+            raise type(error)(f"{spec.label}: {error}") from None

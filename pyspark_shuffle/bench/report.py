@@ -1,0 +1,116 @@
+"""Medians per (workload, skew, manager), ratios to sort's wall time and the printed table."""
+
+from __future__ import annotations
+
+import statistics
+from dataclasses import dataclass, field
+from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
+
+from .options import SORT
+
+#: Run record fields summarized by their median over the ok runs of a group.
+MEDIAN_FIELDS = (
+    "wall_s", "map_stage_s", "reduce_stage_s", "shuffle_write_bytes", "shuffle_read_bytes",
+    "fetch_wait_ms", "max_reduce_partition_bytes", "peak_executor_memory_bytes",
+)
+
+Key = Tuple[str, float, str]  # workload, skew, manager label
+
+
+@dataclass
+class Summary:
+    workload: str
+    skew: float
+    manager: str
+    runs: int
+    ok: int
+    medians: Dict[str, Optional[float]] = field(default_factory=dict)
+    ratio_to_sort: Optional[float] = None  # median wall time / sort's, same workload and skew
+
+
+def median(values: Iterable[Optional[float]]) -> Optional[float]:
+    present = [v for v in values if v is not None]
+    return statistics.median(present) if present else None
+
+
+def summarize(records: Sequence[Dict[str, Any]]) -> List[Summary]:
+    """One :class:`Summary` per (workload, skew, manager), in the order first seen."""
+    groups: Dict[Key, List[Dict[str, Any]]] = {}
+    for record in records:
+        groups.setdefault((record["workload"], float(record["skew"]), record["manager"]), []).append(record)
+    summaries = []
+    for (workload, skew, manager), runs in groups.items():
+        ok = [r for r in runs if r.get("status") == "ok"]
+        summaries.append(Summary(
+            workload, skew, manager, len(runs), len(ok),
+            {name: median(r.get(name) for r in ok) for name in MEDIAN_FIELDS},
+        ))
+    sort_wall = {(s.workload, s.skew): s.medians["wall_s"] for s in summaries if s.manager == SORT}
+    for s in summaries:
+        base, wall = sort_wall.get((s.workload, s.skew)), s.medians["wall_s"]
+        if base and wall is not None:
+            s.ratio_to_sort = wall / base
+    order = {}
+    for s in summaries:
+        order.setdefault(s.workload, len(order))
+    return sorted(summaries, key=lambda s: (order[s.workload], s.skew))
+
+
+def result_mismatches(records: Sequence[Dict[str, Any]]) -> List[str]:
+    """Descriptions of (workload, skew) whose ok runs returned different results: every run of
+    the same data must give the same counts and checksum, whatever the manager."""
+    seen: Dict[Tuple[str, float], Dict[str, List[str]]] = {}
+    for r in records:
+        if r.get("status") == "ok" and r.get("result") is not None:
+            key = repr(sorted(r["result"].items()))
+            seen.setdefault((r["workload"], float(r["skew"])), {}).setdefault(key, []).append(r["manager"])
+    return [
+        f"{workload} skew={skew:g}: {len(results)} different results "
+        + "; ".join(f"{sorted(set(managers))}: {result}" for result, managers in results.items())
+        for (workload, skew), results in seen.items()
+        if len(results) > 1
+    ]
+
+
+def _num(value: Optional[float], scale: float = 1.0, digits: int = 1) -> str:
+    return "-" if value is None else f"{value / scale:.{digits}f}"
+
+
+COLUMNS = (
+    ("workload", "<"), ("skew", ">"), ("manager", "<"), ("ok", ">"), ("wall s", ">"), ("vs sort", ">"),
+    ("map s", ">"), ("reduce s", ">"), ("write MiB", ">"), ("max part MiB", ">"),
+    ("fetch wait s", ">"), ("peak exec MiB", ">"),
+)
+
+
+def table_rows(summaries: Sequence[Summary]) -> List[List[str]]:
+    rows = []
+    for s in summaries:
+        m = s.medians
+        rows.append([
+            s.workload, f"{s.skew:g}", s.manager, f"{s.ok}/{s.runs}",
+            _num(m["wall_s"], digits=2),
+            "-" if s.ratio_to_sort is None else f"{s.ratio_to_sort:.2f}x",
+            _num(m["map_stage_s"], digits=2), _num(m["reduce_stage_s"], digits=2),
+            _num(m["shuffle_write_bytes"], 1 << 20), _num(m["max_reduce_partition_bytes"], 1 << 20),
+            _num(m["fetch_wait_ms"], 1000.0, 2), _num(m["peak_executor_memory_bytes"], 1 << 20, 0),
+        ])
+    return rows
+
+
+def format_table(summaries: Sequence[Summary]) -> str:
+    """A fixed-width table of medians over the ok runs; ``vs sort`` is the manager's median wall
+    time divided by sort's for the same workload and skew."""
+    header = [name for name, _ in COLUMNS]
+    rows = table_rows(summaries)
+    widths = [max(len(row[i]) for row in [header] + rows) for i in range(len(header))]
+
+    def line(cells: List[str]) -> str:
+        return "  ".join(
+            cell.ljust(width) if align == "<" else cell.rjust(width)
+            for cell, width, (_, align) in zip(cells, widths, COLUMNS)
+        ).rstrip()
+
+    out = [line(header), line(["-" * w for w in widths])]
+    out.extend(line(row) for row in rows)
+    return "\n".join(out)

@@ -1,0 +1,192 @@
+"""Planning and running the benchmark: one child process (a fresh Spark application) per run."""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from dataclasses import dataclass
+from typing import Any, Callable, Dict, List, Optional
+
+from .._child import run_module
+from .options import BenchConfig, ManagerSpec
+
+#: Keys every run record has (``--json`` "runs"); None where a failed run has no value.
+RECORD_FIELDS = (
+    "index", "repeat", "manager", "manager_kind", "options", "workload", "skew", "size_bytes",
+    "partition_bytes", "num_partitions", "seed", "status", "error", "wall_s", "map_stage_s",
+    "reduce_stage_s", "map_task_s", "reduce_task_s", "shuffle_write_bytes", "shuffle_read_bytes",
+    "fetch_wait_ms", "max_reduce_partition_bytes", "reduce_tasks", "peak_executor_memory_bytes",
+    "executor_peak_memory_bytes", "plugin", "result", "app_id", "session_start_s", "process_s",
+    "stages",
+)
+
+#: Copied from the child's outcome into the record.
+_OUTCOME_FIELDS = (
+    "wall_s", "map_stage_s", "reduce_stage_s", "map_task_s", "reduce_task_s", "shuffle_write_bytes",
+    "shuffle_read_bytes", "fetch_wait_ms", "max_reduce_partition_bytes", "reduce_tasks",
+    "peak_executor_memory_bytes", "executor_peak_memory_bytes", "plugin", "result", "app_id",
+    "session_start_s", "stages",
+)
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    index: int  # position in the execution order, from 0
+    repeat: int  # from 0
+    workload: str
+    skew: float
+    manager: ManagerSpec
+
+
+def plan(config: BenchConfig) -> List[RunSpec]:
+    """Every run in execution order: per repeat, per workload and skew, each manager once, so
+    managers alternate (sort, adaptive, sort, adaptive, ...) and drift hits all of them; the
+    manager order rotates by one each repeat, so none always goes first."""
+    runs: List[RunSpec] = []
+    managers = list(config.managers)
+    for repeat in range(config.repeat):
+        shift = repeat % len(managers)
+        order = managers[shift:] + managers[:shift]
+        for workload in config.workloads:
+            for skew in config.skews:
+                for manager in order:
+                    runs.append(RunSpec(len(runs), repeat, workload, skew, manager))
+    return runs
+
+
+def harness_conf(config: BenchConfig) -> Dict[str, str]:
+    """Spark configuration of every run, before ``--conf`` (which overrides it)."""
+    n = config.num_partitions
+    conf = {
+        # The REST API the metrics come from; port 0: any free port.
+        "spark.ui.enabled": "true",
+        "spark.ui.port": "0",
+        "spark.ui.showConsoleProgress": "false",
+        "spark.executor.memory": f"{config.executor_memory_mb}m",
+        "spark.executor.cores": str(config.executor_cores),
+        "spark.driver.memory": config.driver_memory,
+        # Sample executor memory often and report it often, so short runs have peaks.
+        "spark.executor.metrics.pollingInterval": "100ms",
+        "spark.executor.heartbeatInterval": "500ms",
+        # Fixed reduce partitioning: AQE would coalesce or split skewed partitions, hiding the
+        # shuffle's own behaviour; a broadcast join would have no shuffle.
+        "spark.sql.adaptive.enabled": "false",
+        "spark.sql.autoBroadcastJoinThreshold": "-1",
+        "spark.sql.shuffle.partitions": str(n),
+        "spark.default.parallelism": str(n),
+    }
+    conf.update(config.conf)
+    return conf
+
+
+def job_for(config: BenchConfig, spec: RunSpec) -> Dict[str, Any]:
+    return {
+        "manager": spec.manager.label,
+        "manager_kind": spec.manager.kind,
+        "options": spec.manager.options_dict(),
+        "workload": spec.workload,
+        "skew": spec.skew,
+        "size_bytes": config.size_bytes,
+        "partition_bytes": config.partition_bytes,
+        "num_partitions": config.num_partitions,
+        "seed": config.seed,
+        "keys": config.keys,
+        "payload_bytes": config.payload_bytes,
+        "compressible": config.compressible,
+        "executors": config.executors,
+        "master": config.master,
+        "conf": harness_conf(config),
+    }
+
+
+def empty_record(config: BenchConfig, spec: RunSpec) -> Dict[str, Any]:
+    record: Dict[str, Any] = {name: None for name in RECORD_FIELDS}
+    record.update(
+        index=spec.index, repeat=spec.repeat, manager=spec.manager.label, manager_kind=spec.manager.kind,
+        options=spec.manager.options_dict(), workload=spec.workload, skew=spec.skew,
+        size_bytes=config.size_bytes, partition_bytes=config.partition_bytes,
+        num_partitions=config.num_partitions, seed=config.seed, status="failed", plugin={},
+    )
+    return record
+
+
+def run_one(config: BenchConfig, spec: RunSpec) -> Dict[str, Any]:
+    """Run ``spec`` in a child process; always returns a record (status "ok" or "failed")."""
+    record = empty_record(config, spec)
+    with tempfile.TemporaryDirectory(prefix="pyspark-shuffle-bench-") as tmp:
+        in_path, out_path = os.path.join(tmp, "job.json"), os.path.join(tmp, "out.json")
+        with open(in_path, "w") as handle:
+            json.dump(job_for(config, spec), handle)
+        child = run_module("pyspark_shuffle.bench.child", [in_path, out_path], config.timeout_s)
+        record["process_s"] = round(child.seconds, 3)
+        if child.timed_out:
+            record["error"] = f"timeout: killed after {config.timeout_s:.0f} s\n{child.tail(20)}"
+            return record
+        if child.returncode != 0 or not os.path.exists(out_path):
+            record["error"] = f"the run's process exited with code {child.returncode}:\n{child.tail(30)}"
+            return record
+        with open(out_path) as handle:
+            outcome = json.load(handle)
+    for name in _OUTCOME_FIELDS:
+        if name in outcome:
+            record[name] = outcome[name]
+    record["plugin"] = record["plugin"] or {}
+    record["status"] = outcome.get("status", "failed")
+    record["error"] = outcome.get("error")
+    if outcome.get("traceback"):
+        record["traceback"] = outcome["traceback"]
+    return record
+
+
+def write_json(path: str, env: Dict[str, Any], runs: List[Dict[str, Any]]) -> None:
+    """Write ``{"env": ..., "runs": [...]}`` atomically (after every run: partial results survive)."""
+    directory = os.path.dirname(os.path.abspath(path))
+    os.makedirs(directory, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=".bench-", suffix=".json", dir=directory)
+    with os.fdopen(fd, "w") as handle:
+        json.dump({"env": env, "runs": runs}, handle, indent=1, sort_keys=False)
+        handle.write("\n")
+    os.replace(tmp, path)
+
+
+def run_all(
+    config: BenchConfig,
+    env: Dict[str, Any],
+    log: Callable[[str], None] = print,
+    runner: Callable[[BenchConfig, RunSpec], Dict[str, Any]] = run_one,
+) -> List[Dict[str, Any]]:
+    runs: List[Dict[str, Any]] = []
+    specs = plan(config)
+    for spec in specs:
+        log(f"[{spec.index + 1}/{len(specs)}] repeat {spec.repeat + 1}/{config.repeat} "
+            f"{spec.workload} skew={spec.skew:g} {spec.manager.label}: running")
+        record = runner(config, spec)
+        runs.append(record)
+        log(f"[{spec.index + 1}/{len(specs)}] {progress_text(record)}")
+        if config.json_path:
+            write_json(config.json_path, env, runs)
+    return runs
+
+
+def progress_text(record: Dict[str, Any]) -> str:
+    head = f"{record['workload']} skew={record['skew']:g} {record['manager']}: "
+    if record["status"] != "ok":
+        first = (record.get("error") or "unknown error").splitlines()[0]
+        return head + f"FAILED ({first})"
+    parts = [f"wall {record['wall_s']:.1f}s"]
+    if record.get("map_stage_s") is not None:
+        parts.append(f"map {record['map_stage_s']:.1f}s reduce {record['reduce_stage_s']:.1f}s")
+    if record.get("shuffle_write_bytes") is not None:
+        parts.append(f"shuffle write {mib(record['shuffle_write_bytes'])}")
+    if record.get("max_reduce_partition_bytes") is not None:
+        parts.append(f"max reduce partition {mib(record['max_reduce_partition_bytes'])}")
+    if record.get("peak_executor_memory_bytes") is not None:
+        parts.append(f"peak executor memory {mib(record['peak_executor_memory_bytes'])}")
+    if record.get("process_s") is not None:
+        parts.append(f"process {record['process_s']:.1f}s")
+    return head + "ok, " + ", ".join(parts)
+
+
+def mib(value: Optional[float]) -> str:
+    return "-" if value is None else f"{value / (1 << 20):.1f} MiB"

@@ -1,0 +1,89 @@
+"""The benchmark workloads, run inside the child's Spark application.
+
+Each takes the SparkSession and a job dict (see :mod:`pyspark_shuffle.bench.runner`) and returns
+a small, manager-independent summary of its result (row counts and a checksum), so runs of the
+same workload, skew and seed can be checked equal across managers. Data is generated in the
+JVM from the seed (no Python rows), the same for every run.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any, Callable, Dict
+
+from ..dummy import DummyRDD, skewed_dimension, skewed_fact
+from .options import ROW_OVERHEAD_BYTES
+
+
+def fact_rows(size_bytes: int, payload_bytes: int) -> int:
+    """Rows of the fact table that make about ``size_bytes`` of shuffle data."""
+    return max(1, size_bytes // (payload_bytes + ROW_OVERHEAD_BYTES))
+
+
+def _digest(value: Any) -> str:
+    return hashlib.sha256(json.dumps(value, sort_keys=True).encode()).hexdigest()[:16]
+
+
+def dummy(spark: Any, job: Dict[str, Any]) -> Dict[str, Any]:
+    """The DummyRDD shuffle: ``size`` bytes in chunks, each to a Zipf(skew)-drawn destination."""
+    out = DummyRDD(
+        spark, size=job["size_bytes"], skew=float(job["skew"]), partition_size=job["partition_bytes"],
+        seed=job["seed"], compressible=bool(job["compressible"]),
+    ).run()
+    received = out["destination_bytes"]
+    return {
+        "partitions": out["num_partitions"],
+        "bytes": sum(received),
+        "max_destination_bytes": max(received),
+        "checksum": _digest([received, out["destination_chunks"]]),
+    }
+
+
+def _fact(spark: Any, job: Dict[str, Any]) -> Any:
+    rows = fact_rows(job["size_bytes"], job["payload_bytes"])
+    fact = skewed_fact(spark, rows, job["keys"], float(job["skew"]), job["payload_bytes"],
+                       job["num_partitions"], job["seed"])
+    return fact, rows
+
+
+def join(spark: Any, job: Dict[str, Any]) -> Dict[str, Any]:
+    """Fact (Zipf keys) joined with the dimension on key, a sort-merge join (broadcast is off):
+    both sides shuffled by key; counted, with an order-independent checksum of the joined rows."""
+    from pyspark.sql import functions as F
+
+    fact, rows = _fact(spark, job)
+    dimension = skewed_dimension(spark, job["keys"], job["num_partitions"])
+    result = fact.join(dimension, "key").agg(
+        F.count(F.lit(1)).alias("rows"),
+        F.bit_xor(F.xxhash64("id", "key", "payload", "name")).alias("checksum"),
+    ).collect()[0]
+    return {"fact_rows": rows, "rows": int(result["rows"]), "checksum": f"{int(result['checksum'] or 0) & (2**64 - 1):016x}"}
+
+
+def groupby(spark: Any, job: Dict[str, Any]) -> Dict[str, Any]:
+    """Fact shuffled by key (every row: a partial aggregate would shrink the skew away), then
+    grouped by key with a count and a checksum of the payloads; the groups are collected."""
+    from pyspark.sql import functions as F
+
+    fact, rows = _fact(spark, job)
+    groups = (
+        fact.repartition(job["num_partitions"], "key")
+        .groupBy("key")
+        .agg(F.count(F.lit(1)).alias("rows"), F.bit_xor(F.xxhash64("id", "payload")).alias("hash"))
+        .collect()
+    )
+    summary = sorted((int(g["key"]), int(g["rows"]), int(g["hash"])) for g in groups)
+    return {
+        "fact_rows": rows,
+        "groups": len(summary),
+        "max_group_rows": max((g[1] for g in summary), default=0),
+        "checksum": _digest(summary),
+    }
+
+
+WORKLOADS: Dict[str, Callable[[Any, Dict[str, Any]], Dict[str, Any]]] = {
+    "dummy": dummy,
+    "join": join,
+    "groupby": groupby,
+}

@@ -1,0 +1,237 @@
+"""The keyword options of :func:`pyspark_shuffle.configure` and the Spark keys they set.
+
+One :class:`Option` per ``spark.shuffle.adaptive.*`` key declared in the JVM side's
+``AdaptiveShuffleConf`` (``conf/configuration.md`` lists the same keys; a test keeps the two in
+sync). Validation mirrors the JVM checks so a bad value fails in Python, before a JVM starts.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any, Callable, Dict, Mapping, Tuple
+
+PREFIX = "spark.shuffle.adaptive."
+
+#: Spark's byte-size suffixes (JavaUtils.byteStringAs): binary multiples, case-insensitive.
+_UNIT_BYTES = {
+    "b": 1,
+    "k": 1 << 10, "kb": 1 << 10,
+    "m": 1 << 20, "mb": 1 << 20,
+    "g": 1 << 30, "gb": 1 << 30,
+    "t": 1 << 40, "tb": 1 << 40,
+    "p": 1 << 50, "pb": 1 << 50,
+}
+_SIZE = re.compile(r"^(?P<number>-?[0-9]+)(?P<unit>[a-z]+)?$")
+_CANONICAL_UNITS = (("g", 1 << 30), ("m", 1 << 20), ("k", 1 << 10))
+
+#: Largest value of a size the JVM stores as an Int (its checkValue: ``v <= Int.MaxValue``).
+INT_MAX_BYTES = (1 << 31) - 1
+
+SIZE_FORMS = "an int number of bytes or a string like '512k', '8m', '1g' (units b, k, m, g, t, p)"
+
+
+def _size(min_bytes: int, max_bytes: int) -> Callable[[Any], str]:
+    def normalize(value: Any) -> str:
+        size = parse_size(value)
+        if not min_bytes <= size <= max_bytes:
+            raise ValueError(f"{size} bytes is out of range")
+        return format_size(size)
+    return normalize
+
+
+def _choice(*choices: str) -> Callable[[Any], str]:
+    def normalize(value: Any) -> str:
+        if not isinstance(value, str) or value.strip().lower() not in choices:
+            raise ValueError("not one of the choices")
+        return value.strip().lower()
+    return normalize
+
+
+def _boolean(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str) and value.strip().lower() in ("true", "false"):
+        return value.strip().lower()
+    raise ValueError("not a boolean")
+
+
+def _number(low: float, high: float, integer: bool = False) -> Callable[[Any], str]:
+    def normalize(value: Any) -> str:
+        if isinstance(value, bool):
+            raise ValueError("not a number")
+        try:
+            number = int(value) if integer else float(value)
+        except (TypeError, ValueError):
+            raise ValueError("not a number") from None
+        if integer and isinstance(value, float) and not value.is_integer():
+            raise ValueError("not a whole number")
+        if not (low <= number <= high) or number != number:
+            raise ValueError(f"{number} is out of range")
+        return str(number)
+    return normalize
+
+
+def _serve_delay(value: Any) -> str:
+    if not isinstance(value, str) or not re.fullmatch(r"\s*|[^:,\s]+:[0-9]+(\s*,\s*[^:,\s]+:[0-9]+)*", value.strip()):
+        raise ValueError("not 'executorId:millis' pairs")
+    return value.strip()
+
+
+@dataclass(frozen=True)
+class Option:
+    """One keyword option of :func:`pyspark_shuffle.configure`."""
+
+    name: str
+    key: str
+    allowed: str  # what values are accepted, in words
+    doc: str
+    parse: Callable[[Any], str]  # the Spark string for a value; ValueError with a reason
+
+    def normalize(self, value: Any) -> str:
+        """The string Spark expects for ``value``; ValueError naming the option when invalid."""
+        try:
+            return self.parse(value)
+        except ValueError as error:
+            raise ValueError(
+                f"invalid value {value!r} for option {self.name!r} (Spark key {self.key}): "
+                f"{error}; allowed: {self.allowed}"
+            ) from None
+
+
+OPTIONS: Dict[str, Option] = {
+    option.name: option
+    for option in (
+        Option(
+            name="order",
+            key=PREFIX + "fetch.order",
+            allowed="one of 'adaptive', 'naive', 'pairwise'",
+            doc="Which remote executor a reduce task asks next (default 'adaptive').",
+            parse=_choice("adaptive", "naive", "pairwise"),
+        ),
+        Option(
+            name="in_flight_increment",
+            key=PREFIX + "fetch.inFlightIncrement",
+            allowed=(
+                f"a positive size of at most 2g - 1 byte ({INT_MAX_BYTES} bytes), given as "
+                f"{SIZE_FORMS}; it must not exceed max_in_flight (default "
+                "spark.reducer.maxSizeInFlight)"
+            ),
+            doc="Size one remote request aggregates blocks up to, and the elastic limit's step.",
+            parse=_size(1, INT_MAX_BYTES),
+        ),
+        Option(
+            name="max_in_flight",
+            key=PREFIX + "fetch.maxInFlight",
+            allowed=f"a positive size, given as {SIZE_FORMS}",
+            doc="Hard in-flight limit of a reduce task (default spark.reducer.maxSizeInFlight).",
+            parse=_size(1, (1 << 63) - 1),
+        ),
+        Option(
+            name="elastic",
+            key=PREFIX + "fetch.elastic.enabled",
+            allowed="True or False",
+            doc="Whether each reduce task adapts its in-flight limit (default True).",
+            parse=_boolean,
+        ),
+        Option(
+            name="elastic_shrink_below",
+            key=PREFIX + "fetch.elastic.shrinkBelow",
+            allowed="a number between 0 and 1",
+            doc="Shrink after a wait of at most this fraction of the average wait (default 0.5).",
+            parse=_number(0.0, 1.0),
+        ),
+        Option(
+            name="elastic_grow_above",
+            key=PREFIX + "fetch.elastic.growAbove",
+            allowed="a finite number >= 0",
+            doc="Grow after a wait longer than this fraction of the average wait (default 0.5).",
+            parse=_number(0.0, 1e300),
+        ),
+        Option(
+            name="wait_window",
+            key=PREFIX + "fetch.waitWindow",
+            allowed="a whole number between 1 and 100000",
+            doc="How many recent waits the moving averages cover (default 16).",
+            parse=_number(1, 100000, integer=True),
+        ),
+        Option(
+            name="score_load_weight",
+            key=PREFIX + "fetch.score.loadWeight",
+            allowed="a finite number >= 0",
+            doc="Weight of in-flight load in the adaptive source score (default 1.0).",
+            parse=_number(0.0, 1e300),
+        ),
+        Option(
+            name="score_wait_weight",
+            key=PREFIX + "fetch.score.waitWeight",
+            allowed="a finite number >= 0",
+            doc="Weight per ms of average wait in the adaptive source score (default 0.1).",
+            parse=_number(0.0, 1e300),
+        ),
+        Option(
+            name="testing_serve_delay",
+            key=PREFIX + "testing.serveDelay",
+            allowed="TESTING ONLY: '' or 'executorId:millis' pairs separated by commas, e.g. '1:50'",
+            doc="Makes the named executors sleep before serving each shuffle block (a slow node).",
+            parse=_serve_delay,
+        ),
+    )
+}
+
+#: Spark key -> option, for look-ups from the Spark side.
+OPTIONS_BY_KEY: Dict[str, Option] = {option.key: option for option in OPTIONS.values()}
+
+
+def parse_size(value: Any, default_unit: str = "b") -> int:
+    """Bytes of an int or of a Spark size string ("512k", "8m", "1g", "1024"); a string without
+    unit is in ``default_unit``. Raises ValueError (with a reason) for anything else."""
+    if isinstance(value, bool) or not isinstance(value, (int, str)):
+        raise ValueError(f"expected {SIZE_FORMS}, got {type(value).__name__}")
+    if isinstance(value, int):
+        return value
+    text = value.strip().lower()
+    if re.fullmatch(r"-?[0-9]+\.[0-9]+[a-z]*", text):
+        raise ValueError("fractional sizes are not supported by Spark")
+    match = _SIZE.match(text)
+    if match is None:
+        raise ValueError(f"not a size: expected {SIZE_FORMS}")
+    unit = match.group("unit") or default_unit
+    if unit not in _UNIT_BYTES:
+        raise ValueError(f"unknown size unit {unit!r} (units: b, k, m, g, t, p)")
+    return int(match.group("number")) * _UNIT_BYTES[unit]
+
+
+def format_size(size: int) -> str:
+    """``size`` bytes as a Spark size string in the largest exact unit: 8388608 -> "8m"."""
+    for suffix, factor in _CANONICAL_UNITS:
+        if size and size % factor == 0:
+            return f"{size // factor}{suffix}"
+    return f"{size}b"
+
+
+def validate_options(options: Mapping[str, Any]) -> Dict[str, str]:
+    """Spark key -> normalized value for the keyword ``options``; ``None`` values are skipped.
+
+    Unknown keywords and invalid values raise ValueError naming the keyword, the Spark key and
+    what is allowed."""
+    unknown = sorted(set(options) - set(OPTIONS))
+    if unknown:
+        raise ValueError(
+            "unknown option%s %s for pyspark_shuffle.configure(); allowed options: %s"
+            % ("s" if len(unknown) > 1 else "", ", ".join(repr(u) for u in unknown), describe_options())
+        )
+    return {
+        OPTIONS[name].key: OPTIONS[name].normalize(value)
+        for name, value in options.items()
+        if value is not None
+    }
+
+
+def describe_options() -> str:
+    return "; ".join(f"{o.name} ({o.key}): {o.allowed}" for o in OPTIONS.values())
+
+
+def option_items() -> Tuple[Tuple[str, str], ...]:
+    """(keyword, Spark key) pairs in declaration order."""
+    return tuple((o.name, o.key) for o in OPTIONS.values())

@@ -1,0 +1,62 @@
+"""Child process of :class:`~pyspark_shuffle.testing.ShuffleComparison`: one side of an A/B run.
+
+``python -m pyspark_shuffle.testing._worker IN OUT``: reads the pickled job from IN, starts one
+SparkSession (its own driver JVM, so the shuffle manager is fresh), checks the manager, runs every
+workload in order, stops the session and writes the pickled outcomes to OUT.
+"""
+
+from __future__ import annotations
+
+import pickle
+import sys
+import time
+import traceback
+
+
+def run_job(job: dict) -> dict:
+    from .session import start_session
+
+    spark = start_session(
+        manager=job["manager"],
+        conf=job["conf"],
+        options=job["options"],
+        master=job["master"],
+        app_name=f"pyspark-shuffle-ab-{job['manager']}",
+    )
+    from .._jvm import active_shuffle_manager_class
+
+    outcomes = {"manager_class": active_shuffle_manager_class(spark), "results": {}}
+    try:
+        for name, function in job["workloads"]:
+            started = time.monotonic()
+            try:
+                value = function(spark)
+                pickle.dumps(value)
+                entry = {"ok": True, "value": value}
+            except Exception as error:  # reported to the parent, per workload
+                entry = {
+                    "ok": False,
+                    "error": f"{type(error).__name__}: {error}",
+                    "traceback": traceback.format_exc(),
+                }
+            entry["seconds"] = time.monotonic() - started
+            outcomes["results"][name] = entry
+    finally:
+        spark.stop()
+    return outcomes
+
+
+def main(argv: list) -> int:
+    from pyspark import cloudpickle
+
+    in_path, out_path = argv
+    with open(in_path, "rb") as handle:
+        job = cloudpickle.load(handle)
+    outcomes = run_job(job)
+    with open(out_path, "wb") as handle:
+        pickle.dump(outcomes, handle)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

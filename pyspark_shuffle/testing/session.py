@@ -1,0 +1,150 @@
+"""SparkSessions for tests: a local cluster with the plugin, or with Spark's sort shuffle.
+
+Both kinds get the same configuration except ``spark.shuffle.manager``: the plugin jar is on
+``spark.jars`` in both, so the only difference between an A and a B run is the manager.
+
+Environment overrides (applied to every session started here):
+
+- ``PYSPARK_SHUFFLE_TEST_MASTER``: the master, default ``local-cluster[2,1,1024]`` (two
+  executor JVMs with one core and 1 GiB each, so shuffle blocks really travel between JVMs).
+- ``PYSPARK_SHUFFLE_TEST_CONF``: extra ``key=value,key=value`` Spark configuration.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Any, Dict, Mapping, Optional
+
+from .._configure import configure
+from .._jvm import (
+    SHUFFLE_MANAGER_CLASS,
+    SLOW_SERVING_SORT_SHUFFLE_MANAGER_CLASS,
+    SORT_SHUFFLE_MANAGER_CLASS,
+    active_shuffle_manager_class,
+)
+from ..options import OPTIONS
+
+MASTER_ENV = "PYSPARK_SHUFFLE_TEST_MASTER"
+CONF_ENV = "PYSPARK_SHUFFLE_TEST_CONF"
+DEFAULT_MASTER = "local-cluster[2,1,1024]"
+
+PLUGIN = "plugin"
+SORT = "sort"
+MANAGER_CLASSES = {PLUGIN: SHUFFLE_MANAGER_CLASS, SORT: SORT_SHUFFLE_MANAGER_CLASS}
+SERVE_DELAY_KEY = OPTIONS["testing_serve_delay"].key
+
+
+def manager_class(manager: str, conf: Mapping[str, str]) -> str:
+    """The shuffle manager class a ``manager`` session runs with ``conf``: on a deliberately
+    slowed executor (``SERVE_DELAY_KEY`` set) "sort" is Spark's sort shuffle with the same delay."""
+    if manager not in MANAGER_CLASSES:
+        raise ValueError(f"manager must be one of {sorted(MANAGER_CLASSES)}, got {manager!r}")
+    if manager == SORT and conf.get(SERVE_DELAY_KEY, "").strip():
+        return SLOW_SERVING_SORT_SHUFFLE_MANAGER_CLASS
+    return MANAGER_CLASSES[manager]
+
+
+def base_conf() -> Dict[str, str]:
+    """What every test session needs on this machine, whatever the manager."""
+    return {
+        "spark.ui.enabled": "false",
+        "spark.ui.showConsoleProgress": "false",
+        # Executors of a pip-installed pyspark run Python workers with this interpreter.
+        "spark.pyspark.python": sys.executable,
+        # Keep every socket on the loopback interface.
+        "spark.driver.host": "127.0.0.1",
+        "spark.driver.bindAddress": "127.0.0.1",
+    }
+
+
+def parse_conf_env(text: Optional[str]) -> Dict[str, str]:
+    """``key=value,key=value`` -> dict; ValueError naming the bad item."""
+    result: Dict[str, str] = {}
+    for item in (text or "").split(","):
+        if not item.strip():
+            continue
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise ValueError(
+                f"{CONF_ENV}: expected key=value items separated by commas, got {item.strip()!r}"
+            )
+        result[key.strip()] = value.strip()
+    return result
+
+
+def resolve_master(environ: Mapping[str, str] = os.environ) -> str:
+    return environ.get(MASTER_ENV, "").strip() or DEFAULT_MASTER
+
+
+def session_conf(
+    manager: str,
+    conf: Optional[Mapping[str, Any]] = None,
+    options: Optional[Mapping[str, Any]] = None,
+    environ: Mapping[str, str] = os.environ,
+) -> Dict[str, str]:
+    """The full Spark configuration of a test session for ``manager`` ("plugin" or "sort"):
+    :func:`base_conf`, then ``conf``, then ``PYSPARK_SHUFFLE_TEST_CONF``, then what
+    :func:`pyspark_shuffle.configure` sets with ``options``; for "sort" the manager is then set
+    back to Spark's sort shuffle (with ``SERVE_DELAY_KEY`` set, Spark's sort shuffle plus that
+    delay), so the two differ in ``spark.shuffle.manager`` only."""
+    manager_class(manager, {})  # validates the name before anything else
+    from pyspark import SparkConf
+
+    spark_conf = SparkConf(loadDefaults=False)
+    merged = base_conf()
+    merged.update({k: str(v) for k, v in (conf or {}).items()})
+    merged.update(parse_conf_env(environ.get(CONF_ENV)))
+    for key, value in merged.items():
+        spark_conf.set(key, value)
+    configure(spark_conf, **dict(options or {}))
+    result = dict(spark_conf.getAll())
+    result["spark.shuffle.manager"] = manager_class(manager, result)
+    return result
+
+
+def start_session(
+    manager: str = PLUGIN,
+    conf: Optional[Mapping[str, Any]] = None,
+    options: Optional[Mapping[str, Any]] = None,
+    master: Optional[str] = None,
+    app_name: str = "pyspark-shuffle-test",
+):
+    """Start a new SparkSession with ``manager`` and check, through py4j, that the driver's
+    SparkEnv runs that shuffle manager. Fails if a SparkContext is already running, since its
+    shuffle manager cannot be changed."""
+    from pyspark import SparkContext
+    from pyspark.sql import SparkSession
+
+    if SparkContext._active_spark_context is not None:
+        raise RuntimeError(
+            "a SparkContext is already running in this process; its shuffle manager cannot change. "
+            "Stop it first (or run the comparison with ShuffleComparison, which uses fresh processes)."
+        )
+    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    # A SparkContext started from a running Python (not spark-submit) takes its workers'
+    # interpreter from PYSPARK_PYTHON only (default "python3" on the PATH), not from
+    # spark.pyspark.python: without this, workers run another Python than this one, one that
+    # may lack pyspark_shuffle and the test's dependencies.
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    builder = SparkSession.builder.master(master or resolve_master()).appName(app_name)
+    for key, value in session_conf(manager, conf, options).items():
+        builder = builder.config(key, value)
+    spark = builder.getOrCreate()
+    try:
+        check_manager(spark, manager)
+    except BaseException:
+        spark.stop()
+        raise
+    return spark
+
+
+def check_manager(spark: Any, manager: str) -> None:
+    """Raise RuntimeError unless the driver of ``spark`` runs the shuffle manager ``manager``."""
+    expected = manager_class(manager, dict(spark.sparkContext.getConf().getAll()))
+    actual = active_shuffle_manager_class(spark)
+    if actual != expected:
+        raise RuntimeError(
+            f"the {manager} session runs shuffle manager {actual}, expected {expected} "
+            f"(spark.shuffle.manager={spark.sparkContext.getConf().get('spark.shuffle.manager')})"
+        )

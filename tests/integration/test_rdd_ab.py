@@ -1,0 +1,141 @@
+"""RDD shuffles A/B: Spark's sort shuffle vs the plugin on local-cluster[2,1,1024]."""
+
+import hashlib
+from operator import add
+
+import pytest
+from ab_conf import FETCH_ORDER_VARIANTS, COMMON_CONF
+
+from pyspark_shuffle.testing import ShuffleComparison
+
+pytestmark = pytest.mark.integration
+
+ab = ShuffleComparison(conf=COMMON_CONF, variants=FETCH_ORDER_VARIANTS)
+RECORD_BYTES = 300 * 1024  # > maxSizeInFlight (1m) / 5
+
+
+@ab.workload(unordered=True)
+def reduce_by_key(spark):
+    rdd = spark.sparkContext.parallelize(range(20000), 4)
+    return rdd.map(lambda x: (x % 97, x)).reduceByKey(add, 5).collect()
+
+
+@ab.workload(unordered=True)
+def group_by_key(spark):
+    rdd = spark.sparkContext.parallelize(range(6000), 4)
+    return rdd.map(lambda x: (x % 31, x)).groupByKey(3).mapValues(sorted).collect()
+
+
+@ab.workload(unordered=True)
+def join(spark):
+    sc = spark.sparkContext
+    left = sc.parallelize([(i % 50, i) for i in range(3000)], 4)
+    right = sc.parallelize([(i % 70, -i) for i in range(700)], 3)
+    return left.join(right, 6).collect()
+
+
+@ab.workload(unordered=True)
+def cogroup(spark):
+    sc = spark.sparkContext
+    left = sc.parallelize([(i % 40, i) for i in range(2000)], 3)
+    right = sc.parallelize([(i % 60, str(i)) for i in range(600)], 2)
+    return left.cogroup(right, 5).mapValues(lambda vs: (sorted(vs[0]), sorted(vs[1]))).collect()
+
+
+@ab.workload
+def sort_by_key(spark):
+    keys = [(i * 7919) % 10007 for i in range(10007)]  # a permutation of 0..10006
+    rdd = spark.sparkContext.parallelize([(k, k * 2) for k in keys], 4).sortByKey(numPartitions=16)
+    bounds = rdd.glom().map(lambda part: (part[0][0], part[-1][0], len(part)) if part else None).collect()
+    return rdd.getNumPartitions(), rdd.collect(), bounds
+
+
+@ab.workload
+def repartition(spark):
+    rdd = spark.sparkContext.parallelize(range(5000), 3).repartition(7)
+    return rdd.getNumPartitions(), rdd.glom().map(sorted).collect()
+
+
+@ab.workload(unordered=True)
+def distinct(spark):
+    return spark.sparkContext.parallelize([i % 1000 for i in range(12000)], 4).distinct(5).collect()
+
+
+@ab.workload
+def empty(spark):
+    sc = spark.sparkContext
+    nothing = sc.emptyRDD().map(lambda x: (x, 1)).reduceByKey(add, 4).collect()
+    mostly_empty = sc.parallelize([(1, "a")], 3).partitionBy(6).glom().map(len).collect()
+    return nothing, mostly_empty
+
+
+@ab.workload(unordered=True)
+def large_records(spark):
+    def record(i):
+        return i % 5, bytes([i % 251]) * RECORD_BYTES
+
+    rdd = spark.sparkContext.parallelize(range(24), 4).map(record)
+    digests = rdd.groupByKey(3).mapValues(
+        lambda values: sorted((len(v), hashlib.sha256(v).hexdigest()) for v in values)
+    )
+    return digests.collect()
+
+
+@ab.workload(unordered=True)
+def hot_key(spark):
+    def key(i):
+        return 0 if i % 5 != 0 else i + 1  # 80% of the records share key 0
+
+    rdd = spark.sparkContext.parallelize(range(20000), 4).map(lambda i: (key(i), i))
+    return rdd.groupByKey(4).mapValues(lambda vs: (len(vs), sum(vs))).collect()
+
+
+@pytest.mark.parametrize(
+    "name", ["reduce_by_key", "group_by_key", "join", "cogroup", "repartition", "distinct"]
+)
+def test_same_result(name):
+    assert ab.assert_same(name)
+
+
+def test_both_sides_ran_their_manager():
+    result = ab.run()
+    assert result.sort.manager_class.endswith("SortShuffleManager")
+    assert set(result.plugins) == {"adaptive", "naive", "pairwise"}
+    for side in result.plugins.values():
+        assert side.manager_class.endswith("AdaptiveShuffleManager")
+
+
+def test_reduce_by_key_values():
+    expected = {k: sum(x for x in range(20000) if x % 97 == k) for k in range(97)}
+    assert dict(ab.assert_same("reduce_by_key")) == expected
+
+
+def test_sort_by_key_global_order():
+    partitions, rows, bounds = ab.assert_same("sort_by_key")
+    assert partitions == 16
+    assert [k for k, _ in rows] == list(range(10007))
+    filled = [b for b in bounds if b is not None]
+    assert len(filled) > 8 and sum(n for _, _, n in filled) == 10007
+    assert all(prev[1] < nxt[0] for prev, nxt in zip(filled, filled[1:]))
+
+
+def test_distinct_count():
+    assert sorted(ab.assert_same("distinct")) == list(range(1000))
+
+
+def test_empty():
+    nothing, mostly_empty = ab.assert_same("empty")
+    assert nothing == [] and sorted(mostly_empty) == [0, 0, 0, 0, 0, 1]
+
+
+def test_large_records():
+    groups = dict(ab.assert_same("large_records"))
+    assert sorted(groups) == [0, 1, 2, 3, 4]
+    assert sum(len(v) for v in groups.values()) == 24
+    assert all(size == RECORD_BYTES for v in groups.values() for size, _ in v)
+
+
+def test_hot_key():
+    groups = dict(ab.assert_same("hot_key"))
+    assert groups[0][0] == 16000
+    assert sum(n for n, _ in groups.values()) == 20000

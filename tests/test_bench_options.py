@@ -1,0 +1,85 @@
+"""Command-line parsing of the benchmark harness (no JVM)."""
+
+import pytest
+
+from pyspark_shuffle.bench.options import ManagerSpec, parse_args, parse_managers
+
+
+def error_of(capsys, argv):
+    with pytest.raises(SystemExit) as exit_info:
+        parse_args(argv)
+    assert exit_info.value.code == 2
+    return capsys.readouterr().err
+
+
+def test_defaults():
+    config = parse_args([])
+    assert [m.label for m in config.managers] == ["sort", "adaptive"]
+    assert config.skews == [0.0, 1.0, 2.0, 3.0]
+    assert config.size_bytes == 512 << 20 and config.partition_bytes == 8 << 20
+    assert config.num_partitions == 64
+    assert config.master == "local-cluster[2,1,1024]"
+    assert config.workloads == ["dummy"] and config.repeat == 3
+
+
+def test_sizes_skews_cluster_and_conf():
+    config = parse_args([
+        "--size", "64m", "--partition-size", "512k", "--skew", "0,1.5", "--executors", "3",
+        "--executor-cores", "2", "--executor-memory", "2g", "--repeat", "5", "--workload", "join,groupby",
+        "--conf", "spark.reducer.maxSizeInFlight=8m", "--conf", "spark.sql.shuffle.partitions = 16",
+    ])
+    assert config.size_bytes == 64 << 20 and config.partition_bytes == 512 << 10
+    assert config.skews == [0.0, 1.5]
+    assert config.master == "local-cluster[3,2,2048]"
+    assert config.repeat == 5 and config.workloads == ["join", "groupby"]
+    assert config.conf == {"spark.reducer.maxSizeInFlight": "8m", "spark.sql.shuffle.partitions": "16"}
+
+
+def test_managers_with_option_sets():
+    specs = parse_managers("sort,adaptive,adaptive:in_flight_increment=4m")
+    assert specs == [
+        ManagerSpec("sort"),
+        ManagerSpec("adaptive"),
+        ManagerSpec("adaptive", (("in_flight_increment", "4m"),)),
+    ]
+    assert specs[2].label == "adaptive:in_flight_increment=4m"
+    assert specs[2].options_dict() == {"in_flight_increment": "4m"}
+    # ';' separates options too, and a bare key=value item continues the set before it.
+    assert parse_managers("adaptive:in_flight_increment=1m;") == [ManagerSpec("adaptive", (("in_flight_increment", "1m"),))]
+
+
+@pytest.mark.parametrize(
+    "argv, option, words",
+    [
+        (["--skew", "0,x"], "--skew", "not a number"),
+        (["--skew", "-1"], "--skew", ">= 0"),
+        (["--skew", "1,1"], "--skew", "twice"),
+        (["--size", "12q"], "--size", "unknown size unit"),
+        (["--size", "0"], "--size", "positive"),
+        (["--partition-size", "1g", "--size", "64m"], "--partition-size", "exceeds --size"),
+        (["--executor-memory", "100m"], "--executor-memory", "at least"),
+        (["--executors", "0"], "--executors", "at least 1"),
+        (["--repeat", "two"], "--repeat", "not an integer"),
+        (["--conf", "novalue"], "--conf", "key=value"),
+        (["--conf", "spark.shuffle.manager=sort"], "--conf", "--managers"),
+        (["--workload", "sortby"], "--workload", "unknown workload"),
+        (["--managers", "tungsten"], "--managers", "unknown shuffle manager 'tungsten'"),
+        (["--managers", "sort:in_flight_increment=4m"], "--managers", "'sort' takes no options"),
+        (["--managers", "adaptive:bogus=1"], "--managers", "unknown option 'bogus'"),
+        (["--managers", "adaptive:in_flight_increment=-4m"], "--managers", "in_flight_increment"),
+        (["--managers", "in_flight_increment=4m"], "--managers", "without a manager"),
+        (["--managers", "sort,sort"], "--managers", "twice"),
+    ],
+)
+def test_invalid_input_names_the_option(capsys, argv, option, words):
+    err = error_of(capsys, argv)
+    assert f"argument {option}:" in err
+    assert words in err
+
+
+def test_configure_checks_option_sets_against_conf(capsys):
+    # configure() itself rejects an increment above spark.reducer.maxSizeInFlight from --conf.
+    err = error_of(capsys, ["--managers", "sort,adaptive:in_flight_increment=4m",
+                            "--conf", "spark.reducer.maxSizeInFlight=2m"])
+    assert "argument --managers: adaptive:in_flight_increment=4m" in err
+    assert "exceeds spark.reducer.maxSizeInFlight" in err

@@ -1,0 +1,115 @@
+"""Run plan, run records, medians, ratios and the table of the benchmark harness (no JVM)."""
+
+import json
+
+import pytest
+
+from pyspark_shuffle.bench import runner
+from pyspark_shuffle.bench.options import parse_args
+from pyspark_shuffle.bench.report import format_table, median, result_mismatches, summarize
+from pyspark_shuffle.bench.runner import RECORD_FIELDS, empty_record, plan, run_all
+
+
+def record(manager, skew, wall, workload="dummy", status="ok", peak=100 << 20, result=None):
+    return {
+        "manager": manager, "workload": workload, "skew": skew, "status": status,
+        "wall_s": wall if status == "ok" else None, "map_stage_s": wall / 2, "reduce_stage_s": wall / 3,
+        "shuffle_write_bytes": 64 << 20, "shuffle_read_bytes": 64 << 20, "fetch_wait_ms": 1500,
+        "max_reduce_partition_bytes": 8 << 20, "peak_executor_memory_bytes": peak,
+        "result": result if result is not None else {"checksum": "abc"},
+    }
+
+
+def test_alternation_order():
+    config = parse_args(["--managers", "sort,adaptive", "--skew", "0,2", "--repeat", "2", "--workload", "dummy,join"])
+    order = [(r.repeat, r.workload, r.skew, r.manager.label) for r in plan(config)]
+    assert [r.index for r in plan(config)] == list(range(16))
+    assert order[:8] == [
+        (0, "dummy", 0.0, "sort"), (0, "dummy", 0.0, "adaptive"),
+        (0, "dummy", 2.0, "sort"), (0, "dummy", 2.0, "adaptive"),
+        (0, "join", 0.0, "sort"), (0, "join", 0.0, "adaptive"),
+        (0, "join", 2.0, "sort"), (0, "join", 2.0, "adaptive"),
+    ]
+    # the next repeat starts with the other manager, and still alternates
+    assert [o[3] for o in order[8:]] == ["adaptive", "sort"] * 4
+    assert all(order[i][3] != order[i + 1][3] for i in range(0, 16, 2))
+
+
+def test_median_and_ratio():
+    records = [
+        record("sort", 0, 10.0), record("adaptive", 0, 6.0),
+        record("sort", 0, 12.0), record("adaptive", 0, 9.0),
+        record("sort", 0, 11.0), record("adaptive", 0, 7.0),
+        record("sort", 2, 20.0), record("adaptive", 2, 5.0, status="failed"),
+        record("adaptive", 2, 10.0),
+    ]
+    summaries = {(s.workload, s.skew, s.manager): s for s in summarize(records)}
+    sort0, adaptive0 = summaries[("dummy", 0.0, "sort")], summaries[("dummy", 0.0, "adaptive")]
+    assert sort0.medians["wall_s"] == 11.0 and adaptive0.medians["wall_s"] == 7.0
+    assert sort0.ratio_to_sort == pytest.approx(1.0)
+    assert adaptive0.ratio_to_sort == pytest.approx(7.0 / 11.0)
+    adaptive2 = summaries[("dummy", 2.0, "adaptive")]
+    assert (adaptive2.runs, adaptive2.ok) == (2, 1)  # the failed run does not count
+    assert adaptive2.medians["wall_s"] == 10.0 and adaptive2.ratio_to_sort == pytest.approx(0.5)
+    assert median([None, 1, 3]) == 2 and median([None]) is None
+
+
+def test_no_sort_means_no_ratio():
+    summaries = summarize([record("adaptive", 0, 3.0)])
+    assert summaries[0].ratio_to_sort is None
+    assert "-" in format_table(summaries).splitlines()[2]
+
+
+def test_table():
+    text = format_table(summarize([record("sort", 0, 10.0), record("adaptive", 0, 5.0)]))
+    lines = text.splitlines()
+    assert lines[0].split()[:6] == ["workload", "skew", "manager", "ok", "wall", "s"]
+    assert len(lines) == 4
+    assert "0.50x" in lines[3] and "1.00x" in lines[2]
+    assert "64.0" in lines[3] and "8.0" in lines[3] and "1.50" in lines[3] and "100" in lines[3]
+
+
+def test_result_mismatches():
+    same = [record("sort", 0, 1.0), record("adaptive", 0, 1.0)]
+    assert result_mismatches(same) == []
+    differ = same + [record("adaptive", 0, 1.0, result={"checksum": "xyz"})]
+    (problem,) = result_mismatches(differ)
+    assert "dummy skew=0" in problem and "xyz" in problem
+
+
+def test_run_records_schema_and_json(tmp_path, capsys):
+    config = parse_args(["--managers", "sort,adaptive:in_flight_increment=4m", "--skew", "0,1",
+                         "--size", "16m", "--partition-size", "4m", "--repeat", "1",
+                         "--json", str(tmp_path / "out.json")])
+
+    def fake_run(config, spec):  # stands in for the child process
+        rec = empty_record(config, spec)
+        if spec.skew == 1.0 and spec.manager.kind == "adaptive":
+            rec["error"] = "ExecutorLostFailure: OOM"
+            return rec
+        rec.update(status="ok", wall_s=1.0 + spec.index, shuffle_write_bytes=16 << 20)
+        rec["plugin"] = {"requests": 3} if spec.manager.kind == "adaptive" else {}
+        return rec
+
+    lines = []
+    runs = run_all(config, {"cpu_count": 2}, log=lines.append, runner=fake_run)
+    assert len(runs) == 4 and len(lines) == 8
+    assert "FAILED (ExecutorLostFailure: OOM)" in lines[-1]
+    data = json.loads((tmp_path / "out.json").read_text())
+    assert data["env"] == {"cpu_count": 2}
+    assert [r["status"] for r in data["runs"]] == ["ok", "ok", "ok", "failed"]
+    for run in data["runs"]:
+        assert set(RECORD_FIELDS) <= set(run)
+        assert run["options"] == ({"in_flight_increment": "4m"} if run["manager_kind"] == "adaptive" else {})
+        assert run["size_bytes"] == 16 << 20 and run["repeat"] == 0
+        assert isinstance(run["plugin"], dict)
+    assert data["runs"][3]["error"] == "ExecutorLostFailure: OOM" and data["runs"][3]["wall_s"] is None
+
+
+def test_harness_conf_lets_conf_override():
+    config = parse_args(["--conf", "spark.sql.adaptive.enabled=true", "--size", "64m", "--partition-size", "8m"])
+    conf = runner.harness_conf(config)
+    assert conf["spark.sql.adaptive.enabled"] == "true"
+    assert conf["spark.sql.shuffle.partitions"] == "8"
+    assert conf["spark.executor.metrics.pollingInterval"] == "100ms"
+    assert conf["spark.ui.enabled"] == "true"

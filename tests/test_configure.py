@@ -1,0 +1,78 @@
+import sys
+
+import pytest
+from pyspark import SparkConf
+from pyspark.sql import SparkSession
+
+import pyspark_shuffle
+from pyspark_shuffle._jvm import SHUFFLE_MANAGER_CLASS
+
+KEY = "spark.shuffle.adaptive.fetch.inFlightIncrement"
+
+
+def test_import_is_light():
+    import subprocess
+
+    code = "import sys, pyspark_shuffle; print('pyspark' in sys.modules, 'py4j' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["False", "False"]
+    assert pyspark_shuffle.__version__ == "0.1.0"
+
+
+def test_configure_builder_sets_jar_manager_and_options():
+    builder = SparkSession.builder.appName("x")
+    assert pyspark_shuffle.configure(builder, in_flight_increment="2048k") is builder
+    options = builder._options
+    assert options["spark.jars"] == pyspark_shuffle.jar_path()
+    assert options["spark.shuffle.manager"] == SHUFFLE_MANAGER_CLASS
+    assert options[KEY] == "2m"
+    assert "spark.master" not in options  # nothing started, nothing else touched
+
+
+def test_configure_appends_to_existing_jars_once():
+    builder = SparkSession.builder.config("spark.jars", "/opt/a.jar, /opt/b.jar")
+    pyspark_shuffle.configure(builder)
+    pyspark_shuffle.configure(builder)
+    assert builder._options["spark.jars"] == "/opt/a.jar,/opt/b.jar," + pyspark_shuffle.jar_path()
+    builder = SparkSession.builder.config("spark.jars", "file:" + pyspark_shuffle.jar_path())
+    pyspark_shuffle.configure(builder)
+    assert builder._options["spark.jars"] == "file:" + pyspark_shuffle.jar_path()
+
+
+def test_configure_spark_conf():
+    conf = SparkConf(loadDefaults=False).set("spark.jars", "/opt/a.jar")
+    assert pyspark_shuffle.configure(conf, in_flight_increment=4096) is conf
+    assert conf.get("spark.jars") == "/opt/a.jar," + pyspark_shuffle.jar_path()
+    assert conf.get("spark.shuffle.manager") == SHUFFLE_MANAGER_CLASS and conf.get(KEY) == "4k"
+
+
+@pytest.mark.parametrize("wrong", [SparkSession, {}, "spark", None])
+def test_configure_wrong_type(wrong):
+    with pytest.raises(TypeError, match="SparkSession.builder"):
+        pyspark_shuffle.configure(wrong)
+
+
+def test_configure_validates_before_touching_builder():
+    builder = SparkSession.builder
+    with pytest.raises(ValueError, match="in_flight_increment"):
+        pyspark_shuffle.configure(builder, in_flight_increment="-1m")
+    with pytest.raises(ValueError, match="allowed options"):
+        pyspark_shuffle.configure(builder, inflight="1m")
+    assert builder._options == {}
+
+
+def test_increment_above_max_size_in_flight():
+    builder = SparkSession.builder.config("spark.reducer.maxSizeInFlight", "4")  # MiB
+    with pytest.raises(ValueError, match=r"spark.reducer.maxSizeInFlight \(4m\)"):
+        pyspark_shuffle.configure(builder, in_flight_increment="5m")
+    assert pyspark_shuffle.configure(builder, in_flight_increment="4m")._options[KEY] == "4m"
+    with pytest.raises(ValueError, match="exceeds"):
+        pyspark_shuffle.configure(SparkSession.builder, in_flight_increment="49m")  # default 48m
+
+
+def test_increment_checked_against_max_in_flight_when_given():
+    builder = SparkSession.builder.config("spark.reducer.maxSizeInFlight", "4")  # MiB
+    # The plugin's own hard limit replaces Spark's reducer limit.
+    pyspark_shuffle.configure(builder, in_flight_increment="6m", max_in_flight="12m")
+    with pytest.raises(ValueError, match=r"max_in_flight \(spark.shuffle.adaptive.fetch.maxInFlight\) \(2m\)"):
+        pyspark_shuffle.configure(SparkSession.builder, in_flight_increment="3m", max_in_flight="2m")

@@ -1,0 +1,100 @@
+import zipfile
+
+import pytest
+
+from pyspark_shuffle import _jars
+from pyspark_shuffle._jars import JarError, JarNotFoundError, SparkVersionMismatchError
+
+JAR41 = "pyspark-shuffle-spark4.1_2.13-0.1.0.jar"
+JAR40 = "pyspark-shuffle-spark4.0_2.13-0.1.0.jar"
+
+
+@pytest.mark.parametrize(
+    "version, minor",
+    [("4.1.3", (4, 1)), ("4.1.0-preview2", (4, 1)), ("4.2.dev0", (4, 2)), ("3.5", (3, 5)), ("4.1.3+local", (4, 1))],
+)
+def test_spark_minor(version, minor):
+    assert _jars.spark_minor(version) == minor
+
+
+@pytest.mark.parametrize("version", ["", "four", "4", "4.x.1"])
+def test_spark_minor_rejects(version):
+    with pytest.raises(ValueError, match="not a Spark version"):
+        _jars.spark_minor(version)
+
+
+def test_parse_jar_name():
+    jar = _jars.parse_jar_name(JAR41)
+    assert (jar.spark_minor, jar.scala_binary, jar.version) == ((4, 1), "2.13", "0.1.0")
+    assert _jars.parse_jar_name("spark-core_2.13-4.1.3.jar") is None
+
+
+def test_select_jar_picks_the_minor():
+    names = ["README.txt", JAR40, JAR41]
+    assert _jars.select_jar("4.1.3", names) == JAR41
+    assert _jars.select_jar("4.0.1", names, scala_binary="2.13") == JAR40
+
+
+def test_select_jar_without_jar_says_how_to_build():
+    with pytest.raises(JarNotFoundError, match="make jar"):
+        _jars.select_jar("4.1.3", ["notes.txt"])
+
+
+def test_select_jar_version_mismatch_names_both_versions():
+    with pytest.raises(SparkVersionMismatchError) as info:
+        _jars.select_jar("3.5.1", [JAR41])
+    message = str(info.value)
+    assert "3.5.1" in message and "4.1" in message and "make jar" in message
+    with pytest.raises(SparkVersionMismatchError, match="Scala 2.12"):
+        _jars.select_jar("4.1.3", [JAR41], scala_binary="2.12")
+
+
+def test_select_jar_refuses_two_candidates():
+    with pytest.raises(JarError, match="stale"):
+        _jars.select_jar("4.1.3", [JAR41, "pyspark-shuffle-spark4.1_2.13-0.0.9.jar"])
+
+
+def make_jar(path, properties):
+    with zipfile.ZipFile(path, "w") as archive:
+        if properties is not None:
+            archive.writestr(_jars.BUILD_PROPERTIES, properties)
+    return path
+
+
+def test_jar_path_reads_built_version(tmp_path):
+    make_jar(tmp_path / JAR41, "# built\nspark.version=4.1.3\nscala.version = 2.13.17\nversion=0.1.0\n")
+    assert _jars.read_build_properties(tmp_path / JAR41) == {
+        "spark.version": "4.1.3", "scala.version": "2.13.17", "version": "0.1.0"}
+    assert _jars.jar_path("4.1.3", tmp_path) == str((tmp_path / JAR41).resolve())
+
+
+def test_jar_path_rejects_jar_built_for_another_minor(tmp_path):
+    make_jar(tmp_path / JAR41, "spark.version=4.0.1\n")  # misnamed jar: properties win
+    with pytest.raises(SparkVersionMismatchError, match=r"built for Spark 4\.0\.1.*pyspark is 4\.1\.3"):
+        _jars.jar_path("4.1.3", tmp_path)
+
+
+def test_jar_path_warns_on_patch_difference(tmp_path):
+    make_jar(tmp_path / JAR41, "spark.version=4.1.2\n")
+    with pytest.warns(RuntimeWarning, match="4.1.2"):
+        _jars.jar_path("4.1.3", tmp_path)
+
+
+def test_jar_path_without_properties(tmp_path):
+    make_jar(tmp_path / JAR41, None)
+    with pytest.raises(JarError, match=_jars.BUILD_PROPERTIES):
+        _jars.jar_path("4.1.3", tmp_path)
+
+
+def test_jar_path_empty_dir(tmp_path):
+    with pytest.raises(JarNotFoundError, match="make jar"):
+        _jars.jar_path("4.1.3", tmp_path)
+
+
+def test_bundled_jar_fits_installed_pyspark():
+    import pyspark_shuffle
+
+    path = pyspark_shuffle.jar_path()
+    props = _jars.read_build_properties(path)
+    assert props["spark.version"] == _jars.installed_pyspark_version()
+    assert _jars.installed_scala_binary() == "2.13"

@@ -1,0 +1,97 @@
+import pytest
+
+from pyspark_shuffle.options import OPTIONS, format_size, parse_size, validate_options
+
+KEY = "spark.shuffle.adaptive.fetch.inFlightIncrement"
+
+
+@pytest.mark.parametrize(
+    "value, normalized",
+    [(1, "1b"), (1024, "1k"), ("512k", "512k"), ("8m", "8m"), ("8MB", "8m"), (" 1g ", "1g"),
+     ("1536k", "1536k"), ("3000", "3000b"), (2**31 - 1, "2147483647b"), ("2047m", "2047m")],
+)
+def test_in_flight_increment_normalized(value, normalized):
+    assert validate_options({"in_flight_increment": value}) == {KEY: normalized}
+    assert parse_size(normalized) == parse_size(value)
+
+
+@pytest.mark.parametrize("value", [0, -1, "0k", "2g", 2**31, "1.5m", "8x", "m", True, 1.0, [], "8 m"])
+def test_in_flight_increment_invalid(value):
+    with pytest.raises(ValueError) as info:
+        validate_options({"in_flight_increment": value})
+    message = str(info.value)
+    assert "in_flight_increment" in message and KEY in message and repr(value) in message
+    assert "512k" in message and "2147483647" in message  # what is allowed
+
+
+def test_unknown_option_lists_allowed():
+    with pytest.raises(ValueError) as info:
+        validate_options({"in_flight_incremnt": "1m", "speed": 3})
+    message = str(info.value)
+    assert "'in_flight_incremnt'" in message and "'speed'" in message
+    assert "in_flight_increment" in message and KEY in message
+
+
+def test_none_is_skipped():
+    assert validate_options({"in_flight_increment": None}) == {}
+
+
+def test_table_keys_are_adaptive_keys():
+    assert all(o.key.startswith("spark.shuffle.adaptive.") for o in OPTIONS.values())
+    assert OPTIONS["in_flight_increment"].key == KEY
+
+
+def test_format_size():
+    assert [format_size(n) for n in (1, 1023, 1 << 20, 3 << 30)] == ["1b", "1023b", "1m", "3g"]
+    assert parse_size("48", default_unit="m") == 48 << 20
+
+
+@pytest.mark.parametrize(
+    "name, value, key, normalized",
+    [
+        ("order", "Pairwise", "spark.shuffle.adaptive.fetch.order", "pairwise"),
+        ("order", "naive", "spark.shuffle.adaptive.fetch.order", "naive"),
+        ("max_in_flight", "96m", "spark.shuffle.adaptive.fetch.maxInFlight", "96m"),
+        ("elastic", False, "spark.shuffle.adaptive.fetch.elastic.enabled", "false"),
+        ("elastic", "TRUE", "spark.shuffle.adaptive.fetch.elastic.enabled", "true"),
+        ("elastic_shrink_below", 0.25, "spark.shuffle.adaptive.fetch.elastic.shrinkBelow", "0.25"),
+        ("elastic_grow_above", 2, "spark.shuffle.adaptive.fetch.elastic.growAbove", "2.0"),
+        ("wait_window", 32, "spark.shuffle.adaptive.fetch.waitWindow", "32"),
+        ("score_load_weight", "0", "spark.shuffle.adaptive.fetch.score.loadWeight", "0.0"),
+        ("score_wait_weight", 1.5, "spark.shuffle.adaptive.fetch.score.waitWeight", "1.5"),
+    ],
+)
+def test_fetch_options_normalized(name, value, key, normalized):
+    assert validate_options({name: value}) == {key: normalized}
+
+
+@pytest.mark.parametrize(
+    "name, value, allowed",
+    [
+        ("order", "random", "'adaptive', 'naive', 'pairwise'"),
+        ("order", 1, "'adaptive', 'naive', 'pairwise'"),
+        ("max_in_flight", 0, "positive size"),
+        ("elastic", "yes", "True or False"),
+        ("elastic_shrink_below", 1.5, "between 0 and 1"),
+        ("elastic_grow_above", -1, ">= 0"),
+        ("elastic_grow_above", float("nan"), ">= 0"),
+        ("wait_window", 0, "between 1 and 100000"),
+        ("wait_window", 2.5, "whole number"),
+        ("score_wait_weight", "fast", ">= 0"),
+        ("score_load_weight", True, ">= 0"),
+    ],
+)
+def test_fetch_options_invalid(name, value, allowed):
+    with pytest.raises(ValueError) as info:
+        validate_options({name: value})
+    message = str(info.value)
+    assert repr(name) in message and OPTIONS[name].key in message and allowed in message
+
+
+def test_testing_serve_delay():
+    key = "spark.shuffle.adaptive.testing.serveDelay"
+    assert validate_options({"testing_serve_delay": "1:50"}) == {key: "1:50"}
+    assert validate_options({"testing_serve_delay": "1:50, 2:5"}) == {key: "1:50, 2:5"}
+    for bad in ("1", "1:x", "1:50;2:5", 50):
+        with pytest.raises(ValueError, match="TESTING ONLY"):
+            validate_options({"testing_serve_delay": bad})
