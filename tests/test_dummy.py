@@ -4,7 +4,6 @@ import math
 import subprocess
 import sys
 import zlib
-from collections import Counter
 
 import numpy as np
 import pytest

@@ -10,40 +10,27 @@ OOM, say) is written as status "failed" with its error; the process still exits 
 from __future__ import annotations
 
 import json
-import os
 import sys
 import time
 import traceback
 from typing import Any, Dict
 
-from ..testing.session import PLUGIN, SORT, check_manager, session_conf
+from ..testing.session import PLUGIN, SORT, start_session
 from . import sparkmetrics
 from .options import ADAPTIVE
 from .workloads import WORKLOADS
 
 
 def start(job: Dict[str, Any]) -> Any:
-    from pyspark.sql import SparkSession
-
     manager = PLUGIN if job["manager_kind"] == ADAPTIVE else SORT
     # environ={}: the test suite's PYSPARK_SHUFFLE_TEST_CONF does not leak into benchmarks.
-    conf = session_conf(manager, job["conf"], job["options"], environ={})
-    builder = SparkSession.builder.master(job["master"]).appName(f"pyspark-shuffle-bench-{job['manager']}")
-    for key, value in conf.items():
-        builder = builder.config(key, value)
-    spark = builder.getOrCreate()
-    try:
-        check_manager(spark, manager)
-    except BaseException:
-        spark.stop()
-        raise
-    return spark
+    return start_session(manager, job["conf"], job["options"], job["master"],
+                         app_name=f"pyspark-shuffle-bench-{job['manager']}", environ={})
 
 
 def run(job: Dict[str, Any]) -> Dict[str, Any]:
     from .._metrics import metrics as plugin_metrics
 
-    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     outcome: Dict[str, Any] = {"status": "failed", "error": None}
     started = time.monotonic()
     spark = start(job)

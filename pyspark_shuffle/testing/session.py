@@ -109,10 +109,11 @@ def start_session(
     options: Optional[Mapping[str, Any]] = None,
     master: Optional[str] = None,
     app_name: str = "pyspark-shuffle-test",
+    environ: Mapping[str, str] = os.environ,
 ):
     """Start a new SparkSession with ``manager`` and check, through py4j, that the driver's
     SparkEnv runs that shuffle manager. Fails if a SparkContext is already running, since its
-    shuffle manager cannot be changed."""
+    shuffle manager cannot be changed. ``environ`` supplies ``PYSPARK_SHUFFLE_TEST_CONF``."""
     from pyspark import SparkContext
     from pyspark.sql import SparkSession
 
@@ -128,7 +129,7 @@ def start_session(
     # may lack pyspark_shuffle and the test's dependencies.
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     builder = SparkSession.builder.master(master or resolve_master()).appName(app_name)
-    for key, value in session_conf(manager, conf, options).items():
+    for key, value in session_conf(manager, conf, options, environ).items():
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
     try:

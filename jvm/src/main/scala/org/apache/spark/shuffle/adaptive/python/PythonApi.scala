@@ -34,14 +34,6 @@ object PythonApi {
     json.writeValueAsString(snapshot + ("manager" -> manager.getClass.getName))
   }
 
-  private def spec(
-      totalBytes: Long,
-      partitionBytes: Long,
-      skew: Double,
-      seed: Long,
-      compressible: Boolean): DummySpec =
-    DummySpec(totalBytes, partitionBytes, skew, seed, compressible)
-
   /**
    * Runs the DummyRDD shuffle (every chunk to its drawn destination) and returns, as JSON, the
    * bytes and chunks each destination received and the job's wall time.
@@ -53,7 +45,7 @@ object PythonApi {
       skew: Double,
       seed: Long,
       compressible: Boolean): String = {
-    val dummy = new DummyRDD(sc, spec(totalBytes, partitionBytes, skew, seed, compressible))
+    val dummy = new DummyRDD(sc, DummySpec(totalBytes, partitionBytes, skew, seed, compressible))
     val start = System.nanoTime()
     val received = dummy.shuffled().mapPartitionsWithIndex { (destination, chunks) =>
       var bytes = 0L
@@ -78,7 +70,7 @@ object PythonApi {
       seed: Long,
       compressible: Boolean): DataFrame = {
     val dummy = new DummyRDD(spark.sparkContext,
-      spec(totalBytes, partitionBytes, skew, seed, compressible))
+      DummySpec(totalBytes, partitionBytes, skew, seed, compressible))
     val schema = StructType(Seq(
       StructField("destination", IntegerType, nullable = false),
       StructField("payload", BinaryType, nullable = false)))
