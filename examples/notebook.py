@@ -1,8 +1,12 @@
 """Using the plugin from a PySpark notebook or script: one call on the session builder."""
+import os
+
 from pyspark.sql import SparkSession
 
 import pyspark_shuffle
 
+# A local cluster on this machine only: keep driver and executors on the loopback interface.
+os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
 builder = SparkSession.builder.master("local-cluster[2,1,1024]").appName("notebook")
 spark = pyspark_shuffle.configure(builder, in_flight_increment="4m").getOrCreate()
 

@@ -9,6 +9,8 @@ spark_home="$("$py" -c 'import os, pyspark; print(os.path.dirname(pyspark.__file
 jar="$("$py" -c 'import pyspark_shuffle; print(pyspark_shuffle.jar_path())')"
 master="${MASTER:-local-cluster[2,1,1024]}"
 export PYSPARK_PYTHON="$py"
+# local-cluster runs on this machine only: keep driver and executors on the loopback interface.
+export SPARK_LOCAL_IP="${SPARK_LOCAL_IP:-127.0.0.1}"
 
 echo "== default sort shuffle"
 "$spark_home/bin/spark-submit" --master "$master" --conf spark.ui.showConsoleProgress=false \
