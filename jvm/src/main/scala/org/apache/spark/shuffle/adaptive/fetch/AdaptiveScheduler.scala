@@ -17,12 +17,7 @@ private[spark] final class AdaptiveScheduler(
     shared: ExecutorFetchState) extends FetchScheduler {
 
   // In circular order from this executor, so that `minBy` breaks ties by it.
-  private[this] val sources: Seq[SourceQueue] = {
-    val byId = remote.map { case (address, blocks) =>
-      address.executorId -> new SourceQueue(address, blocks)
-    }.toMap
-    ExecutorOrder.successors(self.executorId, byId.keys.toSeq).map(byId)
-  }
+  private[this] val sources: Seq[SourceQueue] = SourceQueue.inCircularOrder(self, remote)
 
   override def hasPending: Boolean = sources.exists(_.nonEmpty)
 

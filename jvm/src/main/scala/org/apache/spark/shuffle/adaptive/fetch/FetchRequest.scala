@@ -14,8 +14,8 @@ private[spark] object FetchRequest {
 
   /**
    * Cuts one executor's blocks, in order, into requests of about `requestSize` bytes and at most
-   * `maxBlocks` blocks. A request closes as soon as it reaches `requestSize`, so it overshoots by
-   * less than one block; a block is never split.
+   * `maxBlocks` blocks, each taken as [[SourceQueue.take]] takes one: a request closes as soon as
+   * it reaches `requestSize`, so it overshoots by less than one block; a block is never split.
    */
   def plan(
       address: BlockManagerId,
@@ -23,23 +23,9 @@ private[spark] object FetchRequest {
       requestSize: Long,
       maxBlocks: Int): Seq[FetchRequest] = {
     require(requestSize > 0 && maxBlocks > 0)
+    val queue = new SourceQueue(address, blocks)
     val requests = Seq.newBuilder[FetchRequest]
-    val current = IndexedSeq.newBuilder[BlockRef]
-    var bytes = 0L
-    var count = 0
-    def close(): Unit = if (count > 0) {
-      requests += FetchRequest(address, current.result())
-      current.clear()
-      bytes = 0L
-      count = 0
-    }
-    blocks.foreach { block =>
-      current += block
-      bytes += block.size
-      count += 1
-      if (bytes >= requestSize || count == maxBlocks) close()
-    }
-    close()
+    while (queue.nonEmpty) requests += queue.take(requestSize, maxBlocks)
     requests.result()
   }
 }

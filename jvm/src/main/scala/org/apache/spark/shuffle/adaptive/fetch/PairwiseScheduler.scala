@@ -14,13 +14,8 @@ private[spark] final class PairwiseScheduler(
     self: BlockManagerId,
     remote: Seq[(BlockManagerId, IndexedSeq[BlockRef])]) extends FetchScheduler {
 
-  private[this] val steps: Seq[SourceQueue] = {
-    val byId = remote.map { case (address, blocks) =>
-      address.executorId -> new SourceQueue(address, blocks)
-    }.toMap
-    // Successors in reverse are the predecessors: rank i-1, i-2, ...
-    ExecutorOrder.successors(self.executorId, byId.keys.toSeq).reverse.map(byId)
-  }
+  // Successors in reverse are the predecessors: rank i-1, i-2, ...
+  private[this] val steps: Seq[SourceQueue] = SourceQueue.inCircularOrder(self, remote).reverse
   private[this] var step = 0
 
   override def hasPending: Boolean = steps.drop(step).exists(_.nonEmpty)

@@ -28,3 +28,15 @@ private[spark] final class SourceQueue(val address: BlockManagerId, blocks: Iter
     FetchRequest(address, taken.result())
   }
 }
+
+private[spark] object SourceQueue {
+  /** One queue per executor, the closest successor of `self` in [[ExecutorOrder]] first. */
+  def inCircularOrder(
+      self: BlockManagerId,
+      remote: Seq[(BlockManagerId, IndexedSeq[BlockRef])]): Seq[SourceQueue] = {
+    val byId = remote.map { case (address, blocks) =>
+      address.executorId -> new SourceQueue(address, blocks)
+    }.toMap
+    ExecutorOrder.successors(self.executorId, byId.keys.toSeq).map(byId)
+  }
+}
