@@ -5,8 +5,8 @@ import org.apache.spark.storage.BlockManagerId
 /**
  * Adaptive source selection (memory-optimized shuffling paper, section IV-A): each request goes
  * to the executor with the lowest [[score]], formed at send time to about one increment, and
- * requests keep leaving while one more increment fits under the limit — re-scoring each time,
- * so that requests spread over sources. With no history all scores are equal and the task
+ * requests keep leaving while the next one fits under the limit — re-scoring each time, so that
+ * requests spread over sources. With no history all scores are equal and the task
  * prefers the closest successor of its own executor in [[ExecutorOrder]], so executors start on
  * different sources.
  */
@@ -30,16 +30,17 @@ private[spark] final class AdaptiveScheduler(
       settings.waitWeight * shared.averageWaitMs(executorId)
 
   override def next(state: FetchState): Option[FetchRequest] = {
-    if (!FetchScheduler.roomForIncrement(settings, state)) return None
     val candidates = sources.filter { s =>
       s.nonEmpty && FetchScheduler.blocksAllowed(settings, state, s.address) > 0
     }
-    if (candidates.isEmpty) {
-      None
+    if (candidates.isEmpty) return None
+    val best = candidates.minBy(s => score(s.address.executorId))
+    val allowed = FetchScheduler.blocksAllowed(settings, state, best.address)
+    // The best source's request waits until it fits rather than yielding to a worse source.
+    if (FetchScheduler.fits(settings, state, best.peek(settings.requestSize, allowed))) {
+      Some(best.take(settings.requestSize, allowed))
     } else {
-      val best = candidates.minBy(s => score(s.address.executorId))
-      Some(best.take(settings.requestSize,
-        FetchScheduler.blocksAllowed(settings, state, best.address)))
+      None
     }
   }
 }

@@ -26,13 +26,14 @@ private[spark] object FetchScheduler {
   }
 
   /**
-   * The send rule of the adaptive and pairwise orders: another request may leave while the
-   * bytes in flight stay at most one increment below the limit (always when nothing is in flight).
+   * Spark's send rule, which every order follows: a request of `size` bytes leaves when it fits
+   * under the limit with the bytes already in flight, or when nothing is in flight (so a block
+   * larger than the limit travels alone).
    */
-  def roomForIncrement(settings: FetchSettings, state: FetchState): Boolean =
+  def fits(settings: FetchSettings, state: FetchState, size: Long): Boolean =
     state.bytesInFlight == 0 ||
       (state.requestsInFlight < settings.maxReqsInFlight &&
-        state.bytesInFlight <= state.limit - settings.requestSize)
+        state.bytesInFlight + size <= state.limit)
 
   def blocksAllowed(settings: FetchSettings, state: FetchState, address: BlockManagerId): Int =
     settings.maxBlocksInFlightPerAddress - state.blocksInFlightTo(address)

@@ -23,7 +23,7 @@ private[spark] final class NaiveScheduler(
 
   override def next(state: FetchState): Option[FetchRequest] = {
     var i = 0
-    while (i < pending.length && fits(state, pending(i))) {
+    while (i < pending.length && FetchScheduler.fits(settings, state, pending(i).size)) {
       val request = pending(i)
       if (request.blocks.size > FetchScheduler.blocksAllowed(settings, state, request.address)) {
         i += 1
@@ -34,8 +34,4 @@ private[spark] final class NaiveScheduler(
     None
   }
 
-  private def fits(state: FetchState, request: FetchRequest): Boolean =
-    state.bytesInFlight == 0 ||
-      (state.requestsInFlight < settings.maxReqsInFlight &&
-        state.bytesInFlight + request.size <= state.limit)
 }

@@ -6,8 +6,8 @@ import org.apache.spark.storage.BlockManagerId
  * The pairwise exchange of collective shuffles (CSA, DSA paper section 2): with the executors
  * in [[ExecutorOrder]] and this one at rank i of n, step k = 1 .. n-1 fetches only from rank
  * (i - k) mod n, so that at each step every executor serves one reader. A step ends when all its
- * blocks were requested and none is still in flight; requests within a step follow the same
- * increment rule as the adaptive order.
+ * blocks were requested and none is still in flight; requests within a step are cut and sent
+ * as in the adaptive order.
  */
 private[spark] final class PairwiseScheduler(
     settings: FetchSettings,
@@ -28,7 +28,8 @@ private[spark] final class PairwiseScheduler(
     if (step == steps.size) return None
     val current = steps(step)
     val allowed = FetchScheduler.blocksAllowed(settings, state, current.address)
-    if (current.nonEmpty && allowed > 0 && FetchScheduler.roomForIncrement(settings, state)) {
+    if (current.nonEmpty && allowed > 0 &&
+        FetchScheduler.fits(settings, state, current.peek(settings.requestSize, allowed))) {
       Some(current.take(settings.requestSize, allowed))
     } else {
       None

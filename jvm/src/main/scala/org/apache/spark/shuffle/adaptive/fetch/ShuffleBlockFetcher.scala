@@ -30,9 +30,8 @@ import org.apache.spark.util.{Clock, SystemClock}
  * through the transport in the order and at the pace a [[FetchScheduler]] decides
  * (`spark.shuffle.adaptive.fetch.order`), within Spark's reducer limits and the task's
  * [[ElasticLimit]]. A block counts as in flight from its request until the task takes it, so
- * the limit bounds what is buffered too (the adaptive and pairwise orders may pass it by less
- * than a block, as their requests may pass the increment by less than a block). Arrived remote blocks are served before local ones, to
- * free their memory first; the task only blocks (fetch wait time) when neither is ready. Each
+ * the limit bounds what is buffered too (only a request sent with nothing in flight may pass it).
+ * Arrived remote blocks are served before local ones, to free their memory first; the task only blocks (fetch wait time) when neither is ready. Each
  * wait feeds the elastic limit and, per source, the executor-wide [[ExecutorFetchState]] that
  * adaptive source selection reads.
  *

@@ -15,17 +15,22 @@ private[spark] final class SourceQueue(val address: BlockManagerId, blocks: Iter
    * least one block, never a split one, so a request overshoots `size` by less than a block.
    */
   def take(size: Long, maxBlocks: Int): FetchRequest = {
+    val (count, _) = headOf(size, maxBlocks)
+    FetchRequest(address, IndexedSeq.fill(count)(queue.dequeue()))
+  }
+
+  /** The bytes [[take]] would take now with the same arguments. */
+  def peek(size: Long, maxBlocks: Int): Long = headOf(size, maxBlocks)._2
+
+  private def headOf(size: Long, maxBlocks: Int): (Int, Long) = {
     require(queue.nonEmpty && maxBlocks > 0)
-    val taken = IndexedSeq.newBuilder[BlockRef]
     var bytes = 0L
     var count = 0
-    while (queue.nonEmpty && bytes < size && count < maxBlocks) {
-      val block = queue.dequeue()
-      taken += block
-      bytes += block.size
+    while (count < queue.length && bytes < size && count < maxBlocks) {
+      bytes += queue(count).size
       count += 1
     }
-    FetchRequest(address, taken.result())
+    (count, bytes)
   }
 }
 

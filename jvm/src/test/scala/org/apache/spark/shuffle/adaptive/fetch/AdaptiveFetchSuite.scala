@@ -303,17 +303,16 @@ class AdaptiveFetchSuite extends AnyFunSuite {
     t.finish()
   }
 
-  /** Runs random layouts with random delivery; checks every request when it was sent. */
-  private def sendRuleRounds(aligned: Boolean)(check: (Sent, Long, Long, Long) => Unit): Unit = {
-    val random = new Random(if (aligned) 21L else 22L)
-    for (round <- 0 until 40; order <- Seq("adaptive", "pairwise")) {
+  test("send rule: bytes in flight never exceed the limit, except by a request sent alone") {
+    val random = new Random(22L)
+    for (round <- 0 until 80; order <- Seq("adaptive", "pairwise")) {
       val elastic = round % 2 == 0
+      // Every other round each source's blocks divide the increment; otherwise any sizes.
+      val aligned = round % 4 < 2
       val inc = if (aligned) 60L * (1 + random.nextInt(4)) else 1L + random.nextInt(250)
       val limit = inc * (1 + random.nextInt(6))
       val layout = Seq("1", "2", "3", "4").take(1 + random.nextInt(4)).zipWithIndex.map {
         case (id, i) =>
-          // Aligned: each source's blocks divide the increment, so requests are one increment
-          // (or less, the last); otherwise any sizes.
           val size = (inc / (1 + random.nextInt(6))).toInt
           exec(id) -> (0 until random.nextInt(12)).map { m =>
             blk(10 + round, i * 100L + m, if (aligned) size else 1 + random.nextInt(300))
@@ -329,29 +328,15 @@ class AdaptiveFetchSuite extends AnyFunSuite {
         task.assertEachOnce()
         task.sent.foreach { s =>
           assert(s.limit <= limit && s.limit >= inc)
-          // A request leaves only while one increment fits under the limit of the moment.
-          assert(s.inFlightBefore == 0 || s.inFlightBefore <= s.limit - inc, s)
+          assert(s.inFlightBefore == 0 || s.inFlightBefore + s.size <= s.limit, s)
+          // Cut to the increment: a request passes it by less than a block.
           val largest = s.call.blockIds.map(n => task.blocks((s.call.address.executorId, n))
             .declaredSize).max
-          check(s, inc, limit, largest)
+          assert(s.size - largest < inc, s)
         }
         task.finish()
         task.assertNoLeak()
       }
-    }
-  }
-
-  test("send rule: with requests of one increment, bytes in flight never exceed the limit") {
-    sendRuleRounds(aligned = true) { (s, _, _, _) =>
-      // A request alone may be larger than the limit.
-      assert(s.inFlightBefore == 0 || s.inFlightBefore + s.size <= s.limit, s)
-    }
-  }
-
-  test("send rule: with any block sizes the limit is exceeded by less than one block") {
-    sendRuleRounds(aligned = false) { (s, _, _, largest) =>
-      // Requests overshoot the increment by less than a block, so the limit at most by that.
-      assert(s.inFlightBefore == 0 || s.inFlightBefore + s.size - largest < s.limit, s)
     }
   }
 
