@@ -22,7 +22,9 @@ private[spark] object AdaptiveShuffleConf {
         "starts after the task's own, with requests formed at send time to about one in-flight " +
         "increment. 'naive': Spark's order, requests planned up front and sent in random " +
         "order. 'pairwise': step k fetches only from the executor k places before this one in " +
-        "the circular order, one source at a time (CSA-style exchange).")
+        "the circular order, one source at a time (CSA-style exchange). In every order a " +
+        "request leaves only if it fits under the task's limit with what it has in flight, " +
+        "or when nothing is in flight.")
       .version("0.1.0")
       .stringConf
       .transform(_.toLowerCase(Locale.ROOT))
