@@ -33,5 +33,4 @@ private[spark] final class NaiveScheduler(
     }
     None
   }
-
 }

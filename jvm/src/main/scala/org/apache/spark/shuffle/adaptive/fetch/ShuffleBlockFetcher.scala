@@ -31,9 +31,9 @@ import org.apache.spark.util.{Clock, SystemClock}
  * (`spark.shuffle.adaptive.fetch.order`), within Spark's reducer limits and the task's
  * [[ElasticLimit]]. A block counts as in flight from its request until the task takes it, so
  * the limit bounds what is buffered too (only a request sent with nothing in flight may pass it).
- * Arrived remote blocks are served before local ones, to free their memory first; the task only blocks (fetch wait time) when neither is ready. Each
- * wait feeds the elastic limit and, per source, the executor-wide [[ExecutorFetchState]] that
- * adaptive source selection reads.
+ * Arrived remote blocks are served before local ones, to free their memory first; the task only
+ * blocks (fetch wait time) when neither is ready. Each wait feeds the elastic limit and, per
+ * source, the executor-wide [[ExecutorFetchState]] that adaptive source selection reads.
  *
  * Failures: a block that cannot be fetched or read raises FetchFailedException, so Spark reruns
  * the map stage. A remote block found corrupt when its stream is opened is fetched once more;

@@ -320,7 +320,8 @@ class AdaptiveFetchSuite extends AnyFunSuite {
       }
       withClue(s"round $round, $order, elastic=$elastic, inc $inc, limit $limit: ") {
         val task = new SimTask(exec("0"), layout,
-          settings(order, elastic, limit = limit, increment = inc), hold = _ => random.nextBoolean())
+          settings(order, elastic, limit = limit, increment = inc),
+          hold = _ => random.nextBoolean())
         while (task.fetcher.hasNext) {
           task.releaseSome(random)
           task.readOne()
