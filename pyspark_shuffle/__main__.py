@@ -12,11 +12,18 @@ def _bench(argv: List[str]) -> int:
     return main(argv)
 
 
-COMMANDS: Dict[str, Callable[[List[str]], int]] = {"bench": _bench}
+def _cluster(argv: List[str]) -> int:
+    from .cluster.cli import main
+
+    return main(argv)
+
+
+COMMANDS: Dict[str, Callable[[List[str]], int]] = {"bench": _bench, "cluster": _cluster}
 USAGE = (
     "usage: python -m pyspark_shuffle COMMAND [ARGS]\n\n"
     "commands:\n"
-    "  bench   benchmark shuffle managers on a local-cluster (bench --help for its options)\n"
+    "  bench     benchmark shuffle managers (bench --help for its options)\n"
+    "  cluster   a multi-host Spark standalone cluster in network namespaces (cluster --help)\n"
 )
 
 

@@ -28,6 +28,7 @@ COUNTER_NAMES = (
     "elastic_limit_max",
     "elastic_limit_mean",
     "elastic_limit_changes",
+    "tasks_by_remote_sources",
 )
 
 #: Transport name of blocks a reduce task read from its own executor's files.
@@ -74,6 +75,9 @@ def metrics(spark: Any) -> Dict[str, Any]:
       max when the elastic limit is off).
     - ``elastic_limit_mean``: the in-flight limit averaged over fetch time, in bytes.
     - ``elastic_limit_changes``: how often tasks changed their in-flight limit.
+    - ``tasks_by_remote_sources``: ``{"n": tasks}``, how many reduce tasks read blocks from n
+      distinct remote executors ("0": only local blocks), i.e. what source selection had to
+      choose from.
 
     :data:`COUNTER_NAMES` lists these names in the JVM's order.
     """

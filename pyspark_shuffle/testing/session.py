@@ -6,7 +6,9 @@ Both kinds get the same configuration except ``spark.shuffle.manager``: the plug
 Environment overrides (applied to every session started here):
 
 - ``PYSPARK_SHUFFLE_TEST_MASTER``: the master, default ``local-cluster[2,1,1024]`` (two
-  executor JVMs with one core and 1 GiB each, so shuffle blocks really travel between JVMs).
+  executor JVMs with one core and 1 GiB each, so shuffle blocks really travel between JVMs), or
+  a standalone master such as the namespace cluster's ``spark://10.231.0.1:PORT`` (``python -m
+  pyspark_shuffle cluster up``): the driver then listens on this machine's address towards it.
 - ``PYSPARK_SHUFFLE_TEST_CONF``: extra ``key=value,key=value`` Spark configuration.
 """
 
@@ -17,6 +19,7 @@ import sys
 from typing import Any, Dict, Mapping, Optional
 
 from .._configure import configure
+from ..cluster.driver import driver_host
 from .._jvm import (
     SHUFFLE_MANAGER_CLASS,
     SLOW_SERVING_SORT_SHUFFLE_MANAGER_CLASS,
@@ -45,16 +48,17 @@ def manager_class(manager: str, conf: Mapping[str, str]) -> str:
     return MANAGER_CLASSES[manager]
 
 
-def base_conf() -> Dict[str, str]:
-    """What every test session needs on this machine, whatever the manager."""
+def base_conf(master: str = DEFAULT_MASTER) -> Dict[str, str]:
+    """What every test session on ``master`` needs on this machine, whatever the manager."""
+    host = driver_host(master)
     return {
         "spark.ui.enabled": "false",
         "spark.ui.showConsoleProgress": "false",
         # Executors of a pip-installed pyspark run Python workers with this interpreter.
         "spark.pyspark.python": sys.executable,
-        # Keep every socket on the loopback interface.
-        "spark.driver.host": "127.0.0.1",
-        "spark.driver.bindAddress": "127.0.0.1",
+        # Loopback for local masters; towards a standalone master, the address its hosts reach.
+        "spark.driver.host": host,
+        "spark.driver.bindAddress": host,
     }
 
 
@@ -82,6 +86,7 @@ def session_conf(
     conf: Optional[Mapping[str, Any]] = None,
     options: Optional[Mapping[str, Any]] = None,
     environ: Mapping[str, str] = os.environ,
+    master: str = DEFAULT_MASTER,
 ) -> Dict[str, str]:
     """The full Spark configuration of a test session for ``manager`` ("plugin" or "sort"):
     :func:`base_conf`, then ``conf``, then ``PYSPARK_SHUFFLE_TEST_CONF``, then what
@@ -92,7 +97,7 @@ def session_conf(
     from pyspark import SparkConf
 
     spark_conf = SparkConf(loadDefaults=False)
-    merged = base_conf()
+    merged = base_conf(master)
     merged.update({k: str(v) for k, v in (conf or {}).items()})
     merged.update(parse_conf_env(environ.get(CONF_ENV)))
     for key, value in merged.items():
@@ -122,14 +127,16 @@ def start_session(
             "a SparkContext is already running in this process; its shuffle manager cannot change. "
             "Stop it first (or run the comparison with ShuffleComparison, which uses fresh processes)."
         )
-    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    master = master or resolve_master()
+    # The driver JVM's own default address (its block manager and RPC), as spark.driver.host.
+    os.environ["SPARK_LOCAL_IP"] = driver_host(master)
     # A SparkContext started from a running Python (not spark-submit) takes its workers'
     # interpreter from PYSPARK_PYTHON only (default "python3" on the PATH), not from
     # spark.pyspark.python: without this, workers run another Python than this one, one that
     # may lack pyspark_shuffle and the test's dependencies.
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    builder = SparkSession.builder.master(master or resolve_master()).appName(app_name)
-    for key, value in session_conf(manager, conf, options, environ).items():
+    builder = SparkSession.builder.master(master).appName(app_name)
+    for key, value in session_conf(manager, conf, options, environ, master).items():
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
     try:

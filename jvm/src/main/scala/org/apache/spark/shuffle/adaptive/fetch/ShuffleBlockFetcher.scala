@@ -388,6 +388,7 @@ private[spark] final class ShuffleBlockFetcher(
     integrate()
     counters.fetchMs += (clock.nanoTime() - startNanos) / 1e6
     counters.limitObserved(elastic.min, settings.maxBytesInFlight, elastic.changes)
+    counters.taskRead(local.address.executorId)
     // What this task requested and will never consume no longer loads its sources.
     bytesInFlightBySource.foreach { case (source, bytes) =>
       executorState.addInFlight(source, -bytes)

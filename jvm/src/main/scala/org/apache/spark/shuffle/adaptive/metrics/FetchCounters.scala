@@ -23,7 +23,9 @@ import scala.collection.mutable
  *    executor's blocks, in total and per block;
  *  - `elastic_limit_min` / `elastic_limit_max` / `elastic_limit_mean` / `elastic_limit_changes`:
  *    the smallest and largest in-flight limit any task had, the limit averaged over fetch time,
- *    and how often limits changed (the max is the hard limit; min = max when elastic is off).
+ *    and how often limits changed (the max is the hard limit; min = max when elastic is off);
+ *  - `tasks_by_remote_sources`: how many tasks read blocks from n distinct remote executors, keyed
+ *    by n (what source selection had to choose from; 0 for tasks that read only local blocks).
  */
 private[spark] final class FetchCounters extends Serializable {
   var reduceTasks = 0L
@@ -43,9 +45,11 @@ private[spark] final class FetchCounters extends Serializable {
   var limitMax = 0L
   var limitByteMs = 0.0
   var limitChanges = 0L
+  val tasksByRemoteSources: mutable.Map[String, Long] = mutable.TreeMap.empty
 
   def isZero: Boolean = reduceTasks == 0 && requests == 0 && bytesBySource.isEmpty &&
-    corruptRefetches == 0 && fetchWaitMs == 0 && peakBytesInFlight == 0 && fetchMs == 0
+    corruptRefetches == 0 && fetchWaitMs == 0 && peakBytesInFlight == 0 && fetchMs == 0 &&
+    tasksByRemoteSources.isEmpty
 
   def served(source: String, transport: String, bytes: Long): Unit = {
     add(bytesBySource, source, bytes)
@@ -62,6 +66,10 @@ private[spark] final class FetchCounters extends Serializable {
     limitMax = math.max(limitMax, max)
     limitChanges += changes
   }
+
+  /** A task ends: it read from the sources in [[bytesBySource]] but `self`. */
+  def taskRead(self: String): Unit =
+    add(tasksByRemoteSources, bytesBySource.keysIterator.count(_ != self).toString, 1)
 
   def merge(other: FetchCounters): Unit = {
     reduceTasks += other.reduceTasks
@@ -80,6 +88,7 @@ private[spark] final class FetchCounters extends Serializable {
     }
     if (other.limitMin != 0) limitObserved(other.limitMin, other.limitMax, other.limitChanges)
     limitByteMs += other.limitByteMs
+    other.tasksByRemoteSources.foreach { case (k, v) => add(tasksByRemoteSources, k, v) }
   }
 
   def copy(): FetchCounters = {
@@ -115,7 +124,8 @@ private[spark] final class FetchCounters extends Serializable {
       "elastic_limit_min" -> limitMin,
       "elastic_limit_max" -> limitMax,
       "elastic_limit_mean" -> (if (fetchMs == 0) 0.0 else limitByteMs / fetchMs),
-      "elastic_limit_changes" -> limitChanges)
+      "elastic_limit_changes" -> limitChanges,
+      "tasks_by_remote_sources" -> tasksByRemoteSources.toMap)
   }
 
   override def toString: String = {

@@ -36,6 +36,7 @@ class FetchMetricsSuite extends SparkFunSuite with LocalSparkContext {
     assert(bytes(FetchCounters.Local) === sparkRead.map(_._1).sum)
     assert(blocks(FetchCounters.Local) === sparkRead.map(_._2).sum)
     assert(app("requests") === 0L)
+    assert(app("tasks_by_remote_sources") === Map("0" -> 3L))
     val executors = snapshot("executors").asInstanceOf[Map[String, Map[String, Any]]]
     assert(executors.keySet === Set("driver"))
     assert(executors("driver")("bytes_by_source") === Map("driver" -> bytes(FetchCounters.Local)))
@@ -53,6 +54,8 @@ class FetchMetricsSuite extends SparkFunSuite with LocalSparkContext {
     b.served("e2", FetchCounters.Local, 7)
     b.requests = 1
     b.peakBytesInFlight = 80
+    a.taskRead(self = "e2")
+    b.taskRead(self = "e2")
     val merged = a.copy()
     merged.merge(b)
     assert(merged.reduceTasks === 2)
@@ -60,6 +63,7 @@ class FetchMetricsSuite extends SparkFunSuite with LocalSparkContext {
     assert(merged.blocksByTransport.toMap === Map("netty" -> 2L, FetchCounters.Local -> 1L))
     assert(merged.peakBytesInFlight === 100)
     assert(merged.toMap("blocks_per_request") === 1.0)
+    assert(merged.toMap("tasks_by_remote_sources") === Map("1" -> 2L))
     assert(a.bytesBySource.toMap === Map("e1" -> 100L), "copy must not share state")
     assert(new FetchCounters().isZero && !merged.isZero)
   }

@@ -1,0 +1,363 @@
+"""Bringing a namespace cluster up and down, and the fault commands (cut, heal, kill).
+
+``up`` checks everything first (privileges, tools, cgroup controllers, free names and subnet), so
+a refusal creates nothing; then it records each resource in the state file before creating it,
+and if anything fails or is interrupted (Ctrl-C, SIGTERM) it takes down what it made. ``down``
+removes only what a state file records, and only resources whose names carry the cluster's
+prefix, so it never touches what it did not create.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import signal
+import sys
+import tempfile
+import time
+import urllib.request
+from typing import Any, Callable, Dict, Iterator, List, Optional
+
+from . import plan, state, system
+from .plan import Resource, Step
+from .spec import ClusterSpec, format_rate
+from .state import ClusterState
+from .system import ClusterError
+
+READY_TIMEOUT_S = 120.0
+Log = Callable[[str], None]
+
+
+def _quiet(_: str) -> None:
+    pass
+
+
+def preflight(spec: ClusterSpec) -> None:
+    """Everything ``up`` needs, checked before it creates anything."""
+    system.require_privileges()
+    existing = state.load(spec.name)
+    if existing is not None:
+        raise ClusterError(
+            f"cluster {spec.name!r} is recorded in {existing.path} (master {existing.master_url}); "
+            f"take it down first: python -m pyspark_shuffle cluster down --name {spec.name}"
+        )
+    namespaces = set(system.existing_netns())
+    taken = [n for n in (plan.netns(spec, w) for w in range(1, spec.workers + 1)) if n in namespaces]
+    links = [plan.bridge(spec)] + [plan.host_link(spec, w) for w in range(1, spec.workers + 1)]
+    taken += [link for link in links if system.link_exists(link)]
+    if taken:
+        raise ClusterError(f"names of cluster {spec.name!r} are already in use: {', '.join(taken)}; "
+                           "choose another --name")
+    overlapping = [str(n) for n in system.used_networks() if n.overlaps(spec.network)]
+    if overlapping:
+        raise ClusterError(f"subnet {spec.subnet} overlaps networks in use here ({', '.join(sorted(set(overlapping)))}); "
+                           "choose another --subnet")
+    if spec.memory_cap_bytes is not None:
+        system.cgroup_dir("memory", plan.cgroup_name(spec, 1))
+    if spec.disk_rate_bytes is not None:
+        system.cgroup_dir("blkio", plan.cgroup_name(spec, 1))
+
+
+@contextlib.contextmanager
+def _interruptible() -> Iterator[None]:
+    """SIGTERM (and SIGHUP) raise KeyboardInterrupt here, so ``up`` cleans up as on Ctrl-C."""
+
+    def interrupt(signum, _frame):
+        raise KeyboardInterrupt(f"signal {signum}")
+
+    previous = {}
+    try:
+        for sig in (signal.SIGTERM, signal.SIGHUP):
+            previous[sig] = signal.signal(sig, interrupt)
+    except ValueError:  # not the main thread: signals stay as they are
+        previous = {}
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
+def up(spec: ClusterSpec, base_dir: Optional[str] = None, log: Log = _quiet) -> ClusterState:
+    """Create the cluster of ``spec`` and wait until every worker registered with the master."""
+    preflight(spec)
+    home = system.spark_home()
+    spark_class = system.spark_class(home)
+    cluster = ClusterState(spec)
+    with _interruptible():
+        try:
+            _create(cluster, home, spark_class, base_dir, log)
+        except BaseException as error:
+            log(f"cluster {spec.name}: up failed ({type(error).__name__}: {error}); taking down what was made")
+            _teardown(cluster, log)
+            raise
+    return cluster
+
+
+def _run_step(cluster: ClusterState, step: Step) -> None:
+    if step.creates is not None:
+        cluster.record(step.creates)
+    system.run(step.argv)
+
+
+def _create(cluster: ClusterState, home: str, spark_class: str, base_dir: Optional[str], log: Log) -> None:
+    spec = cluster.spec
+    cluster.save()
+    directory = tempfile.mkdtemp(prefix=f"{spec.name}-cluster-", dir=base_dir)
+    cluster.directory = directory
+    cluster.record(Resource("dir", directory))
+    os.makedirs(os.path.join(directory, "logs"))
+    for step in plan.network_steps(spec):
+        _run_step(cluster, step)
+    log(f"cluster {spec.name}: bridge {plan.bridge(spec)} {spec.bridge_address}, {spec.workers} namespaces, "
+        f"links {', '.join(format_rate(spec.link_rate(w)) for w in range(1, spec.workers + 1))}")
+    cgroups = {w: _make_cgroups(cluster, w, directory) for w in range(1, spec.workers + 1)}
+
+    env = plan.daemon_env(home, spec.bridge_address, sys.executable)
+    port, webui = system.free_port(spec.bridge_address), system.free_port(spec.bridge_address)
+    cluster.master_url = f"spark://{spec.bridge_address}:{port}"
+    cluster.master_webui = f"http://{spec.bridge_address}:{webui}"
+    _start(cluster, "master", plan.master_argv(spark_class, spec.bridge_address, port, webui), env)
+    _wait_for(cluster, lambda info: info.get("status") == "ALIVE", "the master to start")
+    for worker in range(1, spec.workers + 1):
+        worker_dir = os.path.join(directory, f"worker-{worker}")
+        os.makedirs(os.path.join(worker_dir, "local"))
+        os.makedirs(os.path.join(worker_dir, "work"))
+        argv = plan.worker_argv(spec, worker, spark_class, cluster.master_url, worker_dir, env, cgroups[worker])
+        _start(cluster, f"worker-{worker}", argv, {})
+    _wait_for(cluster, lambda info: info.get("aliveworkers") == spec.workers,
+              f"{spec.workers} workers to register")
+    cluster.ready = True
+    cluster.save()
+
+
+def _make_cgroups(cluster: ClusterState, worker: int, directory: str) -> List[str]:
+    """The worker's cgroups (memory cap, disk throttle); their ``cgroup.procs`` files."""
+    spec = cluster.spec
+    procs = []
+    limits = []
+    if spec.memory_cap_bytes is not None:
+        limits.append(("memory", {"memory.limit_in_bytes": str(spec.memory_cap_bytes)}))
+    if spec.disk_rate_bytes is not None:
+        disk = system.whole_disk(directory)
+        limits.append(("blkio", {
+            "blkio.throttle.read_bps_device": f"{disk} {spec.disk_rate_bytes}",
+            "blkio.throttle.write_bps_device": f"{disk} {spec.disk_rate_bytes}",
+        }))
+    for controller, settings in limits:
+        path = system.cgroup_dir(controller, plan.cgroup_name(spec, worker))
+        cluster.record(Resource("cgroup", path))
+        os.mkdir(path)
+        for name, value in settings.items():
+            system.write(os.path.join(path, name), value)
+        procs.append(os.path.join(path, "cgroup.procs"))
+    return procs
+
+
+def _start(cluster: ClusterState, role: str, argv, env: Dict[str, str]) -> None:
+    import subprocess
+
+    log_path = os.path.join(cluster.directory, "logs", f"{role}.log")
+    with open(log_path, "ab") as out:
+        process = subprocess.Popen(
+            list(argv), env=dict(os.environ, **env), stdin=subprocess.DEVNULL, stdout=out,
+            stderr=subprocess.STDOUT, start_new_session=True, cwd=cluster.directory,
+        )
+    cluster.pids[role] = process.pid
+    cluster.record(Resource("process", f"{role}:{process.pid}"))
+
+
+def master_info(cluster: ClusterState, timeout: float = 5.0) -> Dict[str, Any]:
+    """The master's ``/json/`` (workers, apps), {} when it does not answer."""
+    if not cluster.master_webui:
+        return {}
+    try:
+        with urllib.request.urlopen(f"{cluster.master_webui}/json/", timeout=timeout) as response:
+            return json.loads(response.read().decode("utf-8"))
+    except (OSError, ValueError):
+        return {}
+
+
+def _wait_for(cluster: ClusterState, condition: Callable[[Dict[str, Any]], bool], what: str) -> None:
+    deadline = time.monotonic() + READY_TIMEOUT_S
+    while True:
+        info = master_info(cluster, timeout=2.0)
+        if info and condition(info):
+            return
+        dead = [role for role, pid in cluster.pids.items() if not system.alive(pid)]
+        if dead or time.monotonic() > deadline:
+            reason = f"{', '.join(dead)} exited" if dead else f"no answer within {READY_TIMEOUT_S:.0f} s"
+            raise ClusterError(f"waiting for {what}: {reason}; logs: {cluster.directory}/logs\n{_log_tails(cluster)}")
+        time.sleep(0.2)  # polling the master's status page; ends on the condition or the deadline
+
+
+def _log_tails(cluster: ClusterState, lines: int = 8) -> str:
+    out = []
+    for role in cluster.pids:
+        path = os.path.join(cluster.directory or "", "logs", f"{role}.log")
+        with contextlib.suppress(OSError), open(path, errors="replace") as handle:
+            out.append(f"--- {role} ---\n" + "".join(handle.readlines()[-lines:]))
+    return "\n".join(out)
+
+
+def _owned(cluster: ClusterState, resource: Resource) -> bool:
+    """Only names under the cluster's prefix, and processes still running what ``up`` started."""
+    prefix = f"{cluster.name}-"
+    if resource.kind in ("bridge", "netns", "link"):
+        return resource.name.startswith(prefix)
+    if resource.kind in ("cgroup", "dir"):
+        return os.path.basename(resource.name).startswith(prefix)
+    return True
+
+
+def _remove(cluster: ClusterState, resource: Resource, log: Log) -> None:
+    if not _owned(cluster, resource):
+        log(f"cluster {cluster.name}: not removing {resource.kind} {resource.name}: not one of its names")
+        return
+    if resource.kind == "process":
+        role, _, pid = resource.name.rpartition(":")
+        # A recorded pid may have been reused since: kill it only if it still runs Spark.
+        if "org.apache.spark.deploy" in system.cmdline(int(pid)):
+            system.kill([int(pid)])
+        if role.startswith("worker-"):  # its executors and anything else started in its namespace
+            system.kill(system.netns_pids(plan.netns(cluster.spec, int(role.split("-")[1]))))
+    elif resource.kind == "cgroup":
+        if os.path.isdir(resource.name):
+            with contextlib.suppress(OSError):
+                with open(os.path.join(resource.name, "cgroup.procs")) as handle:
+                    system.kill(int(p) for p in handle.read().split())
+            _rmdir_retrying(resource.name)
+    elif resource.kind == "netns":
+        if resource.name in system.existing_netns():
+            system.kill(system.netns_pids(resource.name))
+            system.run(["ip", "netns", "del", resource.name])
+    elif resource.kind in ("link", "bridge"):
+        if system.link_exists(resource.name):
+            system.run(["ip", "link", "del", resource.name])
+    elif resource.kind == "dir":
+        shutil.rmtree(resource.name, ignore_errors=True)
+
+
+def _rmdir_retrying(path: str) -> None:
+    """A cgroup is busy until the kernel has reaped its last task; retry briefly."""
+    deadline = time.monotonic() + 10.0
+    while True:
+        try:
+            os.rmdir(path)
+            return
+        except OSError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.1)  # waiting for the kernel to release the cgroup; bounded by the deadline
+
+
+def _teardown(cluster: ClusterState, log: Log) -> List[str]:
+    """Remove every recorded resource (processes first); the errors, one line each."""
+    errors = []
+    for resource in plan.teardown_order(cluster.resources):
+        try:
+            _remove(cluster, resource, log)
+        except Exception as error:  # keep going: remove everything else
+            errors.append(f"{resource.kind} {resource.name}: {error}")
+    if errors:
+        cluster.save()
+    else:
+        state.remove(cluster.name)
+    return errors
+
+
+def down(name: str = "pss", log: Log = _quiet) -> bool:
+    """Take down the cluster recorded as ``name``; False when none is recorded."""
+    cluster = state.load(name)
+    if cluster is None:
+        return False
+    system.require_privileges()
+    errors = _teardown(cluster, log)
+    if errors:
+        raise ClusterError(f"cluster {name}: some resources could not be removed (the state file "
+                           f"{cluster.path} keeps them for another `down`):\n" + "\n".join(errors))
+    log(f"cluster {name}: down")
+    return True
+
+
+def require(name: str) -> ClusterState:
+    cluster = state.load(name)
+    if cluster is None:
+        raise ClusterError(f"no cluster {name!r} is up (no state file {state.state_path(name)})")
+    return cluster
+
+
+def _worker_number(cluster: ClusterState, worker: int) -> int:
+    if not 1 <= worker <= cluster.spec.workers:
+        raise ClusterError(f"worker {worker} is not between 1 and {cluster.spec.workers}")
+    return worker
+
+
+def set_link(name: str, worker: int, connected: bool) -> None:
+    """``cut`` (connected=False) or ``heal`` worker's link."""
+    cluster = require(name)
+    for step in plan.cut_steps(cluster.spec, _worker_number(cluster, worker), up=connected):
+        system.run(step.argv)
+    cut = set(cluster.cut)
+    (cut.discard if connected else cut.add)(worker)
+    cluster.cut = sorted(cut)
+    cluster.save()
+
+
+def executor_pids(cluster: ClusterState, worker: int) -> List[int]:
+    pids = system.netns_pids(plan.netns(cluster.spec, worker))
+    return sorted(system.processes_with(plan.EXECUTOR_CLASS_MARK, pids))
+
+
+def kill_executors(name: str, worker: int) -> List[int]:
+    """SIGKILL the executor JVMs of ``worker``; their pids."""
+    cluster = require(name)
+    pids = executor_pids(cluster, _worker_number(cluster, worker))
+    for pid in pids:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+    return pids
+
+
+def status(name: str = "pss") -> Dict[str, Any]:
+    """Workers (address, link rate, link up, live executors, registered) and the master."""
+    cluster = require(name)
+    spec = cluster.spec
+    info = master_info(cluster, timeout=2.0)
+    registered = {w.get("host"): w.get("state") for w in info.get("workers", [])}
+    workers = []
+    for worker in range(1, spec.workers + 1):
+        address = spec.worker_address(worker)
+        workers.append({
+            "worker": worker,
+            "namespace": plan.netns(spec, worker),
+            "address": address,
+            "link": format_rate(spec.link_rate(worker)),
+            "link_up": worker not in cluster.cut,
+            "daemon_alive": system.alive(cluster.pids.get(f"worker-{worker}", -1)),
+            "registered": registered.get(address, "no"),
+            "executors": len(executor_pids(cluster, worker)),
+        })
+    return {
+        "name": cluster.name,
+        "master_url": cluster.master_url,
+        "master_webui": cluster.master_webui,
+        "master_alive": system.alive(cluster.pids.get("master", -1)),
+        "active_apps": [a.get("name") for a in info.get("activeapps", [])],
+        "directory": cluster.directory,
+        "spec": spec.to_json(),
+        "workers": workers,
+    }
+
+
+@contextlib.contextmanager
+def running(spec: ClusterSpec, log: Log = _quiet) -> Iterator[ClusterState]:
+    """A cluster for the ``with`` block, taken down after it (also on errors and Ctrl-C)."""
+    cluster = up(spec, log=log)
+    try:
+        with _interruptible():
+            yield cluster
+    finally:
+        down(spec.name, log=log)
