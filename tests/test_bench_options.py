@@ -83,3 +83,32 @@ def test_configure_checks_option_sets_against_conf(capsys):
                             "--conf", "spark.reducer.maxSizeInFlight=2m"])
     assert "argument --managers: adaptive:in_flight_increment=4m" in err
     assert "exceeds spark.reducer.maxSizeInFlight" in err
+
+
+def test_cluster_option(capsys):
+    config = parse_args(["--cluster", "workers=4,link=250mbit,link-of=3:62500kbit,memory=2g", "--executor-memory", "1g"])
+    assert config.cluster.workers == 4 and config.cluster.link_rate(3) == 62_500_000
+    assert config.executors == 4 and config.master_url is None
+    assert config.to_json()["cluster"]["link_of"] == {"3": "62500kbit"}
+    assert "link: 'fast'" in error_of(capsys, ["--cluster", "link=fast"])
+    assert "exceeds the cluster's 1024m" in error_of(capsys, ["--cluster", "memory=1g", "--executor-memory", "2g"])
+    assert "not both" in error_of(capsys, ["--cluster", "workers=2", "--master", "spark://10.0.0.1:7077"])
+    assert "spark://HOST:PORT" in error_of(capsys, ["--master", "local[2]"])
+
+
+def test_master_option_of_an_unrecorded_master(tmp_path, monkeypatch):
+    monkeypatch.setenv("PYSPARK_SHUFFLE_CLUSTER_DIR", str(tmp_path))
+    config = parse_args(["--master", "spark://10.231.0.1:7077"])
+    assert config.master == "spark://10.231.0.1:7077" and config.cluster is None
+
+
+def test_runs_on_a_cluster_sample_its_links():
+    from pyspark_shuffle.bench.runner import job_for, plan
+
+    config = parse_args(["--cluster", "workers=3,link=100mbit,link-of=2:50mbit,memory=1g", "--skew", "0",
+                         "--repeat", "1"])
+    job = job_for(config, plan(config)[0])
+    assert job["links"] == {"1": {"device": "pss-w1-h", "rate_bps": 10**8},
+                            "2": {"device": "pss-w2-h", "rate_bps": 5 * 10**7},
+                            "3": {"device": "pss-w3-h", "rate_bps": 10**8}}
+    assert job_for(parse_args(["--repeat", "1"]), plan(parse_args(["--repeat", "1"]))[0])["links"] == {}

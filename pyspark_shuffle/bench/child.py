@@ -9,6 +9,7 @@ OOM, say) is written as status "failed" with its error; the process still exits 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sys
 import time
@@ -17,6 +18,7 @@ from typing import Any, Dict
 
 from ..testing.session import PLUGIN, SORT, start_session
 from . import sparkmetrics
+from .links import LinkSampler, usage
 from .options import ADAPTIVE
 from .workloads import WORKLOADS
 
@@ -40,17 +42,24 @@ def run(job: Dict[str, Any]) -> Dict[str, Any]:
         sc.setLogLevel("WARN")
         outcome["app_id"] = sc.applicationId
         sc.setJobGroup(sparkmetrics.WORKLOAD_GROUP, f"{job['workload']} skew={job['skew']}", interruptOnCancel=False)
-        begin = time.perf_counter()
-        try:
-            outcome["result"] = WORKLOADS[job["workload"]](spark, job)
-            outcome["status"] = "ok"
-        except Exception as error:  # the run failed; recorded, not fatal
-            outcome["error"] = _error_text(error)
-            outcome["traceback"] = traceback.format_exc()[-4000:]
+        links = job.get("links") or {}
+        sampler = LinkSampler({w: link["device"] for w, link in links.items()}) if links else None
+        begin, begin_epoch = time.perf_counter(), time.time()
+        with sampler or contextlib.nullcontext():
+            try:
+                outcome["result"] = WORKLOADS[job["workload"]](spark, job)
+                outcome["status"] = "ok"
+            except Exception as error:  # the run failed; recorded, not fatal
+                outcome["error"] = _error_text(error)
+                outcome["traceback"] = traceback.format_exc()[-4000:]
         outcome["wall_s"] = round(time.perf_counter() - begin, 3)
-        ended = time.monotonic()
+        ended, ended_epoch = time.monotonic(), time.time()
         try:
             outcome.update(sparkmetrics.collect(spark, ended))
+            if sampler:
+                spans = {"workload": (begin_epoch, ended_epoch)}
+                spans.update({kind: tuple(span) for kind, span in outcome["spans"].items() if kind != "other"})
+                outcome["links"] = usage(sampler.samples, {w: link["rate_bps"] for w, link in links.items()}, spans)
             outcome["plugin"] = plugin_metrics(spark).get("application") or {}
         except Exception as error:
             outcome["metrics_error"] = _error_text(error)

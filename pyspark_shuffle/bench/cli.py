@@ -21,6 +21,20 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         except PlotUnavailable as error:
             print(f"error: {error}", file=sys.stderr)
             return 2
+    if config.cluster and not config.master_url:
+        from ..cluster import ClusterError, lifecycle
+
+        try:
+            with lifecycle.running(config.cluster, log=lambda line: print(line, flush=True)) as cluster:
+                config.master_url = cluster.master_url
+                return _run(config, argv)
+        except ClusterError as error:
+            print(f"error: {error}", file=sys.stderr)
+            return 2
+    return _run(config, argv)
+
+
+def _run(config, argv) -> int:
     env = environment(config, argv)
     runs = len(plan(config))
     print(

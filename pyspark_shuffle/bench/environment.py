@@ -75,5 +75,6 @@ def environment(config: BenchConfig, argv: Sequence[str]) -> Dict[str, Any]:
         "git": git_commit(),
         "argv": list(argv),
         "args": config.to_json(),
+        "cluster": config.cluster.to_json() if config.cluster else None,
         "spark_conf": harness_conf(config),
     }

@@ -13,6 +13,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Dict, List, Optional, Sequence, Tuple
 
 from .._jars import JarError
+from ..cluster.spec import ClusterSpec, ClusterSpecError, parse_cluster
 from ..options import format_size, parse_size, validate_options
 
 SORT = "sort"
@@ -26,7 +27,7 @@ MIN_EXECUTOR_MEMORY_BYTES = 450 << 20
 #: Keys the harness owns: each has its own option.
 OWNED_KEYS = {
     "spark.shuffle.manager": "--managers",
-    "spark.master": "--executors/--executor-cores/--executor-memory",
+    "spark.master": "--executors/--executor-cores/--executor-memory, --cluster or --master",
     "spark.executor.memory": "--executor-memory",
     "spark.executor.cores": "--executor-cores",
 }
@@ -69,6 +70,10 @@ class BenchConfig:
     payload_bytes: int = 200
     compressible: bool = False
     timeout_s: float = 1800.0
+    #: A namespace cluster: brought up for the run (``--cluster``) or found by ``master_url``.
+    cluster: Optional[ClusterSpec] = None
+    #: A standalone master (``--master``, or the URL of the cluster brought up for the run).
+    master_url: Optional[str] = None
 
     @property
     def num_partitions(self) -> int:
@@ -76,6 +81,8 @@ class BenchConfig:
 
     @property
     def master(self) -> str:
+        if self.master_url:
+            return self.master_url
         return f"local-cluster[{self.executors},{self.executor_cores},{self.executor_memory_mb}]"
 
     def to_json(self) -> dict:
@@ -83,6 +90,7 @@ class BenchConfig:
         data["managers"] = [m.label for m in self.managers]
         data["master"] = self.master
         data["num_partitions"] = self.num_partitions
+        data["cluster"] = self.cluster.to_json() if self.cluster else None
         return data
 
 
@@ -216,6 +224,19 @@ def parse_managers(text: str) -> List[ManagerSpec]:
     return specs
 
 
+def _cluster(text: str) -> ClusterSpec:
+    try:
+        return parse_cluster(text)
+    except ClusterSpecError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+
+
+def _master(text: str) -> str:
+    if not re.fullmatch(r"spark://[^\s/]+:[0-9]+", text.strip()):
+        raise argparse.ArgumentTypeError(f"{text!r}: expected a standalone master URL spark://HOST:PORT")
+    return text.strip()
+
+
 def parse_conf(text: str) -> Tuple[str, str]:
     key, sep, value = text.partition("=")
     key = key.strip()
@@ -252,6 +273,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="bytes shuffled (dummy) or fact table size (join, groupby), e.g. 512m (default)")
     add("--partition-size", type=_size, default=parse_size("8m"), metavar="SIZE",
         help="bytes per map partition; size / partition size map and reduce partitions (default 8m)")
+    add("--cluster", type=_cluster, metavar="SPEC",
+        help="run on a namespace cluster brought up for the benchmark and taken down after it, e.g. "
+             "workers=4,link=250mbit,link-of=3:62500kbit,memory=2g (keys: workers, cores, memory, link, "
+             "link-of, memory-cap, disk-rate, name, subnet); needs root")
+    add("--master", type=_master, metavar="URL",
+        help="run on this running standalone master (e.g. one of `python -m pyspark_shuffle cluster up`)")
     add("--executors", type=_positive_int, default=2, help="local-cluster executors (default 2)")
     add("--executor-cores", type=_positive_int, default=1, help="cores per executor (default 1)")
     add("--executor-memory", type=_memory_mb, default=1024, metavar="SIZE",
@@ -295,13 +322,29 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> BenchConfig:
     except ValueError as error:
         parser.error(f"argument --driver-memory: {ns.driver_memory!r}: {error}")
     conf = dict(ns.conf)
+    cluster, master_url = ns.cluster, ns.master
+    if cluster and master_url:
+        parser.error("argument --master: give --cluster or --master, not both")
+    if master_url:
+        from ..cluster.state import find_by_master
+
+        recorded = find_by_master(master_url)
+        cluster = recorded.spec if recorded else None
+    executors = ns.executors
+    if cluster:
+        executors = cluster.workers * (cluster.cores // ns.executor_cores)
+        if ns.executor_cores > cluster.cores:
+            parser.error(f"argument --executor-cores: {ns.executor_cores} exceeds the cluster's {cluster.cores} per worker")
+        if ns.executor_memory > cluster.memory_mb:
+            parser.error(f"argument --executor-memory: {ns.executor_memory}m exceeds the cluster's "
+                         f"{cluster.memory_mb}m per worker")
     config = BenchConfig(
         managers=ns.managers,
         workloads=ns.workload,
         skews=ns.skew,
         size_bytes=ns.size,
         partition_bytes=ns.partition_size,
-        executors=ns.executors,
+        executors=executors,
         executor_cores=ns.executor_cores,
         executor_memory_mb=ns.executor_memory,
         driver_memory=ns.driver_memory,
@@ -314,6 +357,8 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> BenchConfig:
         payload_bytes=ns.payload_bytes,
         compressible=ns.compressible,
         timeout_s=ns.timeout,
+        cluster=cluster,
+        master_url=master_url,
     )
     try:
         check_with_configure(config)

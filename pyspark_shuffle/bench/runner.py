@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Dict, List, Optional
 
 from .._child import run_module
+from ..cluster import plan as cluster_plan
 from .options import BenchConfig, ManagerSpec
 
 #: Keys every run record has (``--json`` "runs"); None where a failed run has no value.
@@ -26,7 +27,7 @@ _OUTCOME_FIELDS = (
     "wall_s", "map_stage_s", "reduce_stage_s", "map_task_s", "reduce_task_s", "shuffle_write_bytes",
     "shuffle_read_bytes", "fetch_wait_ms", "max_reduce_partition_bytes", "reduce_tasks",
     "peak_executor_memory_bytes", "executor_peak_memory_bytes", "plugin", "result", "app_id",
-    "session_start_s", "stages",
+    "session_start_s", "stages", "spans", "links",
 )
 
 
@@ -97,7 +98,17 @@ def job_for(config: BenchConfig, spec: RunSpec) -> Dict[str, Any]:
         "executors": config.executors,
         "master": config.master,
         "conf": harness_conf(config),
+        "links": cluster_links(config),
     }
+
+
+def cluster_links(config: BenchConfig) -> Dict[str, Dict[str, Any]]:
+    """Worker -> its link's host-side device and rate, on a namespace cluster ({} otherwise)."""
+    spec = config.cluster
+    if spec is None:
+        return {}
+    return {str(w): {"device": cluster_plan.host_link(spec, w), "rate_bps": spec.link_rate(w)}
+            for w in range(1, spec.workers + 1)}
 
 
 def empty_record(config: BenchConfig, spec: RunSpec) -> Dict[str, Any]:

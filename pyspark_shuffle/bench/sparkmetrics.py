@@ -150,6 +150,8 @@ def summarize(stages: List[dict], tasks: Dict[Tuple[int, int], List[dict]], exec
         if metrics:
             peaks[executor["id"]] = int(metrics.get("JVMHeapMemory", 0)) + int(metrics.get("JVMOffHeapMemory", 0))
     return {
+        "spans": {kind: [min(a for a, _ in ranges), max(b for _, b in ranges)]
+                  for kind, ranges in spans.items() if ranges},
         "map_stage_s": round(interval_union_s(spans["map"]), 3),
         "reduce_stage_s": round(interval_union_s(spans["reduce"]), 3),
         "map_task_s": round(task_s["map"], 3),

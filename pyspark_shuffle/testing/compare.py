@@ -167,6 +167,12 @@ class ShuffleComparison:
 
         return register(function) if function is not None else register
 
+    def extend(self, other: "ShuffleComparison", prefix: str = "") -> None:
+        """Register every workload of ``other`` here too, named ``prefix + name`` (e.g. to run
+        several suites on another master)."""
+        for name, function in other._workloads:
+            self.workload(function, name=prefix + name, unordered=other._unordered[name])
+
     @property
     def names(self) -> Sequence[str]:
         return [name for name, _ in self._workloads]

@@ -51,7 +51,7 @@ def manager_class(manager: str, conf: Mapping[str, str]) -> str:
 def base_conf(master: str = DEFAULT_MASTER) -> Dict[str, str]:
     """What every test session on ``master`` needs on this machine, whatever the manager."""
     host = driver_host(master)
-    return {
+    conf = {
         "spark.ui.enabled": "false",
         "spark.ui.showConsoleProgress": "false",
         # Executors of a pip-installed pyspark run Python workers with this interpreter.
@@ -60,6 +60,11 @@ def base_conf(master: str = DEFAULT_MASTER) -> Dict[str, str]:
         "spark.driver.host": host,
         "spark.driver.bindAddress": host,
     }
+    if master.startswith("spark://"):
+        # Standalone executors do not inherit the driver's environment as local-cluster ones do;
+        # this machine's workers share its files, so test modules import there as here.
+        conf["spark.executorEnv.PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)
+    return conf
 
 
 def parse_conf_env(text: Optional[str]) -> Dict[str, str]:

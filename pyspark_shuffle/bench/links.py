@@ -1,0 +1,85 @@
+"""Bytes over each worker's link of a namespace cluster, and when they crossed it.
+
+The host end of worker i's veth pair counts what the worker received (``tx_bytes``: "down") and
+sent (``rx_bytes``: "up"); the driver's process reads those counters from ``/sys/class/net``
+(no privileges needed) every :data:`INTERVAL_S` while the workload runs. :func:`usage` then splits
+the bytes by the map and reduce stages' wall-clock spans and divides by span x rate: how busy
+each link was while maps ran (what shuffle-on-write could use) and while reducers fetched.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import Dict, List, Optional, Sequence, Tuple
+
+INTERVAL_S = 0.1
+Sample = Tuple[float, Dict[str, Tuple[int, int]]]  # epoch seconds, worker -> (down, up) bytes
+
+
+def read_counters(links: Dict[str, str], root: str = "/sys/class/net") -> Dict[str, Tuple[int, int]]:
+    counters = {}
+    for worker, device in links.items():
+        with open(f"{root}/{device}/statistics/tx_bytes") as tx, open(f"{root}/{device}/statistics/rx_bytes") as rx:
+            counters[worker] = (int(tx.read()), int(rx.read()))
+    return counters
+
+
+class LinkSampler:
+    """Samples the counters of ``links`` (worker -> host-side device) in a daemon thread."""
+
+    def __init__(self, links: Dict[str, str], interval_s: float = INTERVAL_S) -> None:
+        self.links = dict(links)
+        self.interval_s = interval_s
+        self.samples: List[Sample] = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="link-sampler", daemon=True)
+
+    def __enter__(self) -> "LinkSampler":
+        self.samples.append((time.time(), read_counters(self.links)))
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._stop.set()
+        self._thread.join()
+        self.samples.append((time.time(), read_counters(self.links)))
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.interval_s):
+            self.samples.append((time.time(), read_counters(self.links)))
+
+
+def _at(samples: Sequence[Sample], when: float, worker: str) -> Tuple[float, float]:
+    """Counters of ``worker`` at ``when``, interpolated linearly between the samples around it."""
+    if when <= samples[0][0]:
+        return samples[0][1][worker]
+    for (t0, c0), (t1, c1) in zip(samples, samples[1:]):
+        if t0 <= when <= t1:
+            f = 0.0 if t1 == t0 else (when - t0) / (t1 - t0)
+            return tuple(a + f * (b - a) for a, b in zip(c0[worker], c1[worker]))  # type: ignore[return-value]
+    return samples[-1][1][worker]
+
+
+def usage(samples: Sequence[Sample], rates_bps: Dict[str, int],
+          spans: Dict[str, Optional[Tuple[float, float]]]) -> Dict[str, Dict[str, Dict[str, float]]]:
+    """Per worker, per span name (e.g. "map", "reduce", "workload"): bytes down and up in the
+    span and utilisation = bits / (span seconds x link rate)."""
+    result: Dict[str, Dict[str, Dict[str, float]]] = {}
+    if len(samples) < 2:
+        return result
+    for worker, rate in rates_bps.items():
+        result[worker] = {"rate_bps": rate}  # type: ignore[dict-item]
+        for name, span in spans.items():
+            if span is None:
+                continue
+            start, end = span
+            (d0, u0), (d1, u1) = _at(samples, start, worker), _at(samples, end, worker)
+            seconds = max(end - start, 1e-9)
+            result[worker][name] = {
+                "seconds": round(seconds, 3),
+                "down_bytes": int(d1 - d0), "up_bytes": int(u1 - u0),
+                "down_util": round((d1 - d0) * 8 / (seconds * rate), 4),
+                "up_util": round((u1 - u0) * 8 / (seconds * rate), 4),
+            }
+    return result

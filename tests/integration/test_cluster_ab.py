@@ -1,0 +1,65 @@
+"""The whole A/B equality suite on a multi-host cluster: Spark standalone, 3 workers in network
+namespaces with rate-limited links (the ``pyspark_shuffle_cluster`` fixture; skipped, with the
+reason, without the privileges to create namespaces)."""
+
+import pytest
+import test_rdd_ab
+import test_sql_ab
+from ab_conf import FETCH_ORDER_VARIANTS, SQL_AQE_CONF
+
+from pyspark_shuffle.testing import ShuffleComparison
+
+pytestmark = pytest.mark.integration
+
+#: Every executor registered before the first job, so map tasks spread over all three hosts.
+CLUSTER_CONF = dict(SQL_AQE_CONF, **{
+    "spark.executor.memory": "768m",
+    "spark.scheduler.minRegisteredResourcesRatio": "1.0",
+    "spark.scheduler.maxRegisteredResourcesWaitingTime": "120s",
+})
+
+ab = ShuffleComparison(conf=CLUSTER_CONF, variants=FETCH_ORDER_VARIANTS)
+ab.extend(test_rdd_ab.ab, prefix="rdd_")
+ab.extend(test_sql_ab.ab, prefix="sql_")
+
+
+@ab.workload
+def spread_shuffle(spark):
+    """12 map tasks over 3 one-core executors, every map task writing to every reduce partition:
+    the plugin's counters of these reduce tasks (a diff around the job) and the executor hosts."""
+    from operator import add
+
+    from pyspark_shuffle import metrics
+
+    before = metrics(spark).get("application", {}).get("tasks_by_remote_sources", {})
+    rdd = spark.sparkContext.parallelize(range(120000), 12).map(lambda x: (x % 600, x))
+    result = sorted(rdd.reduceByKey(add, 6).collect())
+    after = metrics(spark).get("application", {}).get("tasks_by_remote_sources", {})
+    tasks = {k: v - before.get(k, 0) for k, v in after.items() if v - before.get(k, 0)}
+    hosts = spark.sparkContext._jsc.sc().getExecutorMemoryStatus().keySet().toString()
+    return result, tasks, hosts
+
+
+@pytest.fixture(scope="module", autouse=True)
+def on_the_cluster(pyspark_shuffle_cluster):
+    ab.master = pyspark_shuffle_cluster.master_url
+    yield pyspark_shuffle_cluster
+
+
+@pytest.mark.parametrize("name", [n for n in ab.names if n != "spread_shuffle"])
+def test_same_result_on_the_cluster(name):
+    ab.assert_same(name)
+
+
+def test_every_reduce_task_reads_from_two_remote_hosts(on_the_cluster):
+    spec = on_the_cluster.spec
+    comparison = ab.run()
+    expected, _, hosts = comparison.sort.value("spread_shuffle")
+    assert expected[:2] == [(0, sum(range(0, 120000, 600))), (1, sum(range(1, 120000, 600)))]
+    for variant, side in comparison.plugins.items():
+        result, tasks, hosts = side.value("spread_shuffle")
+        assert result == expected, variant
+        for worker in range(1, spec.workers + 1):
+            assert spec.worker_address(worker) in hosts, (variant, hosts)
+        assert sum(tasks.values()) == 6, (variant, tasks)
+        assert all(int(sources) >= 2 for sources in tasks), f"{variant}: reduce tasks by remote sources {tasks}"

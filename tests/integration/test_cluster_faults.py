@@ -1,0 +1,123 @@
+"""Faults on the multi-host cluster while reducers fetch, under Spark's sort shuffle and the
+plugin: worker 2's link cut and healed, worker 2's executor SIGKILLed. Each job must end with
+exactly the rows of a fault-free run (through Spark's retries and stage recomputation)."""
+
+import random
+import threading
+import time
+import zlib
+
+import pytest
+
+from pyspark_shuffle.cluster import find_by_master, kill_executors, set_link
+from pyspark_shuffle.testing import ShuffleComparison
+
+pytestmark = pytest.mark.integration
+
+MAPS, REDUCES, KEYS, RECORDS, RECORD_BYTES = 12, 6, 48, 2500, 2048  # ~60 MB of shuffle
+FAULTY_WORKER = 2
+CUT_SECONDS = 5.0
+
+ab = ShuffleComparison(conf={
+    "spark.executor.memory": "768m",
+    "spark.scheduler.minRegisteredResourcesRatio": "1.0",
+    "spark.scheduler.maxRegisteredResourcesWaitingTime": "120s",
+})
+
+
+def records(index):
+    rnd = random.Random(index)
+    return [(rnd.randrange(KEYS), rnd.randbytes(RECORD_BYTES)) for _ in range(RECORDS)]
+
+
+def summarize(pairs):
+    """key -> (records, sum of CRC-32s, bytes): equal only if every record arrived once."""
+    out = {}
+    for key, value in pairs:
+        n, crc, size = out.get(key, (0, 0, 0))
+        out[key] = (n + 1, crc + zlib.crc32(value), size + len(value))
+    return sorted((k, *v) for k, v in out.items())
+
+
+def expected_rows():
+    return summarize(pair for index in range(MAPS) for pair in records(index))
+
+
+def reduce_running(tracker, group):
+    for job in tracker.getJobIdsForGroup(group):
+        info = tracker.getJobInfo(job)
+        stage = tracker.getStageInfo(max(info.stageIds)) if info and info.stageIds else None
+        if stage is not None and stage.numActiveTasks > 0:
+            return True
+    return False
+
+
+def with_fault(spark, inject):
+    """Run the shuffle in a thread; once its reduce stage has running tasks, ``inject(cluster)``.
+    Returns the rows and what the fault did (and whether the job was still running after it)."""
+    sc = spark.sparkContext
+    cluster = find_by_master(sc.master)
+    assert cluster is not None, f"no namespace cluster has master {sc.master}"
+    group, out = f"fault-{inject.__name__}", {}
+
+    def job():
+        sc.setJobGroup(group, group)
+        try:
+            shuffled = sc.parallelize(range(MAPS), MAPS).flatMap(records).partitionBy(REDUCES)
+            out["rows"] = sorted(shuffled.mapPartitions(summarize).collect())
+        except Exception as error:  # reported below as the job's error
+            out["error"] = f"{type(error).__name__}: {error}"
+
+    thread = threading.Thread(target=job, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 300
+    while not reduce_running(sc.statusTracker(), group):
+        assert thread.is_alive(), f"the job ended before its reduce stage was seen running: {out}"
+        assert time.monotonic() < deadline, "the reduce stage did not start within 300 s"
+        time.sleep(0.02)  # polling Spark's status tracker for the reduce stage
+    effect = inject(cluster)
+    running_after = thread.is_alive()
+    thread.join(600)
+    assert not thread.is_alive(), "the job did not end within 600 s of the fault"
+    return out.get("rows"), out.get("error"), effect, running_after
+
+
+def cut_link(cluster):
+    set_link(cluster.name, FAULTY_WORKER, connected=False)
+    try:
+        time.sleep(CUT_SECONDS)  # the outage itself: how long the link stays down
+    finally:
+        set_link(cluster.name, FAULTY_WORKER, connected=True)
+    return "cut"
+
+
+def kill_executor(cluster):
+    return kill_executors(cluster.name, FAULTY_WORKER)
+
+
+@ab.workload
+def link_cut_during_reduce(spark):
+    return with_fault(spark, cut_link)
+
+
+@ab.workload
+def executor_killed_during_reduce(spark):
+    return with_fault(spark, kill_executor)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def on_the_cluster(pyspark_shuffle_cluster):
+    ab.master = pyspark_shuffle_cluster.master_url
+    yield pyspark_shuffle_cluster
+
+
+@pytest.mark.parametrize("name", ["link_cut_during_reduce", "executor_killed_during_reduce"])
+def test_fault_during_reduce_gives_the_fault_free_rows(name):
+    expected = expected_rows()
+    comparison = ab.run()
+    for side in (comparison.sort, *comparison.plugins.values()):
+        rows, error, effect, running_after = side.value(name)
+        assert error is None, f"{side.manager_class}: the job failed: {error}"
+        assert effect, f"{side.manager_class}: the fault did nothing ({effect!r})"
+        assert running_after, f"{side.manager_class}: the job ended before the fault ended"
+        assert rows == expected, f"{side.manager_class}: rows differ from a fault-free run"

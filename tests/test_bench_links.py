@@ -1,0 +1,35 @@
+"""Bytes and utilisation per link and stage, from sampled link counters (no cluster needed)."""
+
+from pyspark_shuffle.bench.links import LinkSampler, read_counters, usage
+
+
+def test_usage_splits_bytes_by_span_and_divides_by_span_and_rate():
+    # worker 1: 1 MB/s down from t=0 to t=10; worker 2: idle until t=5, then 2 MB/s up.
+    samples = [(float(t), {"1": (t * 10**6, 0), "2": (0, max(0, t - 5) * 2 * 10**6)}) for t in range(11)]
+    rates = {"1": 80 * 10**6, "2": 160 * 10**6}
+    result = usage(samples, rates, {"map": (0.0, 5.0), "reduce": (5.0, 10.0), "half": (2.5, 3.5)})
+    assert result["1"]["map"] == {"seconds": 5.0, "down_bytes": 5 * 10**6, "up_bytes": 0,
+                                  "down_util": 0.1, "up_util": 0.0}
+    assert result["2"]["map"]["up_bytes"] == 0
+    assert result["2"]["reduce"]["up_bytes"] == 10 * 10**6 and result["2"]["reduce"]["up_util"] == 0.1
+    assert result["1"]["half"]["down_bytes"] == 10**6  # interpolated between samples
+    assert result["1"]["rate_bps"] == 80 * 10**6
+
+
+def test_sampler_reads_host_side_counters(tmp_path):
+    for device, (tx, rx) in {"pss-w1-h": (100, 7), "pss-w2-h": (5, 9)}.items():
+        stats = tmp_path / device / "statistics"
+        stats.mkdir(parents=True)
+        (stats / "tx_bytes").write_text(f"{tx}\n")
+        (stats / "rx_bytes").write_text(f"{rx}\n")
+    assert read_counters({"1": "pss-w1-h", "2": "pss-w2-h"}, root=str(tmp_path)) == {"1": (100, 7), "2": (5, 9)}
+
+
+def test_sampler_samples_until_stopped(monkeypatch):
+    counts = iter(range(10**6))
+    monkeypatch.setattr("pyspark_shuffle.bench.links.read_counters", lambda links: {"1": (next(counts), 0)})
+    with LinkSampler({"1": "dev"}, interval_s=0.001) as sampler:
+        while len(sampler.samples) < 5:
+            pass
+    values = [c["1"][0] for _, c in sampler.samples]
+    assert values == sorted(values) and len(values) >= 6
