@@ -33,3 +33,25 @@ def test_sampler_samples_until_stopped(monkeypatch):
             pass
     values = [c["1"][0] for _, c in sampler.samples]
     assert values == sorted(values) and len(values) >= 6
+
+
+def test_run_figures_and_network_table():
+    from pyspark_shuffle.bench.links import run_figures
+    from pyspark_shuffle.bench.report import network_table
+
+    def phase(down, util):
+        return {"seconds": 1.0, "down_bytes": down, "up_bytes": 0, "down_util": util, "up_util": 0.0}
+
+    links = {"1": {"rate_bps": 10**8, "map": phase(1 << 20, 0.1), "reduce": phase(8 << 20, 0.9)},
+             "2": {"rate_bps": 10**8, "map": phase(0, 0.0), "reduce": phase(2 << 20, 0.3)}}
+    figures = run_figures(links)
+    assert figures == {"link_map_bytes": float(1 << 20), "link_reduce_bytes": float(10 << 20),
+                       "reduce_util_mean": 0.6, "reduce_util_max": 0.9}
+    assert run_figures({})["link_reduce_bytes"] is None
+
+    run = {"workload": "dummy", "skew": 2.0, "manager": "adaptive", "status": "ok", "map_stage_s": 3.0,
+           "reduce_stage_s": 4.0, "fetch_wait_ms": 1500, "plugin": {"mean_buffered_bytes": 3 << 20}, "links": links}
+    table = network_table([run, dict(run, status="failed", links={})]).splitlines()
+    assert table[0].split()[:3] == ["workload", "skew", "manager"]
+    assert table[2].split() == ["dummy", "2", "adaptive", "3.00", "4.00", "1.50", "3.0", "1", "10", "0.60", "0.90"]
+    assert network_table([dict(run, links={})]) is None

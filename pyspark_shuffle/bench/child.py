@@ -1,6 +1,6 @@
 """One benchmark run: ``python -m pyspark_shuffle.bench.child JOB.json OUT.json``.
 
-Starts a fresh Spark application (this process's own driver JVM on a local-cluster) with the
+Starts a fresh Spark application (this process's own driver JVM, on the job's master) with the
 job's manager and configuration, checks the manager through py4j, runs the workload once in
 the workload job group, reads Spark's numbers from the REST API and the plugin's counters, stops
 the application and writes the outcome as JSON. A workload that fails (an executor lost to an

@@ -83,3 +83,21 @@ def usage(samples: Sequence[Sample], rates_bps: Dict[str, int],
                 "up_util": round((u1 - u0) * 8 / (seconds * rate), 4),
             }
     return result
+
+
+def run_figures(links: Dict[str, Dict[str, object]]) -> Dict[str, Optional[float]]:
+    """A run's link figures in one line: bytes all links carried to their workers during the map
+    stage and the reduce stage, and the reduce stage's mean and largest down-link utilisation."""
+    figures: Dict[str, Optional[float]] = {
+        "link_map_bytes": None, "link_reduce_bytes": None, "reduce_util_mean": None, "reduce_util_max": None}
+    if not links:
+        return figures
+    for phase in ("map", "reduce"):
+        spans = [w[phase] for w in links.values() if isinstance(w.get(phase), dict)]
+        if spans:
+            figures[f"link_{phase}_bytes"] = float(sum(s["down_bytes"] for s in spans))  # type: ignore[index]
+    utils = [w["reduce"]["down_util"] for w in links.values() if isinstance(w.get("reduce"), dict)]  # type: ignore[index]
+    if utils:
+        figures["reduce_util_mean"] = sum(utils) / len(utils)
+        figures["reduce_util_max"] = max(utils)
+    return figures

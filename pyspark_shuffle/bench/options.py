@@ -255,7 +255,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python -m pyspark_shuffle bench",
         description=(
-            "Benchmark shuffle managers on a local-cluster: every (workload, skew, manager) runs "
+            "Benchmark shuffle managers on a local-cluster, a namespace cluster (--cluster) or a standalone "
+            "master (--master): every (workload, skew, manager) runs "
             "--repeat times, each run a fresh Spark application in a child process, managers "
             "alternating; prints a table of medians and the ratio of each manager's wall time to sort's."
         ),

@@ -6,6 +6,7 @@ import statistics
 from dataclasses import dataclass, field
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 
+from .links import run_figures
 from .options import SORT
 
 #: Run record fields summarized by their median over the ok runs of a group.
@@ -101,16 +102,52 @@ def table_rows(summaries: Sequence[Summary]) -> List[List[str]]:
 def format_table(summaries: Sequence[Summary]) -> str:
     """A fixed-width table of medians over the ok runs; ``vs sort`` is the manager's median wall
     time divided by sort's for the same workload and skew."""
-    header = [name for name, _ in COLUMNS]
-    rows = table_rows(summaries)
+    return _format(COLUMNS, table_rows(summaries))
+
+NETWORK_COLUMNS = (
+    ("workload", "<"), ("skew", ">"), ("manager", "<"), ("map s", ">"), ("reduce s", ">"),
+    ("fetch wait s", ">"), ("buffered MiB", ">"), ("link MiB map", ">"), ("link MiB reduce", ">"),
+    ("reduce util mean", ">"), ("reduce util max", ">"),
+)
+
+
+def network_table(records: Sequence[Dict[str, Any]]) -> Optional[str]:
+    """Where the time and the bytes went on a namespace cluster, medians over the ok runs: stage
+    times, fetch wait, the plugin's time-averaged buffered bytes, bytes the links carried to
+    their workers during the map and the reduce stage, and the reduce stage's mean and largest
+    link utilisation. None when no run has link figures (local-cluster)."""
+    if not any(r.get("links") for r in records):
+        return None
+    groups: Dict[Key, List[Dict[str, Any]]] = {}
+    for r in records:
+        if r.get("status") == "ok":
+            groups.setdefault((r["workload"], float(r["skew"]), r["manager"]), []).append(r)
+    rows = []
+    for (workload, skew, manager), runs in groups.items():
+        figures = [run_figures(r.get("links") or {}) for r in runs]
+        buffered = [(r.get("plugin") or {}).get("mean_buffered_bytes") for r in runs]
+        rows.append([
+            workload, f"{skew:g}", manager,
+            _num(median(r.get("map_stage_s") for r in runs), digits=2),
+            _num(median(r.get("reduce_stage_s") for r in runs), digits=2),
+            _num(median(r.get("fetch_wait_ms") for r in runs), 1000.0, 2),
+            _num(median(buffered), 1 << 20),
+            _num(median(f["link_map_bytes"] for f in figures), 1 << 20, 0),
+            _num(median(f["link_reduce_bytes"] for f in figures), 1 << 20, 0),
+            _num(median(f["reduce_util_mean"] for f in figures), digits=2),
+            _num(median(f["reduce_util_max"] for f in figures), digits=2),
+        ])
+    return _format(NETWORK_COLUMNS, rows)
+
+
+def _format(columns, rows: List[List[str]]) -> str:
+    header = [name for name, _ in columns]
     widths = [max(len(row[i]) for row in [header] + rows) for i in range(len(header))]
 
     def line(cells: List[str]) -> str:
         return "  ".join(
             cell.ljust(width) if align == "<" else cell.rjust(width)
-            for cell, width, (_, align) in zip(cells, widths, COLUMNS)
+            for cell, width, (_, align) in zip(cells, widths, columns)
         ).rstrip()
 
-    out = [line(header), line(["-" * w for w in widths])]
-    out.extend(line(row) for row in rows)
-    return "\n".join(out)
+    return "\n".join([line(header), line(["-" * w for w in widths])] + [line(row) for row in rows])

@@ -116,7 +116,7 @@ def _create(cluster: ClusterState, home: str, spark_class: str, base_dir: Option
     cgroups = {w: _make_cgroups(cluster, w, directory) for w in range(1, spec.workers + 1)}
 
     env = plan.daemon_env(home, spec.bridge_address, sys.executable)
-    port, webui = system.free_port(spec.bridge_address), system.free_port(spec.bridge_address)
+    port, webui = system.free_ports(spec.bridge_address, 2)
     cluster.master_url = f"spark://{spec.bridge_address}:{port}"
     cluster.master_webui = f"http://{spec.bridge_address}:{webui}"
     _start(cluster, "master", plan.master_argv(spark_class, spec.bridge_address, port, webui), env)
@@ -218,9 +218,10 @@ def _remove(cluster: ClusterState, resource: Resource, log: Log) -> None:
         return
     if resource.kind == "process":
         role, _, pid = resource.name.rpartition(":")
-        # A recorded pid may have been reused since: kill it only if it still runs Spark.
-        if "org.apache.spark.deploy" in system.cmdline(int(pid)):
-            system.kill([int(pid)])
+        # ``up`` started each daemon as the leader of a new process group, which its children
+        # (spark-class's launcher JVM, a Worker's executors) share. Pids may have been reused
+        # since: only members still running Spark are killed.
+        system.kill(p for p in system.process_group(int(pid)) if "org.apache.spark" in system.cmdline(p))
         if role.startswith("worker-"):  # its executors and anything else started in its namespace
             system.kill(system.netns_pids(plan.netns(cluster.spec, int(role.split("-")[1]))))
     elif resource.kind == "cgroup":
@@ -234,8 +235,11 @@ def _remove(cluster: ClusterState, resource: Resource, log: Log) -> None:
             system.kill(system.netns_pids(resource.name))
             system.run(["ip", "netns", "del", resource.name])
     elif resource.kind in ("link", "bridge"):
-        if system.link_exists(resource.name):
-            system.run(["ip", "link", "del", resource.name])
+        # A deleted namespace takes its veth pair with it, asynchronously: the host end may
+        # vanish between the check and the delete.
+        done = system.run(["ip", "link", "del", resource.name], check=False)
+        if done.returncode != 0 and system.link_exists(resource.name):
+            raise ClusterError(f"`ip link del {resource.name}` failed: {done.stderr.strip()}")
     elif resource.kind == "dir":
         shutil.rmtree(resource.name, ignore_errors=True)
 

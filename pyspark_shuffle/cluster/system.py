@@ -161,6 +161,21 @@ def alive(pid: int) -> bool:
         return False
 
 
+def process_group(pgid: int) -> List[int]:
+    """Processes whose process group is ``pgid``."""
+    members = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as handle:
+                    fields = handle.read().rsplit(")", 1)[1].split()
+            except (OSError, IndexError):
+                continue
+            if int(fields[2]) == pgid:
+                members.append(int(entry))
+    return members
+
+
 def kill(pids: Iterable[int], grace_s: float = 5.0) -> None:
     """SIGTERM, then SIGKILL what is still alive after ``grace_s``."""
     pids = [p for p in pids if alive(p)]
@@ -197,12 +212,18 @@ def spark_class(home: str) -> str:
     return path
 
 
-def free_port(host: str) -> int:
+def free_ports(host: str, count: int) -> List[int]:
+    """``count`` distinct ports free on ``host`` now (all held open while choosing)."""
     import socket
 
-    with socket.socket() as sock:
-        sock.bind((host, 0))
-        return sock.getsockname()[1]
+    sockets = [socket.socket() for _ in range(count)]
+    try:
+        for sock in sockets:
+            sock.bind((host, 0))
+        return [sock.getsockname()[1] for sock in sockets]
+    finally:
+        for sock in sockets:
+            sock.close()
 
 
 def processes_with(mark: str, pids: Iterable[int]) -> Dict[int, str]:

@@ -9,7 +9,7 @@ from ab_conf import FETCH_ORDER_VARIANTS, SQL_AQE_CONF
 
 from pyspark_shuffle.testing import ShuffleComparison
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.cluster]
 
 #: Every executor registered before the first job, so map tasks spread over all three hosts.
 CLUSTER_CONF = dict(SQL_AQE_CONF, **{

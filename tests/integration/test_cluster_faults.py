@@ -12,7 +12,7 @@ import pytest
 from pyspark_shuffle.cluster import find_by_master, kill_executors, set_link
 from pyspark_shuffle.testing import ShuffleComparison
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.cluster]
 
 MAPS, REDUCES, KEYS, RECORDS, RECORD_BYTES = 12, 6, 48, 2500, 2048  # ~60 MB of shuffle
 FAULTY_WORKER = 2

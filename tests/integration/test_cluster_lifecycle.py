@@ -24,7 +24,7 @@ from pyspark_shuffle.cluster import (
 )
 from pyspark_shuffle.cluster import linkcheck, plan, system
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.cluster]
 
 #: Its own name and subnet: never the test session's cluster (pst) or one made by hand (pss).
 SPEC = parse_cluster("workers=2,memory=512m,link=20mbit,memory-cap=1500m,disk-rate=50m,name=psd,subnet=10.233.0.0/24")
@@ -36,6 +36,8 @@ def privileged():
         require_privileges()
     except PrivilegeError as error:
         pytest.skip(str(error))
+    yield
+    down(SPEC.name)  # after a failed test only: the others leave nothing to take down
 
 
 def leftovers(spec: ClusterSpec):
