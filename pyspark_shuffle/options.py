@@ -28,6 +28,9 @@ _CANONICAL_UNITS = (("g", 1 << 30), ("m", 1 << 20), ("k", 1 << 10))
 #: Largest value of a size the JVM stores as an Int (its checkValue: ``v <= Int.MaxValue``).
 INT_MAX_BYTES = (1 << 31) - 1
 
+#: Spark's smallest executor heap: 1.5 x its 300 MiB reserved memory (UnifiedMemoryManager).
+MIN_EXECUTOR_MEMORY_BYTES = 450 << 20
+
 SIZE_FORMS = "an int number of bytes or a string like '512k', '8m', '1g' (units b, k, m, g, t, p)"
 
 

@@ -14,15 +14,12 @@ from typing import Dict, List, Optional, Sequence, Tuple
 
 from .._jars import JarError
 from ..cluster.spec import ClusterSpec, ClusterSpecError, parse_cluster
-from ..options import format_size, parse_size, validate_options
+from ..options import MIN_EXECUTOR_MEMORY_BYTES, format_size, parse_size, validate_options
 
 SORT = "sort"
 ADAPTIVE = "adaptive"
 MANAGER_KINDS = (SORT, ADAPTIVE)
 WORKLOADS = ("dummy", "join", "groupby")
-
-#: Spark's smallest executor heap: 1.5 x its 300 MiB reserved memory (UnifiedMemoryManager).
-MIN_EXECUTOR_MEMORY_BYTES = 450 << 20
 
 #: Keys the harness owns: each has its own option.
 OWNED_KEYS = {

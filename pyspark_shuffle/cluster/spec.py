@@ -8,7 +8,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Dict, Optional, Tuple
 
-from ..options import format_size, parse_size
+from ..options import MIN_EXECUTOR_MEMORY_BYTES, format_size, parse_size
 
 #: tc's rate units (decimal, bits per second).
 _RATE_UNITS = {"bit": 1, "kbit": 10**3, "mbit": 10**6, "gbit": 10**9, "tbit": 10**12}
@@ -21,8 +21,8 @@ MAX_WORKERS = 99
 #: Worker i has host address FIRST_WORKER_HOST + i - 1 in the subnet; the bridge has host 1.
 FIRST_WORKER_HOST = 11
 
-#: Spark's smallest executor heap (1.5 x the 300 MiB it reserves), which a worker must offer.
-MIN_WORKER_MEMORY_MB = 450
+#: A worker must offer at least Spark's smallest executor heap.
+MIN_WORKER_MEMORY_MB = MIN_EXECUTOR_MEMORY_BYTES >> 20
 
 
 class ClusterSpecError(ValueError):

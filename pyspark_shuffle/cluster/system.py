@@ -12,7 +12,6 @@ import subprocess
 import time
 from typing import Dict, Iterable, List, Optional, Sequence
 
-from .spec import ClusterSpec
 
 CAP_NET_ADMIN = 12
 CAP_SYS_ADMIN = 21  # creating network namespaces
