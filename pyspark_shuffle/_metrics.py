@@ -15,6 +15,9 @@ COUNTER_NAMES = (
     "bytes_by_transport",
     "blocks_by_transport",
     "requests",
+    "requests_by_transport",
+    "host_local_fallbacks",
+    "direct_memory_deferrals",
     "blocks_per_request",
     "corrupt_refetches",
     "fetch_wait_ms",
@@ -33,6 +36,8 @@ COUNTER_NAMES = (
 
 #: Transport name of blocks a reduce task read from its own executor's files.
 LOCAL_TRANSPORT = "local"
+#: Transport name of blocks read from the files of another executor on the same host.
+HOST_LOCAL_TRANSPORT = "host-local"
 
 
 def metrics(spark: Any) -> Dict[str, Any]:
@@ -52,10 +57,17 @@ def metrics(spark: Any) -> Dict[str, Any]:
     - ``bytes_by_source`` / ``blocks_by_source``: ``{executor id: n}``, the shuffle bytes and
       blocks served by each executor that wrote them (a task's own executor included).
     - ``bytes_by_transport`` / ``blocks_by_transport``: the same split by path: ``"local"``
-      (read from the reducing executor's own files) or the remote transport's name
-      (``"netty"``). Both splits add up to the same total bytes (and blocks).
-    - ``requests``: remote fetch requests sent.
-    - ``blocks_per_request``: remote (non-local) blocks per request; 0.0 without requests.
+      (read from the reducing executor's own files), ``"host-local"`` (read from the files of
+      another executor on the same host, ``spark.shuffle.readHostLocalDisk``) or the network
+      transport's name (``"netty"``). Both splits add up to the same total bytes (and blocks).
+    - ``requests``: fetch requests sent to other executors.
+    - ``requests_by_transport``: ``{path: n}``, those requests by the path they took first
+      (``"host-local"`` or ``"netty"``).
+    - ``host_local_fallbacks``: blocks that could not be read from the same host's files and
+      were fetched over the network instead.
+    - ``direct_memory_deferrals``: blocks deferred because Netty ran out of direct memory (asked
+      for again once memory frees, up to ``spark.shuffle.maxAttemptsOnNettyOOM`` times).
+    - ``blocks_per_request``: non-local blocks per request; 0.0 without requests.
     - ``corrupt_refetches``: blocks fetched a second time after a corrupt first copy.
     - ``fetch_wait_ms``: time tasks blocked waiting for remote blocks (as Spark's fetch wait
       time), in milliseconds.

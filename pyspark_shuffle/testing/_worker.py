@@ -24,8 +24,9 @@ def run_job(job: dict) -> dict:
         app_name=f"pyspark-shuffle-ab-{job['manager']}",
     )
     from .._jvm import active_shuffle_manager_class
+    from .._metrics import metrics
 
-    outcomes = {"manager_class": active_shuffle_manager_class(spark), "results": {}}
+    outcomes = {"manager_class": active_shuffle_manager_class(spark), "results": {}, "metrics": {}}
     try:
         for name, function in job["workloads"]:
             started = time.monotonic()
@@ -41,6 +42,7 @@ def run_job(job: dict) -> dict:
                 }
             entry["seconds"] = time.monotonic() - started
             outcomes["results"][name] = entry
+        outcomes["metrics"] = metrics(spark)
     finally:
         spark.stop()
     return outcomes

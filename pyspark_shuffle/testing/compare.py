@@ -45,6 +45,9 @@ class SideResult:
     manager_class: str
     seconds: float
     results: Dict[str, dict] = field(default_factory=dict)
+    #: ``pyspark_shuffle.metrics(spark)`` after the side's last workload (empty counters under
+    #: the sort shuffle).
+    metrics: Dict[str, Any] = field(default_factory=dict)
 
     def value(self, name: str) -> Any:
         entry = self.results[name]
@@ -131,7 +134,8 @@ class ShuffleComparison:
     (plus ``PYSPARK_SHUFFLE_TEST_CONF``) and the plugin ``options`` of ``configure()``.
 
     ``variants`` (name -> options) runs the plugin once per option set instead, e.g. once per
-    fetch order; every variant must return the sort shuffle's results."""
+    fetch order; every variant must return the sort shuffle's results. ``variant_conf`` (name ->
+    Spark conf) adds Spark settings to one variant's session, e.g. to turn a Spark feature off."""
 
     def __init__(
         self,
@@ -140,11 +144,16 @@ class ShuffleComparison:
         master: Optional[str] = None,
         timeout: float = DEFAULT_TIMEOUT_SECONDS,
         variants: Optional[Mapping[str, Mapping[str, Any]]] = None,
+        variant_conf: Optional[Mapping[str, Mapping[str, Any]]] = None,
     ) -> None:
         if options is not None and variants is not None:
             raise ValueError("give either options or variants, not both")
         self.conf = {k: str(v) for k, v in (conf or {}).items()}
         self.variants = {name: dict(o) for name, o in (variants or {"plugin": options or {}}).items()}
+        unknown = sorted(set(variant_conf or {}) - set(self.variants))
+        if unknown:
+            raise ValueError(f"variant_conf names unknown variants {unknown}; known: {sorted(self.variants)}")
+        self.variant_conf = {name: {k: str(v) for k, v in c.items()} for name, c in (variant_conf or {}).items()}
         self.master = master
         self.timeout = timeout
         self._workloads: List[tuple] = []
@@ -182,21 +191,24 @@ class ShuffleComparison:
         if self._result is None:
             if not self._workloads:
                 raise ValueError("no workloads registered")
-            sort = self._run_side(SORT, {})
-            plugins = {name: self._run_side(PLUGIN, options) for name, options in self.variants.items()}
+            sort = self._run_side(SORT, {}, {})
+            plugins = {
+                name: self._run_side(PLUGIN, options, self.variant_conf.get(name, {}))
+                for name, options in self.variants.items()
+            }
             self._result = ComparisonResult(sort, plugins, dict(self._unordered))
         return self._result
 
     def assert_same(self, name: str) -> Any:
         return self.run().assert_same(name)
 
-    def _run_side(self, manager: str, options: Mapping[str, Any]) -> SideResult:
+    def _run_side(self, manager: str, options: Mapping[str, Any], conf: Mapping[str, str]) -> SideResult:
         from pyspark import cloudpickle
         import pickle
 
         job = {
             "manager": manager,
-            "conf": self.conf,
+            "conf": {**self.conf, **conf},
             "options": dict(options),
             "master": self.master or resolve_master(),
             "workloads": list(self._workloads),
@@ -219,7 +231,7 @@ class ShuffleComparison:
                 )
             with open(out_path, "rb") as handle:
                 outcomes = pickle.load(handle)
-        return SideResult(manager, outcomes["manager_class"], seconds, outcomes["results"])
+        return SideResult(manager, outcomes["manager_class"], seconds, outcomes["results"], outcomes["metrics"])
 
 
 def compare_shuffle_managers(

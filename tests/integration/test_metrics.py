@@ -91,7 +91,10 @@ def test_one_fetcher_per_reduce_task(dummy_job):
 def test_local_and_remote_blocks_from_both_executors(spark, dummy_job):
     before, after, _, _ = dummy_job
     by_transport = delta(before, after, "bytes_by_transport")
+    # Spark turns host-local reads off on local-cluster unless they are set, so the other
+    # executor's blocks cross the network.
     assert set(by_transport) == {"local", "netty"}, by_transport
+    assert set(delta(before, after, "requests_by_transport")) == {"netty"}
     assert all(v > 0 for v in by_transport.values())
     by_source = delta(before, after, "bytes_by_source")
     executors = executor_ids(spark)

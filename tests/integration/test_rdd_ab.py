@@ -4,13 +4,13 @@ import hashlib
 from operator import add
 
 import pytest
-from ab_conf import FETCH_ORDER_VARIANTS, COMMON_CONF
+from ab_conf import COMMON_CONF, LOCAL_VARIANT_CONF, LOCAL_VARIANTS
 
 from pyspark_shuffle.testing import ShuffleComparison
 
 pytestmark = pytest.mark.integration
 
-ab = ShuffleComparison(conf=COMMON_CONF, variants=FETCH_ORDER_VARIANTS)
+ab = ShuffleComparison(conf=COMMON_CONF, variants=LOCAL_VARIANTS, variant_conf=LOCAL_VARIANT_CONF)
 RECORD_BYTES = 300 * 1024  # > maxSizeInFlight (1m) / 5
 
 
@@ -100,9 +100,23 @@ def test_same_result(name):
 def test_both_sides_ran_their_manager():
     result = ab.run()
     assert result.sort.manager_class.endswith("SortShuffleManager")
-    assert set(result.plugins) == {"adaptive", "naive", "pairwise"}
+    assert set(result.plugins) == {"adaptive", "naive", "pairwise", "network"}
     for side in result.plugins.values():
         assert side.manager_class.endswith("AdaptiveShuffleManager")
+
+
+def test_same_host_blocks_are_read_from_files_unless_turned_off():
+    result = ab.run()
+    for variant in ("adaptive", "naive", "pairwise"):
+        counters = result.plugins[variant].metrics["application"]
+        # Both executors of local-cluster share the host: no block crosses the network.
+        assert set(counters["bytes_by_transport"]) == {"local", "host-local"}, (variant, counters)
+        assert set(counters["requests_by_transport"]) == {"host-local"}, (variant, counters)
+        assert counters["host_local_fallbacks"] == 0
+    network = result.plugins["network"].metrics["application"]
+    assert set(network["bytes_by_transport"]) == {"local", "netty"}, network
+    assert set(network["requests_by_transport"]) == {"netty"}, network
+    assert result.sort.metrics == {"manager": result.sort.manager_class, "application": {}, "executors": {}}
 
 
 def test_reduce_by_key_values():

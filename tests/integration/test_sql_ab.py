@@ -1,13 +1,13 @@
 """Spark SQL with AQE A/B: Spark's sort shuffle vs the plugin on local-cluster[2,1,1024]."""
 
 import pytest
-from ab_conf import FETCH_ORDER_VARIANTS, SQL_AQE_CONF
+from ab_conf import LOCAL_VARIANT_CONF, LOCAL_VARIANTS, SQL_AQE_CONF
 
 from pyspark_shuffle.testing import ShuffleComparison
 
 pytestmark = pytest.mark.integration
 
-ab = ShuffleComparison(conf=SQL_AQE_CONF, variants=FETCH_ORDER_VARIANTS)
+ab = ShuffleComparison(conf=SQL_AQE_CONF, variants=LOCAL_VARIANTS, variant_conf=LOCAL_VARIANT_CONF)
 
 
 def executed_plan(df):

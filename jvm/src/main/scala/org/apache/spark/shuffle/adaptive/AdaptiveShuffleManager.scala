@@ -6,10 +6,10 @@ import org.apache.spark.{ShuffleDependency, SparkConf, SparkEnv, TaskContext}
 import org.apache.spark.internal.Logging
 import org.apache.spark.shuffle._
 import org.apache.spark.shuffle.adaptive.compat.SparkCompat
-import org.apache.spark.shuffle.adaptive.fetch.{AdaptiveShuffleReader, BlockManagerLocalBlocks, ExecutorFetchState, FetchSettings, ShuffleBlockFetcher}
+import org.apache.spark.shuffle.adaptive.fetch.{AdaptiveShuffleReader, BatchFetch, BlockManagerLocalBlocks, DirectMemoryBackoff, ExecutorFetchState, FetchSettings, ShuffleBlockFetcher}
 import org.apache.spark.shuffle.adaptive.metrics.{FetchCounters, FetchMetricsAccumulator, FetchMetricsListener}
 import org.apache.spark.shuffle.adaptive.testing.ServeDelay
-import org.apache.spark.shuffle.adaptive.transport.NettyBlockTransport
+import org.apache.spark.shuffle.adaptive.transport.{BlockManagerHostLocalDirs, BlockTransport, HostLocalTransport, NettyBlockTransport}
 import org.apache.spark.shuffle.sort.SortShuffleManager
 
 /**
@@ -23,15 +23,20 @@ import org.apache.spark.shuffle.sort.SortShuffleManager
  *    sizes, checksums, I/O encryption, block migration and cleanup are therefore Spark's own.
  *  - '''Reduce side''' (`getReader`): [[fetch.AdaptiveShuffleReader]] over
  *    [[fetch.ShuffleBlockFetcher]]. Blocks of this executor are read from its files; blocks of
- *    other executors go through a [[transport.BlockTransport]], today [[transport.NettyBlockTransport]]
+ *    other executors go through a [[transport.BlockTransport]]: those of executors on the same
+ *    host are read from their files by [[transport.HostLocalTransport]] when Spark reads them so
+ *    (`spark.shuffle.readHostLocalDisk`, on by default, and not the old fetch protocol), falling
+ *    back to the network block by block; the rest go through [[transport.NettyBlockTransport]]
  *    (Spark's BlockStoreClient, hence `spark.authenticate`, retries and the external shuffle
- *    service). Which executor is asked next, and when, is `spark.shuffle.adaptive.fetch.order`:
+ *    service). A fetch refused for want of Netty direct memory is deferred and retried
+ *    (`spark.shuffle.maxAttemptsOnNettyOOM`). Which executor is asked next, and when, is `spark.shuffle.adaptive.fetch.order`:
  *    `adaptive` (default: [[fetch.AdaptiveScheduler]], executor-wide load and responsiveness,
  *    circular start, in-flight increment), `naive` ([[fetch.NaiveScheduler]], Spark's random
  *    order) or `pairwise` ([[fetch.PairwiseScheduler]]); the amount in flight is bounded by each
  *    task's [[fetch.ElasticLimit]] (`fetch.elastic.enabled`). Map ranges (AQE skew splits, local
  *    shuffle reader) select the map outputs.
- *    Contiguous partitions are fetched block by block, never as one batch block.
+ *    AQE's coalesced reads of contiguous partitions fetch one batch block per map output under
+ *    Spark's conditions ([[fetch.BatchFetch]]).
  *  - Push-based shuffle never runs: Spark enables it only for its own SortShuffleManager.
  *  - Testing only: with `spark.shuffle.adaptive.testing.serveDelay` naming this executor, its
  *    blocks are served through a [[testing.DelayedShuffleBlockResolver]] (a slow node).
@@ -88,9 +93,12 @@ private[spark] class AdaptiveShuffleManager(conf: SparkConf) extends ShuffleMana
       case h: AdaptiveShuffleHandle[_, _, _] => h.fetchMetrics.value
       case _ => new FetchCounters
     }
+    val dependency = handle.asInstanceOf[BaseShuffleHandle[K, _, C]].dependency
+    val batch = BatchFetch.enabled(env.conf, dependency.serializer, startPartition, endPartition,
+      context)
     def newFetcher() = new ShuffleBlockFetcher(
       context,
-      new NettyBlockTransport(env.blockManager.blockStoreClient),
+      transport(env),
       new BlockManagerLocalBlocks(env.blockManager),
       SparkCompat.mapSizesByExecutorId(
         handle.shuffleId, startMapIndex, endMapIndex, startPartition, endPartition),
@@ -98,9 +106,22 @@ private[spark] class AdaptiveShuffleManager(conf: SparkConf) extends ShuffleMana
       settings,
       metrics,
       counters,
-      shared = ExecutorFetchState.shared(settings.waitWindow))
+      shared = ExecutorFetchState.shared(settings.waitWindow),
+      batch = batch,
+      backoff = DirectMemoryBackoff.shared)
     new AdaptiveShuffleReader[K, C](
       handle.asInstanceOf[BaseShuffleHandle[K, _, C]], context, metrics, () => newFetcher())
+  }
+
+  private def transport(env: SparkEnv): BlockTransport = {
+    val blockManager = env.blockManager
+    val network = new NettyBlockTransport(blockManager.blockStoreClient)
+    // Spark creates the manager exactly when it reads host-local blocks from disk.
+    blockManager.hostLocalDirManager match {
+      case Some(dirs) => new HostLocalTransport(blockManager.blockManagerId.host,
+        new BlockManagerHostLocalDirs(blockManager, dirs), network)
+      case None => network
+    }
   }
 
   override def unregisterShuffle(shuffleId: Int): Boolean =

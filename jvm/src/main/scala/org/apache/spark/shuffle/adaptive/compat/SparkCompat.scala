@@ -2,8 +2,9 @@ package org.apache.spark.shuffle.adaptive.compat
 
 import java.io.InputStream
 
-import org.apache.spark.SparkEnv
+import org.apache.spark.{SparkEnv, TaskContext}
 import org.apache.spark.shuffle.FetchFailedException
+import org.apache.spark.shuffle.sort.SortShuffleManager
 import org.apache.spark.storage.{BlockId, BlockManagerId}
 import org.apache.spark.util.Utils
 
@@ -36,4 +37,8 @@ private[spark] object SparkCompat {
   /** Reads up to `maxSize` bytes into memory now; the rest is read on demand. */
   def copyStreamUpTo(in: InputStream, maxSize: Long): InputStream =
     Utils.copyStreamUpTo(in, maxSize)
+
+  /** Whether the task may fetch contiguous partitions as batch blocks (AQE's local property). */
+  def canUseBatchFetch(startPartition: Int, endPartition: Int, context: TaskContext): Boolean =
+    SortShuffleManager.canUseBatchFetch(startPartition, endPartition, context)
 }

@@ -12,6 +12,7 @@ private[spark] sealed trait FetchResult {
 private[spark] object FetchResult {
 
   /**
+   * @param via the transport path that served it (see [[transport.TransportListener]])
    * @param requestDone true for the last block of its request
    * @param requestMillis the request's round trip, set when `requestDone`
    */
@@ -19,8 +20,15 @@ private[spark] object FetchResult {
       block: BlockRef,
       address: BlockManagerId,
       buf: ManagedBuffer,
+      via: String,
       requestDone: Boolean,
       requestMillis: Long) extends FetchResult
+
+  /** Refused for want of direct memory; asked for again once the back-off lifts. */
+  final case class Deferred(
+      block: BlockRef,
+      address: BlockManagerId,
+      requestDone: Boolean) extends FetchResult
 
   final case class Failed(
       block: BlockRef,

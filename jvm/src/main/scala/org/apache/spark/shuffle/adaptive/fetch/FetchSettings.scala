@@ -9,6 +9,8 @@ import org.apache.spark.shuffle.adaptive.config.AdaptiveShuffleConf._
  *
  * @param maxBytesInFlight the hard in-flight limit (bytes requested and not yet consumed)
  * @param requestSize the in-flight increment
+ * @param maxAttemptsOnNettyOOM how often a block is deferred for want of direct memory before its
+ *                              fetch fails
  */
 private[spark] final case class FetchSettings(
     maxBytesInFlight: Long,
@@ -26,7 +28,8 @@ private[spark] final case class FetchSettings(
     growAbove: Double = 0.5,
     waitWindow: Int = 16,
     loadWeight: Double = 1.0,
-    waitWeight: Double = 0.1) {
+    waitWeight: Double = 0.1,
+    maxAttemptsOnNettyOOM: Int = 10) {
   require(maxBytesInFlight > 0, "the hard in-flight limit must be positive")
   require(requestSize > 0 && requestSize <= maxBytesInFlight,
     s"${FETCH_IN_FLIGHT_INCREMENT.key} ($requestSize bytes) must be positive " +
@@ -56,6 +59,7 @@ private[spark] object FetchSettings {
       growAbove = conf.get(FETCH_ELASTIC_GROW_ABOVE),
       waitWindow = conf.get(FETCH_WAIT_WINDOW),
       loadWeight = conf.get(FETCH_SCORE_LOAD_WEIGHT),
-      waitWeight = conf.get(FETCH_SCORE_WAIT_WEIGHT))
+      waitWeight = conf.get(FETCH_SCORE_WAIT_WEIGHT),
+      maxAttemptsOnNettyOOM = conf.get(config.SHUFFLE_MAX_ATTEMPTS_ON_NETTY_OOM))
   }
 }

@@ -4,41 +4,49 @@ import java.io.{IOException, InputStream}
 import java.nio.channels.ClosedByInterruptException
 import java.util.concurrent.LinkedBlockingDeque
 import java.util.concurrent.TimeUnit.NANOSECONDS
+import java.util.concurrent.atomic.AtomicLong
 import java.util.zip.CheckedInputStream
 
 import scala.collection.mutable
 import scala.util.control.NonFatal
 
+import io.netty.util.internal.OutOfDirectMemoryError
+
 import org.apache.spark.TaskContext
 import org.apache.spark.internal.Logging
 import org.apache.spark.network.buffer.{FileSegmentManagedBuffer, ManagedBuffer}
-import org.apache.spark.network.shuffle.{BlockFetchingListener, DownloadFile, DownloadFileManager, SimpleDownloadFile}
+import org.apache.spark.network.shuffle.{DownloadFile, DownloadFileManager, SimpleDownloadFile}
 import org.apache.spark.network.shuffle.checksum.{Cause, ShuffleChecksumHelper}
 import org.apache.spark.network.util.TransportConf
 import org.apache.spark.shuffle.ShuffleReadMetricsReporter
 import org.apache.spark.shuffle.adaptive.compat.SparkCompat
 import org.apache.spark.shuffle.adaptive.metrics.FetchCounters
-import org.apache.spark.shuffle.adaptive.transport.BlockTransport
-import org.apache.spark.storage.{BlockId, BlockManagerId, ShuffleBlockId}
+import org.apache.spark.shuffle.adaptive.transport.{BlockTransport, HostLocalTransport, TransportListener}
+import org.apache.spark.storage.{BlockId, BlockManagerId, FallbackStorage, ShuffleBlockBatchId, ShuffleBlockId}
 import org.apache.spark.util.{Clock, SystemClock}
 
 /**
  * Streams the shuffle blocks of one reduce task, one `(blockId, stream)` per block, in the order
  * they become available.
  *
- * Local blocks are read straight from this executor's shuffle files. Remote blocks are requested
- * through the transport in the order and at the pace a [[FetchScheduler]] decides
+ * Local blocks (and those of the fallback storage) are read straight from this executor's shuffle
+ * files. Blocks of other executors are requested through the transport (which reads those on
+ * this host from their files, see [[HostLocalTransport]]) in the order and at the pace a
+ * [[FetchScheduler]] decides
  * (`spark.shuffle.adaptive.fetch.order`), within Spark's reducer limits and the task's
  * [[ElasticLimit]]. A block counts as in flight from its request until the task takes it, so
  * the limit bounds what is buffered too (only a request sent with nothing in flight may pass it).
  * Arrived remote blocks are served before local ones, to free their memory first; the task only
  * blocks (fetch wait time) when neither is ready. Each wait feeds the elastic limit and, per
- * source, the executor-wide [[ExecutorFetchState]] that adaptive source selection reads.
+ * source, the executor-wide [[ExecutorFetchState]] that adaptive source selection reads. With
+ * `batch` (see [[BatchFetch]]) each map's blocks are asked for as one batch block.
  *
  * Failures: a block that cannot be fetched or read raises FetchFailedException, so Spark reruns
  * the map stage. A remote block found corrupt when its stream is opened is fetched once more;
  * corrupt twice, or corrupt while being read, it fails, with the checksum diagnosis in the
- * message when shuffle checksums are on.
+ * message when shuffle checksums are on. A block refused for want of Netty direct memory is
+ * deferred under the executor's [[DirectMemoryBackoff]] and asked for again, up to
+ * `spark.shuffle.maxAttemptsOnNettyOOM` times.
  *
  * Threads: the task thread runs everything except the transport's callbacks, which only append to
  * `results` under this object's lock.
@@ -53,7 +61,9 @@ private[spark] final class ShuffleBlockFetcher(
     readMetrics: ShuffleReadMetricsReporter,
     counters: FetchCounters = new FetchCounters,
     clock: Clock = new SystemClock,
-    shared: ExecutorFetchState = null)
+    shared: ExecutorFetchState = null,
+    batch: Boolean = false,
+    backoff: DirectMemoryBackoff = new DirectMemoryBackoff(() => Long.MaxValue))
   extends Iterator[(BlockId, InputStream)] with FetchState with DownloadFileManager with Logging {
 
   private[this] val executorState =
@@ -63,6 +73,9 @@ private[spark] final class ShuffleBlockFetcher(
   private[this] val blocksInFlight = mutable.HashMap.empty[BlockManagerId, Int]
   private[this] val bytesInFlightBySource = mutable.HashMap.empty[String, Long]
   private[this] val corrupted = mutable.HashSet.empty[BlockId]
+  /** Blocks deferred by the direct-memory back-off, asked for again before any other. */
+  private[this] val deferred = mutable.LinkedHashMap.empty[BlockManagerId, SourceQueue]
+  private[this] val fellBack = new AtomicLong
   private[this] val openStreams = mutable.LinkedHashSet.empty[BlockInputStream]
   private[this] val elastic = new ElasticLimit(settings.requestSize, settings.maxBytesInFlight,
     settings.elastic, settings.waitWindow, settings.shrinkBelow, settings.growAbove)
@@ -77,19 +90,24 @@ private[spark] final class ShuffleBlockFetcher(
   // Guarded by `this`: set once the task is done with the fetcher; late callbacks are dropped.
   private[this] var zombie = false
   private[this] val tempFiles = mutable.ArrayBuffer.empty[DownloadFile]
+  private[this] val directMemoryFailures = mutable.HashMap.empty[String, Int]
 
   context.addTaskCompletionListener[Unit](_ => cleanup())
   sendRequests()
 
   private def plan(): FetchScheduler = {
     val remote = mutable.ArrayBuffer.empty[(BlockManagerId, IndexedSeq[BlockRef])]
+    // Spark reads what decommissioned executors left in the fallback storage as local blocks.
+    val localIds =
+      Set(local.address.executorId, FallbackStorage.FALLBACK_BLOCK_MANAGER_ID.executorId)
     blocksByAddress.foreach { case (address, infos) =>
       // Empty blocks hold no records and are never served, so they are not fetched.
-      val refs = infos.iterator.collect {
+      val nonEmpty = infos.iterator.collect {
         case (id, size, mapIndex) if size > 0 => BlockRef(id, size, mapIndex)
       }.toIndexedSeq
+      val refs = if (batch) BatchFetch.merge(nonEmpty) else nonEmpty
       totalBlocks += refs.size
-      if (address.executorId == local.address.executorId) {
+      if (localIds(address.executorId)) {
         localQueue ++= refs
       } else if (refs.nonEmpty) {
         remote += address -> refs
@@ -144,11 +162,29 @@ private[spark] final class ShuffleBlockFetcher(
   }
 
   private def sendRequests(): Unit = {
-    var request = scheduler.next(this)
-    while (request.isDefined) {
-      send(request.get)
-      request = scheduler.next(this)
+    if (backoff.active) {
+      // Replies still due free direct memory; with none due, waiting frees nothing.
+      if (reqsInFlight > 0) return
+      backoff.lift()
     }
+    sendDeferred()
+    if (deferred.isEmpty) {
+      var request = scheduler.next(this)
+      while (request.isDefined) {
+        send(request.get)
+        request = scheduler.next(this)
+      }
+    }
+  }
+
+  private def sendDeferred(): Unit = deferred.toList.foreach { case (address, queue) =>
+    var allowed = FetchScheduler.blocksAllowed(settings, this, address)
+    while (queue.nonEmpty && allowed > 0 &&
+        FetchScheduler.fits(settings, this, queue.peek(settings.requestSize, allowed))) {
+      send(queue.take(settings.requestSize, allowed))
+      allowed = FetchScheduler.blocksAllowed(settings, this, address)
+    }
+    if (!queue.nonEmpty) deferred -= address
   }
 
   /** Integrates the buffered bytes and the limit over the time since the last change. */
@@ -176,7 +212,7 @@ private[spark] final class ShuffleBlockFetcher(
     val address = request.address
     changeBytesInFlight(address.executorId, request.size)
     counters.peakBytesInFlight = math.max(counters.peakBytesInFlight, bytesInFlight)
-    counters.requests += 1
+    counters.requested(transport.pathTo(address))
     reqsInFlight += 1
     blocksInFlight(address) = blocksInFlight.getOrElse(address, 0) + request.blocks.size
     val byName = request.blocks.iterator.map(b => b.blockId.toString -> b).toMap
@@ -190,32 +226,53 @@ private[spark] final class ShuffleBlockFetcher(
           val millis = if (done) NANOSECONDS.toMillis(clock.nanoTime() - start) else 0L
           make(byName(name), done, millis) match {
             case failed: FetchResult.Failed => results.putFirst(failed)
-            case fetched => results.putLast(fetched)
+            case other => results.putLast(other)
           }
         }
       }
 
-    val listener = new BlockFetchingListener {
-      override def onBlockFetchSuccess(name: String, buf: ManagedBuffer): Unit =
+    val listener = new TransportListener {
+      override def onFetched(name: String, buf: ManagedBuffer, via: String): Unit =
         deliver(name, (block, done, millis) => {
           // The transport releases its reference when this callback returns.
           buf.retain()
-          FetchResult.Fetched(block, address, buf, done, millis)
+          FetchResult.Fetched(block, address, buf, via, done, millis)
         })
 
-      override def onBlockFetchFailure(name: String, e: Throwable): Unit = {
+      override def onFailed(name: String, e: Throwable): Unit = {
         logWarning(s"Failed to fetch block $name from $address", e)
-        deliver(name, (block, done, _) => FetchResult.Failed(block, address, done, e))
+        deliver(name, (block, done, _) => e match {
+          case _: OutOfDirectMemoryError if mayRetryAfterDirectMemoryFailure(name) =>
+            FetchResult.Deferred(block, address, done)
+          case _ => FetchResult.Failed(block, address, done, e)
+        })
+      }
+
+      override def onFellBack(name: String, e: Throwable): Unit = {
+        fellBack.incrementAndGet()
+        logWarning(s"Cannot read block $name of $address from its files; fetching it instead", e)
       }
     }
     val downloads = if (request.size > settings.maxReqSizeShuffleToMem) Some(this) else None
     try {
       transport.fetch(address, byName.keys.toArray, listener, downloads)
     } catch {
-      case NonFatal(e) => byName.keys.foreach(listener.onBlockFetchFailure(_, e))
+      case NonFatal(e) => byName.keys.foreach(listener.onFailed(_, e))
     }
   }
 
+  /** Called under this object's lock. */
+  private def mayRetryAfterDirectMemoryFailure(name: String): Boolean = {
+    val failures = directMemoryFailures.getOrElse(name, 0)
+    val retry = failures < settings.maxAttemptsOnNettyOOM
+    if (retry) {
+      directMemoryFailures(name) = failures + 1
+      backoff.engage()
+    }
+    retry
+  }
+
+  /** Returns null when the block was deferred, or found corrupt and asked for again. */
   private def openRemote(result: FetchResult, waitMs: Double): (BlockId, InputStream) = {
     val address = result.address
     changeBytesInFlight(address.executorId, -result.block.size)
@@ -223,15 +280,26 @@ private[spark] final class ShuffleBlockFetcher(
     result match {
       case FetchResult.Failed(block, _, done, cause) =>
         if (done) reqsInFlight -= 1
-        throw fetchFailed(block, address, cause, s"Failed to fetch ${block.blockId} " +
-          s"from $address: ${cause.getMessage}")
-      case FetchResult.Fetched(block, _, buf, done, millis) =>
+        val why = cause match {
+          case _: OutOfDirectMemoryError =>
+            s"out of Netty direct memory ${settings.maxAttemptsOnNettyOOM + 1} times"
+          case _ => cause.getMessage
+        }
+        throw fetchFailed(block, address, cause,
+          s"Failed to fetch ${block.blockId} from $address: $why")
+      case FetchResult.Deferred(block, _, done) =>
+        if (done) reqsInFlight -= 1
+        deferred.getOrElseUpdate(address, new SourceQueue(address, Nil)) += block
+        counters.directMemoryDeferrals += 1
+        null
+      case FetchResult.Fetched(block, _, buf, via, done, millis) =>
         if (done) {
           reqsInFlight -= 1
-          readMetrics.incRemoteReqsDuration(millis)
+          if (via != HostLocalTransport.Name) readMetrics.incRemoteReqsDuration(millis)
+          backoff.liftIfFree(settings.maxReqSizeShuffleToMem)
         }
-        countRemote(buf)
-        counters.served(address.executorId, transport.name, buf.size)
+        countFetched(buf, via)
+        counters.served(address.executorId, via, buf.size)
         counters.waited(address.executorId, waitMs)
         executorState.recordWait(address.executorId, waitMs)
         observeWait(waitMs)
@@ -239,11 +307,16 @@ private[spark] final class ShuffleBlockFetcher(
     }
   }
 
-  private def countRemote(buf: ManagedBuffer): Unit = {
-    readMetrics.incRemoteBlocksFetched(1)
-    readMetrics.incRemoteBytesRead(buf.size)
-    if (buf.isInstanceOf[FileSegmentManagedBuffer]) readMetrics.incRemoteBytesReadToDisk(buf.size)
-  }
+  /** Spark's read metrics count what was read from this host's files as local. */
+  private def countFetched(buf: ManagedBuffer, via: String): Unit =
+    if (via == HostLocalTransport.Name) {
+      readMetrics.incLocalBlocksFetched(1)
+      readMetrics.incLocalBytesRead(buf.size)
+    } else {
+      readMetrics.incRemoteBlocksFetched(1)
+      readMetrics.incRemoteBytesRead(buf.size)
+      if (buf.isInstanceOf[FileSegmentManagedBuffer]) readMetrics.incRemoteBytesReadToDisk(buf.size)
+    }
 
   private def openLocal(block: BlockRef): (BlockId, InputStream) = {
     val buf = try local.read(block.blockId) catch {
@@ -283,7 +356,10 @@ private[spark] final class ShuffleBlockFetcher(
       }
       val stream = new BlockInputStream(wrapped, buf,
         onReadError = e => readFailure(block, address, buf, e),
-        onClose = openStreams -= _)
+        onClose = { closed =>
+          openStreams -= closed
+          backoff.liftIfFree(settings.maxReqSizeShuffleToMem)
+        })
       openStreams += stream
       (block.blockId, stream)
     } catch {
@@ -359,6 +435,9 @@ private[spark] final class ShuffleBlockFetcher(
       message: String): Throwable = block.blockId match {
     case ShuffleBlockId(shuffleId, mapId, reduceId) =>
       SparkCompat.fetchFailed(address, shuffleId, mapId, block.mapIndex, reduceId, message, cause)
+    case ShuffleBlockBatchId(shuffleId, mapId, startReduceId, _) =>
+      SparkCompat.fetchFailed(address, shuffleId, mapId, block.mapIndex, startReduceId, message,
+        cause)
     case other =>
       new IllegalStateException(s"Not a shuffle block: $other ($message)", cause)
   }
@@ -389,6 +468,7 @@ private[spark] final class ShuffleBlockFetcher(
     counters.fetchMs += (clock.nanoTime() - startNanos) / 1e6
     counters.limitObserved(elastic.min, settings.maxBytesInFlight, elastic.changes)
     counters.taskRead(local.address.executorId)
+    counters.hostLocalFallbacks += fellBack.get
     // What this task requested and will never consume no longer loads its sources.
     bytesInFlightBySource.foreach { case (source, bytes) =>
       executorState.addInFlight(source, -bytes)
@@ -399,10 +479,10 @@ private[spark] final class ShuffleBlockFetcher(
     while (result != null) {
       result match {
         case fetched: FetchResult.Fetched =>
-          // It crossed the network, so it counts as read even though no record was used.
-          countRemote(fetched.buf)
+          // It was fetched, so it counts as read even though no record was used.
+          countFetched(fetched.buf, fetched.via)
           fetched.buf.release()
-        case _: FetchResult.Failed =>
+        case _ =>
       }
       result = results.pollFirst()
     }

@@ -10,6 +10,8 @@ private[spark] final class SourceQueue(val address: BlockManagerId, blocks: Iter
 
   def nonEmpty: Boolean = queue.nonEmpty
 
+  def +=(block: BlockRef): Unit = queue += block
+
   /**
    * Takes blocks until they reach `size` bytes or `maxBlocks` blocks, whichever comes first: at
    * least one block, never a split one, so a request overshoots `size` by less than a block.

@@ -11,8 +11,13 @@ import scala.collection.mutable
  *  - `bytes_by_source` / `blocks_by_source`: bytes and blocks served per executor id they came
  *    from (this executor's own blocks included);
  *  - `bytes_by_transport` / `blocks_by_transport`: the same per path: `local` (read from this
- *    executor's files) or the remote transport's name (`netty`);
- *  - `requests`: remote requests sent; `blocks_per_request` = remote blocks / requests;
+ *    executor's files), `host-local` (read from the files of another executor on this host) or
+ *    the network transport's name (`netty`);
+ *  - `requests`: requests sent to other executors; `requests_by_transport` splits them by the
+ *    path they took first; `blocks_per_request` = blocks not local / requests;
+ *  - `host_local_fallbacks`: blocks that could not be read from this host's files and were
+ *    fetched over the network instead;
+ *  - `direct_memory_deferrals`: blocks deferred because Netty ran out of direct memory;
  *  - `corrupt_refetches`: blocks fetched a second time after a corrupt first copy;
  *  - `fetch_wait_ms`: time tasks blocked waiting for remote blocks (as Spark's fetch wait time);
  *  - `peak_bytes_in_flight`: the largest number of bytes one task had requested and not yet
@@ -34,6 +39,9 @@ private[spark] final class FetchCounters extends Serializable {
   val bytesByTransport: mutable.Map[String, Long] = mutable.TreeMap.empty
   val blocksByTransport: mutable.Map[String, Long] = mutable.TreeMap.empty
   var requests = 0L
+  val requestsByTransport: mutable.Map[String, Long] = mutable.TreeMap.empty
+  var hostLocalFallbacks = 0L
+  var directMemoryDeferrals = 0L
   var corruptRefetches = 0L
   var fetchWaitMs = 0L
   var peakBytesInFlight = 0L
@@ -48,7 +56,8 @@ private[spark] final class FetchCounters extends Serializable {
   val tasksByRemoteSources: mutable.Map[String, Long] = mutable.TreeMap.empty
 
   def isZero: Boolean = reduceTasks == 0 && requests == 0 && bytesBySource.isEmpty &&
-    corruptRefetches == 0 && fetchWaitMs == 0 && peakBytesInFlight == 0 && fetchMs == 0 &&
+    corruptRefetches == 0 && hostLocalFallbacks == 0 && directMemoryDeferrals == 0 &&
+    fetchWaitMs == 0 && peakBytesInFlight == 0 && fetchMs == 0 &&
     tasksByRemoteSources.isEmpty
 
   def served(source: String, transport: String, bytes: Long): Unit = {
@@ -56,6 +65,11 @@ private[spark] final class FetchCounters extends Serializable {
     add(blocksBySource, source, 1)
     add(bytesByTransport, transport, bytes)
     add(blocksByTransport, transport, 1)
+  }
+
+  def requested(path: String): Unit = {
+    requests += 1
+    add(requestsByTransport, path, 1)
   }
 
   def waited(source: String, millis: Double): Unit =
@@ -78,6 +92,9 @@ private[spark] final class FetchCounters extends Serializable {
     other.bytesByTransport.foreach { case (k, v) => add(bytesByTransport, k, v) }
     other.blocksByTransport.foreach { case (k, v) => add(blocksByTransport, k, v) }
     requests += other.requests
+    other.requestsByTransport.foreach { case (k, v) => add(requestsByTransport, k, v) }
+    hostLocalFallbacks += other.hostLocalFallbacks
+    directMemoryDeferrals += other.directMemoryDeferrals
     corruptRefetches += other.corruptRefetches
     fetchWaitMs += other.fetchWaitMs
     peakBytesInFlight = math.max(peakBytesInFlight, other.peakBytesInFlight)
@@ -110,6 +127,9 @@ private[spark] final class FetchCounters extends Serializable {
       "bytes_by_transport" -> bytesByTransport.toMap,
       "blocks_by_transport" -> blocksByTransport.toMap,
       "requests" -> requests,
+      "requests_by_transport" -> requestsByTransport.toMap,
+      "host_local_fallbacks" -> hostLocalFallbacks,
+      "direct_memory_deferrals" -> directMemoryDeferrals,
       "blocks_per_request" -> (if (requests == 0) 0.0 else remoteBlocks.toDouble / requests),
       "corrupt_refetches" -> corruptRefetches,
       "fetch_wait_ms" -> fetchWaitMs,

@@ -1,26 +1,27 @@
 package org.apache.spark.shuffle.adaptive.transport
 
-import org.apache.spark.network.shuffle.{BlockFetchingListener, DownloadFileManager}
+import org.apache.spark.network.shuffle.DownloadFileManager
 import org.apache.spark.network.shuffle.checksum.Cause
 import org.apache.spark.storage.{BlockManagerId, ShuffleBlockId}
 
-/**
- * How a reduce task reaches the shuffle blocks of another executor. Implementations call the
- * listener exactly once per requested block, from any thread.
- */
+/** How a reduce task reaches the shuffle blocks of another executor. */
 private[spark] trait BlockTransport {
 
   /** Short name used in metrics, e.g. "netty". */
   def name: String
 
+  /** The path a request to `address` takes first (this transport's name or one it delegates to). */
+  def pathTo(address: BlockManagerId): String = name
+
   /**
-   * Starts fetching `blockIds` from `address`. With a `downloads` manager the blocks are
-   * streamed to temporary files instead of memory.
+   * Starts fetching `blockIds` from `address`, reporting each block to `listener`. With a
+   * `downloads` manager, blocks that cross the network are streamed to temporary files instead
+   * of memory.
    */
   def fetch(
       address: BlockManagerId,
       blockIds: Array[String],
-      listener: BlockFetchingListener,
+      listener: TransportListener,
       downloads: Option[DownloadFileManager]): Unit
 
   /** Asks the serving executor why a block's data did not match its checksum. */

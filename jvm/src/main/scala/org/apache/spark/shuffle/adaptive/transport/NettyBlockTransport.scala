@@ -1,5 +1,6 @@
 package org.apache.spark.shuffle.adaptive.transport
 
+import org.apache.spark.network.buffer.ManagedBuffer
 import org.apache.spark.network.shuffle.{BlockFetchingListener, BlockStoreClient, DownloadFileManager}
 import org.apache.spark.network.shuffle.checksum.Cause
 import org.apache.spark.storage.{BlockManagerId, ShuffleBlockId}
@@ -10,15 +11,22 @@ import org.apache.spark.storage.{BlockManagerId, ShuffleBlockId}
  */
 private[spark] final class NettyBlockTransport(client: BlockStoreClient) extends BlockTransport {
 
-  override def name: String = "netty"
+  override def name: String = NettyBlockTransport.Name
 
   override def fetch(
       address: BlockManagerId,
       blockIds: Array[String],
-      listener: BlockFetchingListener,
-      downloads: Option[DownloadFileManager]): Unit =
-    client.fetchBlocks(address.host, address.port, address.executorId, blockIds, listener,
+      listener: TransportListener,
+      downloads: Option[DownloadFileManager]): Unit = {
+    val forward = new BlockFetchingListener {
+      override def onBlockFetchSuccess(blockId: String, buf: ManagedBuffer): Unit =
+        listener.onFetched(blockId, buf, name)
+      override def onBlockFetchFailure(blockId: String, e: Throwable): Unit =
+        listener.onFailed(blockId, e)
+    }
+    client.fetchBlocks(address.host, address.port, address.executorId, blockIds, forward,
       downloads.orNull)
+  }
 
   override def diagnoseCorruption(
       address: BlockManagerId,
@@ -27,4 +35,8 @@ private[spark] final class NettyBlockTransport(client: BlockStoreClient) extends
       algorithm: String): Cause =
     client.diagnoseCorruption(address.host, address.port, address.executorId,
       block.shuffleId, block.mapId, block.reduceId, checksum, algorithm)
+}
+
+private[spark] object NettyBlockTransport {
+  val Name = "netty"
 }

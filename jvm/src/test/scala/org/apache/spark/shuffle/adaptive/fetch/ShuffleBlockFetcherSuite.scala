@@ -16,12 +16,12 @@ import org.scalatest.funsuite.AnyFunSuite
 import org.apache.spark.{FetchFailed, TaskContext, TaskContextImpl}
 import org.apache.spark.executor.TempShuffleReadMetrics
 import org.apache.spark.network.buffer.ManagedBuffer
-import org.apache.spark.network.shuffle.{BlockFetchingListener, DownloadFileManager}
+import org.apache.spark.network.shuffle.DownloadFileManager
 import org.apache.spark.network.shuffle.checksum.Cause
 import org.apache.spark.network.util.{MapConfigProvider, TransportConf}
 import org.apache.spark.shuffle.FetchFailedException
 import org.apache.spark.shuffle.adaptive.metrics.FetchCounters
-import org.apache.spark.shuffle.adaptive.transport.BlockTransport
+import org.apache.spark.shuffle.adaptive.transport.{BlockTransport, TransportListener}
 import org.apache.spark.storage.{BlockId, BlockManagerId, ShuffleBlockId}
 import org.apache.spark.util.{Clock, SystemClock}
 
@@ -741,18 +741,18 @@ private object ShuffleBlockFetcherSuite {
       transport: FakeTransport,
       val address: BlockManagerId,
       val blockIds: Seq[String],
-      listener: BlockFetchingListener,
+      listener: TransportListener,
       val downloads: Option[DownloadFileManager]) {
 
     /** Delivers a block the way the network layer does: the buffer is released on return. */
     def succeed(name: String, bytes: Array[Byte]): CountingBuffer = {
       val buf = new CountingBuffer(s"${address.executorId}/$name", bytes, initialRefs = 1)
       transport.track(buf)
-      try listener.onBlockFetchSuccess(name, buf) finally buf.release()
+      try listener.onFetched(name, buf, transport.name) finally buf.release()
       buf
     }
 
-    def fail(name: String, e: Throwable): Unit = listener.onBlockFetchFailure(name, e)
+    def fail(name: String, e: Throwable): Unit = listener.onFailed(name, e)
 
     def succeedAll(blocks: Map[(String, String), Blk]): Unit =
       blockIds.foreach(n => succeed(n, blocks((address.executorId, n)).bytes))
@@ -780,7 +780,7 @@ private object ShuffleBlockFetcherSuite {
     override def fetch(
         address: BlockManagerId,
         blockIds: Array[String],
-        listener: BlockFetchingListener,
+        listener: TransportListener,
         downloads: Option[DownloadFileManager]): Unit = {
       val call = new Call(this, address, blockIds.toSeq, listener, downloads)
       calls.synchronized(calls += call)

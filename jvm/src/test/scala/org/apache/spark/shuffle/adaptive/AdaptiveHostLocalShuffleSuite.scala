@@ -1,0 +1,35 @@
+package org.apache.spark.shuffle.adaptive
+
+import org.scalatest.BeforeAndAfterAll
+
+import org.apache.spark.{ShuffleSuite, SparkContext, TestUtils}
+import org.apache.spark.internal.config.{SHUFFLE_HOST_LOCAL_DISK_READING_ENABLED, SHUFFLE_MANAGER}
+
+/**
+ * Apache Spark's `ShuffleSuite` once more with host-local reads on (Spark turns them off on
+ * local-cluster unless set): the executors of its local-cluster cases share this host, so every
+ * block of another executor is read from that executor's files by
+ * [[transport.HostLocalTransport]] instead of crossing Netty.
+ */
+class AdaptiveHostLocalShuffleSuite extends ShuffleSuite with BeforeAndAfterAll {
+
+  override def beforeAll(): Unit = {
+    super.beforeAll()
+    conf.set(SHUFFLE_MANAGER, classOf[AdaptiveShuffleManager].getName)
+    conf.set(SHUFFLE_HOST_LOCAL_DISK_READING_ENABLED, true)
+  }
+
+  test("the other executor's blocks are read from its files, none over the network") {
+    sc = new SparkContext("local-cluster[2,1,1024]", "test", conf)
+    TestUtils.waitUntilExecutorsUp(sc, 2, 60000)
+    val sums = sc.parallelize(1 to 20000, 8).map(x => (x % 101, x)).reduceByKey(_ + _, 6)
+      .collectAsMap()
+    assert(sums(0) === (101 to 19998 by 101).sum)
+    sc.listenerBus.waitUntilEmpty()
+    val app = sc.env.shuffleManager.asInstanceOf[AdaptiveShuffleManager].fetchMetrics.snapshot()
+      .apply("application").asInstanceOf[Map[String, Any]]
+    val bytes = app("bytes_by_transport").asInstanceOf[Map[String, Long]]
+    assert(bytes.keySet === Set("local", "host-local"), app)
+    assert(app("host_local_fallbacks") === 0L)
+  }
+}
