@@ -113,3 +113,17 @@ def test_harness_conf_lets_conf_override():
     assert conf["spark.sql.shuffle.partitions"] == "8"
     assert conf["spark.executor.metrics.pollingInterval"] == "100ms"
     assert conf["spark.ui.enabled"] == "true"
+
+
+def test_sql_workloads_run_with_aqe_and_host_local_reads_on_local_cluster():
+    config = parse_args(["--workload", "sql,coalesced,dummy", "--size", "64m", "--partition-size", "8m"])
+    sql, coalesced, dummy = (runner.harness_conf(config, w) for w in ("sql", "coalesced", "dummy"))
+    assert sql["spark.sql.adaptive.enabled"] == "true" and sql["spark.sql.shuffle.partitions"] == "200"
+    assert coalesced["spark.sql.shuffle.partitions"] == "2100"
+    assert dummy["spark.sql.adaptive.enabled"] == "false" and dummy["spark.sql.shuffle.partitions"] == "8"
+    assert all(c["spark.shuffle.readHostLocalDisk"] == "true" for c in (sql, coalesced, dummy))
+    # --conf still has the last word.
+    overridden = parse_args(["--workload", "sql", "--conf", "spark.sql.adaptive.enabled=false"])
+    assert runner.harness_conf(overridden, "sql")["spark.sql.adaptive.enabled"] == "false"
+    cluster = parse_args(["--master", "spark://10.0.0.1:7077"])
+    assert "spark.shuffle.readHostLocalDisk" not in runner.harness_conf(cluster, "dummy")

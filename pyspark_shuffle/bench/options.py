@@ -19,7 +19,7 @@ from ..options import MIN_EXECUTOR_MEMORY_BYTES, format_size, parse_size, valida
 SORT = "sort"
 ADAPTIVE = "adaptive"
 MANAGER_KINDS = (SORT, ADAPTIVE)
-WORKLOADS = ("dummy", "join", "groupby")
+WORKLOADS = ("dummy", "join", "groupby", "sql", "coalesced")
 
 #: Keys the harness owns: each has its own option.
 OWNED_KEYS = {
@@ -263,8 +263,10 @@ def build_parser() -> argparse.ArgumentParser:
         help="managers to compare, e.g. 'sort,adaptive,adaptive:in_flight_increment=4m' "
              "(options after ':' are configure() keywords, separated by ',' or ';'); default sort,adaptive")
     add("--workload", type=parse_workloads, default=["dummy"], metavar="NAME[,NAME]",
-        help="dummy (DummyRDD shuffle), join (skewed fact joined with a dimension, broadcast off) or "
-             "groupby (skewed fact shuffled by key and aggregated); comma-separated for several; default dummy")
+        help="dummy (DummyRDD shuffle), join (skewed fact joined with a dimension, broadcast off), "
+             "groupby (skewed fact shuffled by key and aggregated), sql (star-schema joins and aggregations, "
+             "AQE on, many small shuffles) or coalesced (a 2100-partition groupBy AQE coalesces); "
+             "comma-separated for several; default dummy")
     add("--skew", type=parse_skews, default=[0.0, 1.0, 2.0, 3.0], metavar="LIST",
         help="Zipf exponents of the destinations/keys, e.g. 0,1,2,3 (the default); 0 is uniform")
     add("--size", type=_size, default=parse_size("512m"), metavar="SIZE",
@@ -312,7 +314,7 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> BenchConfig:
             f"gives {partitions} partitions, and the last ({last} bytes) cannot be cut into "
             f"{partitions} chunks of at least one byte; use a larger size or partition size"
         )
-    if "join" in ns.workload or "groupby" in ns.workload:
+    if set(ns.workload) & {"join", "groupby", "sql", "coalesced"}:
         if ns.size // (ns.payload_bytes + ROW_OVERHEAD_BYTES) < 1:
             parser.error(f"argument --size: {ns.size} bytes holds no fact row of {ns.payload_bytes} payload bytes")
     try:

@@ -11,6 +11,7 @@ from typing import Any, Callable, Dict, List, Optional
 from .._child import run_module
 from ..cluster import plan as cluster_plan
 from .options import BenchConfig, ManagerSpec
+from .workloads import WORKLOAD_CONF
 
 #: Keys every run record has (``--json`` "runs"); None where a failed run has no value.
 RECORD_FIELDS = (
@@ -56,8 +57,9 @@ def plan(config: BenchConfig) -> List[RunSpec]:
     return runs
 
 
-def harness_conf(config: BenchConfig) -> Dict[str, str]:
-    """Spark configuration of every run, before ``--conf`` (which overrides it)."""
+def harness_conf(config: BenchConfig, workload: Optional[str] = None) -> Dict[str, str]:
+    """Spark configuration of every run (of ``workload``'s runs: with its
+    :data:`~pyspark_shuffle.bench.workloads.WORKLOAD_CONF`), before ``--conf``, which overrides it."""
     n = config.num_partitions
     conf = {
         # The REST API the metrics come from; port 0: any free port.
@@ -77,6 +79,11 @@ def harness_conf(config: BenchConfig) -> Dict[str, str]:
         "spark.sql.shuffle.partitions": str(n),
         "spark.default.parallelism": str(n),
     }
+    if config.master.startswith("local-cluster"):
+        # Spark turns host-local reads off on local-cluster unless set; on by default elsewhere,
+        # as on a real host with several executors.
+        conf["spark.shuffle.readHostLocalDisk"] = "true"
+    conf.update(WORKLOAD_CONF.get(workload, {}))
     conf.update(config.conf)
     return conf
 
@@ -97,7 +104,7 @@ def job_for(config: BenchConfig, spec: RunSpec) -> Dict[str, Any]:
         "compressible": config.compressible,
         "executors": config.executors,
         "master": config.master,
-        "conf": harness_conf(config),
+        "conf": harness_conf(config, spec.workload),
         "links": cluster_links(config),
     }
 

@@ -82,8 +82,71 @@ def groupby(spark: Any, job: Dict[str, Any]) -> Dict[str, Any]:
     }
 
 
+def _summary(df: Any) -> Dict[str, Any]:
+    rows = sorted(tuple(str(v) for v in r) for r in df.collect())
+    return {"rows": len(rows), "checksum": _digest(rows)}
+
+
+def sql(spark: Any, job: Dict[str, Any]) -> Dict[str, Any]:
+    """A star-schema query set with AQE on (see :data:`WORKLOAD_CONF`): the fact table (Zipf
+    keys), its key dimension and a region dimension (key mod 100), joined by sort-merge joins
+    and aggregated, five queries each with two to four exchanges over 200 shuffle partitions
+    that AQE coalesces: many small shuffles, as analytical SQL makes. Each query's rows are
+    collected and summarised."""
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+
+    fact, rows = _fact(spark, job)
+    fact = fact.withColumn("region", F.col("key") % 100)
+    names = skewed_dimension(spark, job["keys"], 2)
+    regions = spark.range(0, 100, 1, 1).select(
+        F.col("id").alias("region"), F.concat(F.lit("region-"), F.col("id")).alias("region_name")
+    )
+    payload_hash = F.bit_xor(F.xxhash64("id", "payload"))
+    queries = {
+        "rows_per_name": fact.join(names, "key").groupBy("name").agg(F.count(F.lit(1)), payload_hash),
+        "rows_per_region": fact.join(names, "key").join(regions, "region")
+        .groupBy("region_name").agg(F.count(F.lit(1)), F.countDistinct("key")),
+        "ids_per_region": fact.groupBy("region").agg(F.countDistinct(F.col("id") % 1000), F.max("id")),
+        "top_keys_per_region": fact.groupBy("region", "key").agg(F.count(F.lit(1)).alias("n"))
+        .withColumn("rank", F.row_number().over(Window.partitionBy("region").orderBy(F.desc("n"), "key")))
+        .where("rank <= 3"),
+        "heavy_names": fact.groupBy("key").agg(F.count(F.lit(1)).alias("n")).join(names, "key")
+        .where(F.col("n") > rows // max(1, job["keys"])).select("name", "n"),
+    }
+    return {"fact_rows": rows, **{name: _summary(df) for name, df in queries.items()}}
+
+
+#: Partitions of the coalesced workload's shuffle: above 2000, Spark's map statuses are the
+#: highly compressed kind, and AQE coalesces them into a few tasks that each read a range.
+COALESCED_PARTITIONS = 2100
+
+
+def coalesced(spark: Any, job: Dict[str, Any]) -> Dict[str, Any]:
+    """The fact table grouped by key into 2100 shuffle partitions that AQE coalesces into a few
+    reduce tasks, each reading a contiguous range of partitions of every map output (Spark's
+    batch fetch case)."""
+    from pyspark.sql import functions as F
+
+    fact, rows = _fact(spark, job)
+    groups = fact.groupBy("key").agg(F.count(F.lit(1)).alias("rows"), F.bit_xor(F.xxhash64("id", "payload")))
+    return {"fact_rows": rows, **_summary(groups)}
+
+
 WORKLOADS: Dict[str, Callable[[Any, Dict[str, Any]], Dict[str, Any]]] = {
     "dummy": dummy,
     "join": join,
     "groupby": groupby,
+    "sql": sql,
+    "coalesced": coalesced,
+}
+
+#: Spark settings of one workload's runs, over the harness's (``--conf`` still overrides them):
+#: the SQL workloads run as analytical SQL does, with AQE.
+WORKLOAD_CONF: Dict[str, Dict[str, str]] = {
+    "sql": {"spark.sql.adaptive.enabled": "true", "spark.sql.shuffle.partitions": "200"},
+    "coalesced": {
+        "spark.sql.adaptive.enabled": "true",
+        "spark.sql.shuffle.partitions": str(COALESCED_PARTITIONS),
+    },
 }

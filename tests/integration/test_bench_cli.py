@@ -30,3 +30,25 @@ def test_bench_sort_and_adaptive(tmp_path):
     assert sort["result"] == adaptive["result"]
     assert sort["plugin"] == {}
     assert adaptive["plugin"] and adaptive["plugin"]["reduce_tasks"] > 0
+
+
+def test_bench_sql_workloads(tmp_path):
+    out = tmp_path / "sql.json"
+    done = subprocess.run(
+        [sys.executable, "-m", "pyspark_shuffle", "bench", "--managers", "sort,adaptive", "--skew", "1",
+         "--workload", "sql,coalesced", "--size", "8m", "--partition-size", "4m", "--repeat", "1",
+         "--json", str(out)],
+        capture_output=True, text=True, timeout=1200,
+    )
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    runs = {(r["workload"], r["manager"]): r for r in json.loads(out.read_text())["runs"]}
+    assert all(r["status"] == "ok" for r in runs.values()), [r["error"] for r in runs.values()]
+    for workload in ("sql", "coalesced"):
+        sort, adaptive = runs[(workload, "sort")], runs[(workload, "adaptive")]
+        assert sort["result"] == adaptive["result"] and sort["result"]["fact_rows"] > 0
+        # Both executors of local-cluster share the host: the bench reads host-locally there.
+        assert set(adaptive["plugin"]["bytes_by_transport"]) == {"local", "host-local"}
+    assert len(runs[("sql", "sort")]["result"]) == 6  # fact_rows and five queries
+    # 2100 partitions of 2 map outputs, coalesced: one batch block per map output and task.
+    coalesced = runs[("coalesced", "adaptive")]["plugin"]
+    assert sum(coalesced["blocks_by_transport"].values()) <= 2 * coalesced["reduce_tasks"]
