@@ -3,7 +3,10 @@ package org.apache.spark.shuffle.adaptive
 import org.scalatest.BeforeAndAfterAll
 
 import org.apache.spark.{ShuffleSuite, SparkContext, TestUtils}
-import org.apache.spark.internal.config.{SHUFFLE_HOST_LOCAL_DISK_READING_ENABLED, SHUFFLE_MANAGER}
+import org.apache.spark.internal.config.{SHUFFLE_HOST_LOCAL_DISK_READING_ENABLED, SHUFFLE_MANAGER, SHUFFLE_SERVICE_ENABLED, SHUFFLE_SERVICE_PORT}
+import org.apache.spark.network.TransportContext
+import org.apache.spark.network.netty.SparkTransportConf
+import org.apache.spark.network.shuffle.ExternalBlockHandler
 
 /**
  * Apache Spark's `ShuffleSuite` once more with host-local reads on (Spark turns them off on
@@ -19,17 +22,45 @@ class AdaptiveHostLocalShuffleSuite extends ShuffleSuite with BeforeAndAfterAll 
     conf.set(SHUFFLE_HOST_LOCAL_DISK_READING_ENABLED, true)
   }
 
-  test("the other executor's blocks are read from its files, none over the network") {
-    sc = new SparkContext("local-cluster[2,1,1024]", "test", conf)
+  /** Runs a shuffle on two executors; returns the application's plugin counters. */
+  private def shuffleOnTwoExecutors(): Map[String, Any] = {
     TestUtils.waitUntilExecutorsUp(sc, 2, 60000)
     val sums = sc.parallelize(1 to 20000, 8).map(x => (x % 101, x)).reduceByKey(_ + _, 6)
       .collectAsMap()
     assert(sums(0) === (101 to 19998 by 101).sum)
     sc.listenerBus.waitUntilEmpty()
-    val app = sc.env.shuffleManager.asInstanceOf[AdaptiveShuffleManager].fetchMetrics.snapshot()
+    sc.env.shuffleManager.asInstanceOf[AdaptiveShuffleManager].fetchMetrics.snapshot()
       .apply("application").asInstanceOf[Map[String, Any]]
+  }
+
+  private def assertReadFromFiles(app: Map[String, Any]): Unit = {
     val bytes = app("bytes_by_transport").asInstanceOf[Map[String, Long]]
     assert(bytes.keySet === Set("local", "host-local"), app)
     assert(app("host_local_fallbacks") === 0L)
+  }
+
+  test("the other executor's blocks are read from its files, none over the network") {
+    sc = new SparkContext("local-cluster[2,1,1024]", "test", conf)
+    assertReadFromFiles(shuffleOnTwoExecutors())
+  }
+
+  test("with the external shuffle service, the dirs come from it and the reads from the files") {
+    // LocalSparkCluster starts no shuffle service; one in this JVM serves both executors.
+    val transportConf = SparkTransportConf.fromSparkConf(conf, "shuffle", numUsableCores = 2)
+    val handler = new ExternalBlockHandler(transportConf, null)
+    val context = new TransportContext(transportConf, handler)
+    val server = context.createServer()
+    try {
+      val withService = conf.clone.set(SHUFFLE_SERVICE_ENABLED, true)
+        .set(SHUFFLE_SERVICE_PORT, server.getPort)
+      sc = new SparkContext("local-cluster[2,1,1024]", "test", withService)
+      assertReadFromFiles(shuffleOnTwoExecutors())
+    } finally {
+      if (sc != null) sc.stop()
+      sc = null
+      server.close()
+      handler.close()
+      context.close()
+    }
   }
 }
