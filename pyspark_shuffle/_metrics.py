@@ -36,8 +36,6 @@ COUNTER_NAMES = (
 
 #: Transport name of blocks a reduce task read from its own executor's files.
 LOCAL_TRANSPORT = "local"
-#: Transport name of blocks read from the files of another executor on the same host.
-HOST_LOCAL_TRANSPORT = "host-local"
 
 
 def metrics(spark: Any) -> Dict[str, Any]:

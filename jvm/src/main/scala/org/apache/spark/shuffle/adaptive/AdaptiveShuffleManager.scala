@@ -29,7 +29,8 @@ import org.apache.spark.shuffle.sort.SortShuffleManager
  *    back to the network block by block; the rest go through [[transport.NettyBlockTransport]]
  *    (Spark's BlockStoreClient, hence `spark.authenticate`, retries and the external shuffle
  *    service). A fetch refused for want of Netty direct memory is deferred and retried
- *    (`spark.shuffle.maxAttemptsOnNettyOOM`). Which executor is asked next, and when, is `spark.shuffle.adaptive.fetch.order`:
+ *    (`spark.shuffle.maxAttemptsOnNettyOOM`). Which executor is asked next, and when, is
+ *    `spark.shuffle.adaptive.fetch.order`:
  *    `adaptive` (default: [[fetch.AdaptiveScheduler]], executor-wide load and responsiveness,
  *    circular start, in-flight increment), `naive` ([[fetch.NaiveScheduler]], Spark's random
  *    order) or `pairwise` ([[fetch.PairwiseScheduler]]); the amount in flight is bounded by each
@@ -93,9 +94,9 @@ private[spark] class AdaptiveShuffleManager(conf: SparkConf) extends ShuffleMana
       case h: AdaptiveShuffleHandle[_, _, _] => h.fetchMetrics.value
       case _ => new FetchCounters
     }
-    val dependency = handle.asInstanceOf[BaseShuffleHandle[K, _, C]].dependency
-    val batch = BatchFetch.enabled(env.conf, dependency.serializer, startPartition, endPartition,
-      context)
+    val baseHandle = handle.asInstanceOf[BaseShuffleHandle[K, _, C]]
+    val batch = BatchFetch.enabled(env.conf, baseHandle.dependency.serializer, startPartition,
+      endPartition, context)
     def newFetcher() = new ShuffleBlockFetcher(
       context,
       transport(env),
@@ -109,8 +110,7 @@ private[spark] class AdaptiveShuffleManager(conf: SparkConf) extends ShuffleMana
       shared = ExecutorFetchState.shared(settings.waitWindow),
       batch = batch,
       backoff = DirectMemoryBackoff.shared)
-    new AdaptiveShuffleReader[K, C](
-      handle.asInstanceOf[BaseShuffleHandle[K, _, C]], context, metrics, () => newFetcher())
+    new AdaptiveShuffleReader[K, C](baseHandle, context, metrics, () => newFetcher())
   }
 
   private def transport(env: SparkEnv): BlockTransport = {
