@@ -7,6 +7,7 @@ JARS_DIR := pyspark_shuffle/jars
 JAR_STAMP := $(JARS_DIR)/.built
 JVM_SOURCES := $(shell find jvm/src/main -type f) build.sbt project/build.properties pyproject.toml
 SPARK_HOME_OF_VENV = $$($(PY) -c 'import os, pyspark; print(os.path.dirname(pyspark.__file__))')
+UCX_LIBRARY_PATH_OF_VENV = $$($(PY) -c 'from pyspark_shuffle import _ucx; print(_ucx.library_dir() or "")')
 
 .PHONY: test test-jvm test-python demo jar venv wheel clean
 
@@ -29,14 +30,15 @@ $(VENV)/.installed: pyproject.toml
 	touch $@
 
 $(JAR_STAMP): $(JVM_SOURCES)
-	build/sbt package
+	build/sbt package bundledJars
 	rm -f $(JARS_DIR)/*.jar
-	cp jvm/target/scala-2.13/pyspark-shuffle-spark*_2.13-*.jar $(JARS_DIR)/
+	cp jvm/target/scala-2.13/pyspark-shuffle-spark*_2.13-*.jar jvm/target/bundled/*.jar $(JARS_DIR)/
 	touch $@
 
-# Spark's local-cluster executors are started from the pip-installed pyspark (spark.test.home).
+# Spark's local-cluster executors are started from the pip-installed pyspark (spark.test.home);
+# the UCX suites load UCX from the pip-installed libucx-cu11 (the test extra).
 test-jvm: venv jar
-	SPARK_HOME=$(SPARK_HOME_OF_VENV) build/sbt test
+	SPARK_HOME=$(SPARK_HOME_OF_VENV) UCX_LIBRARY_PATH=$(UCX_LIBRARY_PATH_OF_VENV) build/sbt test
 
 test-python: venv jar
 	$(PY) -m pytest tests

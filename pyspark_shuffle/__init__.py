@@ -15,7 +15,7 @@ Importing this package does not import pyspark; :func:`configure` does when it i
 from __future__ import annotations
 
 from ._configure import configure
-from ._jars import JarError, JarNotFoundError, SparkVersionMismatchError, jar_path
+from ._jars import JarError, JarNotFoundError, SparkVersionMismatchError, jar_path, jar_paths
 from ._metrics import metrics
 
 #: Names served lazily from :mod:`pyspark_shuffle.dummy`, so importing the package stays light.
@@ -31,6 +31,7 @@ __all__ = [
     "__version__",
     "configure",
     "jar_path",
+    "jar_paths",
     "metrics",
     "python_dummy_rdd",
     "skewed_dimension",

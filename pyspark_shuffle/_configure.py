@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Callable, List, Optional, Tuple, TypeVar
 
-from . import _jars
+from . import _jars, _ucx
 from ._jvm import SHUFFLE_MANAGER_CLASS
 from .options import OPTIONS, format_size, parse_size, validate_options
 
@@ -19,7 +19,7 @@ def configure(builder: B, **options: Any) -> B:
     """Configure ``builder`` to run Spark with the pyspark-shuffle manager and return it.
 
     ``builder`` is a ``pyspark.sql.SparkSession.Builder`` (``SparkSession.builder``) or a
-    ``pyspark.SparkConf``. Adds the bundled plugin jar to ``spark.jars`` (appended to what is
+    ``pyspark.SparkConf``. Adds the bundled jars (:func:`jar_paths`) to ``spark.jars`` (appended to what is
     there, never twice), sets ``spark.shuffle.manager`` to the plugin and the
     ``spark.shuffle.adaptive.*`` keys of ``options``:
 
@@ -30,7 +30,10 @@ def configure(builder: B, **options: Any) -> B:
     - ``elastic``: whether the in-flight limit adapts to the task (default True), with
       ``elastic_shrink_below`` and ``elastic_grow_above`` (fractions of the average wait);
     - ``wait_window``: how many recent waits the moving averages cover;
-    - ``score_load_weight`` and ``score_wait_weight``: the adaptive source score's weights.
+    - ``score_load_weight`` and ``score_wait_weight``: the adaptive source score's weights;
+    - ``transport``: "netty" (default), "ucx" (one-sided reads through UCX; needs
+      ``pip install 'pyspark-shuffle[ucx]'``, whose libraries are passed to the JVM as
+      ``ucx_library_path``) or "auto" (UCX where it starts, else Netty); ``ucx_timeout``.
 
     ``conf/configuration.md`` describes each key.
 
@@ -42,12 +45,33 @@ def configure(builder: B, **options: Any) -> B:
     settings = validate_options(options)
     get, set_ = _accessors(builder)
     _check_in_flight(settings, get(MAX_SIZE_IN_FLIGHT_KEY))
-    jar = _jars.jar_path()
-    set_("spark.jars", append_jar(get("spark.jars"), jar))
+    jars = get("spark.jars")
+    for jar in _jars.jar_paths():
+        jars = append_jar(jars, jar)
+    set_("spark.jars", jars)
+    _locate_ucx(settings, get)
     set_("spark.shuffle.manager", SHUFFLE_MANAGER_CLASS)
     for key, value in settings.items():
         set_(key, value)
     return builder
+
+
+def _locate_ucx(settings: dict, get: Callable[[str], Optional[str]]) -> None:
+    """Points the JVM at the UCX libraries of the ``libucx-cu11`` wheel when a transport may use
+    them; with ``transport="ucx"`` and no UCX anywhere, fails now rather than in every task."""
+    transport = settings.get(OPTIONS["transport"].key, get(OPTIONS["transport"].key) or "netty")
+    path_key = OPTIONS["ucx_library_path"].key
+    if transport == "netty" or settings.get(path_key) or get(path_key):
+        return
+    found = _ucx.library_dir()
+    if found is not None:
+        settings[path_key] = found
+    elif transport == "ucx":
+        raise ValueError(
+            f"transport='ucx' ({OPTIONS['transport'].key}) needs the UCX libraries, and none are "
+            f"installed: {_ucx.INSTALL_HINT}, or pass ucx_library_path= (a directory holding "
+            f"{', '.join(_ucx.LIBRARIES)}); allowed transports without them: 'auto', 'netty'"
+        )
 
 
 def _accessors(builder: Any) -> Tuple[Callable[[str], Optional[str]], Callable[[str, str], Any]]:

@@ -1,11 +1,13 @@
 """Finding the plugin jar bundled with this package, without a JVM.
 
-The build (``make jar``) copies exactly one jar into ``pyspark_shuffle/jars/``, named
-``pyspark-shuffle-spark<major.minor>_<scala binary>-<version>.jar``; inside it the resource
+The build (``make jar``) copies the plugin jar into ``pyspark_shuffle/jars/``, named
+``pyspark-shuffle-spark<major.minor>_<scala binary>-<version>.jar``, beside its run-time
+dependency (``jucx-<version>.jar``, UCX's Java binding); inside the plugin jar the resource
 ``pyspark-shuffle-build.properties`` records the Spark version it was compiled against. The
 plugin uses Spark-internal APIs, so it only loads into the Spark minor release it was built for.
 
-Everything here is a pure function of its arguments except :func:`jar_path` and the two
+Everything here is a pure function of its arguments except :func:`jar_path`,
+:func:`dependency_jar_paths` and the two
 ``installed_*`` helpers, which look at the installed pyspark distribution (never importing it).
 """
 
@@ -17,7 +19,7 @@ import zipfile
 from dataclasses import dataclass
 from importlib import metadata, util
 from pathlib import Path
-from typing import Iterable, Mapping, Optional, Sequence, Tuple
+from typing import Iterable, List, Mapping, Optional, Sequence, Tuple
 
 BUILD_PROPERTIES = "pyspark-shuffle-build.properties"
 JARS_DIR = Path(__file__).resolve().parent / "jars"
@@ -199,6 +201,26 @@ def installed_scala_binary() -> Optional[str]:
     return None
 
 
+#: Run-time dependencies shipped beside the plugin jar (UCX's Java binding).
+_DEPENDENCY = re.compile(r"^jucx-[0-9.]+\.jar$")
+
+
+def select_dependency_jars(file_names: Iterable[str]) -> List[str]:
+    """The run-time dependency jars among ``file_names``, sorted."""
+    return sorted(n for n in file_names if _DEPENDENCY.match(n))
+
+
+def dependency_jar_paths(jars_dir: Optional[Path] = None) -> List[str]:
+    """Absolute paths of the bundled jars the plugin jar needs beside it on Spark's class path.
+    Raises :class:`JarNotFoundError` when they are missing."""
+    directory = Path(jars_dir) if jars_dir is not None else JARS_DIR
+    names = [p.name for p in directory.glob("*.jar")] if directory.is_dir() else []
+    found = select_dependency_jars(names)
+    if not found:
+        raise JarNotFoundError(f"UCX's Java binding (jucx-*.jar) is not bundled in {directory}; {BUILD_HINT}")
+    return [str((directory / n).resolve()) for n in found]
+
+
 def jar_path(pyspark_version: Optional[str] = None, jars_dir: Optional[Path] = None) -> str:
     """Absolute path of the bundled plugin jar built for the installed pyspark (or for
     ``pyspark_version``). Raises a :class:`JarError` subclass when there is none."""
@@ -209,3 +231,9 @@ def jar_path(pyspark_version: Optional[str] = None, jars_dir: Optional[Path] = N
     jar = (directory / select_jar(version, names, scala, where=directory)).resolve()
     check_built_for(version, read_build_properties(jar), jar)
     return str(jar)
+
+
+def jar_paths() -> List[str]:
+    """Every jar Spark needs for the plugin, for ``spark.jars`` / ``spark-submit --jars``: the
+    plugin jar for the installed pyspark, then its run-time dependencies."""
+    return [jar_path(), *dependency_jar_paths()]

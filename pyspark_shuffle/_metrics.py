@@ -16,7 +16,7 @@ COUNTER_NAMES = (
     "blocks_by_transport",
     "requests",
     "requests_by_transport",
-    "host_local_fallbacks",
+    "transport_fallbacks",
     "direct_memory_deferrals",
     "blocks_per_request",
     "corrupt_refetches",
@@ -60,9 +60,10 @@ def metrics(spark: Any) -> Dict[str, Any]:
       transport's name (``"netty"``). Both splits add up to the same total bytes (and blocks).
     - ``requests``: fetch requests sent to other executors.
     - ``requests_by_transport``: ``{path: n}``, those requests by the path they took first
-      (``"host-local"`` or ``"netty"``).
-    - ``host_local_fallbacks``: blocks that could not be read from the same host's files and
-      were fetched over the network instead.
+      (``"ucx"``, ``"host-local"`` or ``"netty"``).
+    - ``transport_fallbacks``: blocks their first path could not serve (``"ucx"``: no
+      registered region for the map output; ``"host-local"``: files not readable) that went to
+      the next transport instead.
     - ``direct_memory_deferrals``: blocks deferred because Netty ran out of direct memory (asked
       for again once memory frees, up to ``spark.shuffle.maxAttemptsOnNettyOOM`` times).
     - ``blocks_per_request``: non-local blocks per request; 0.0 without requests.

@@ -75,6 +75,25 @@ def _number(low: float, high: float, integer: bool = False) -> Callable[[Any], s
     return normalize
 
 
+_DURATION = re.compile(r"^[0-9]+(ms|s|m|min|h)?$")
+
+
+def _duration(value: Any) -> str:
+    """Spark's time strings (JavaUtils.timeStringAs); an int or a bare number is in ms."""
+    if isinstance(value, bool) or not isinstance(value, (int, str)):
+        raise ValueError(f"expected an int (ms) or a string, got {type(value).__name__}")
+    text = str(value).strip().lower()
+    if not _DURATION.match(text) or re.match(r"^0+[a-z]*$", text):
+        raise ValueError("not a positive duration")
+    return text if text[-1].isalpha() else f"{text}ms"
+
+
+def _directory(value: Any) -> str:
+    if not isinstance(value, str):
+        raise ValueError(f"expected a string, got {type(value).__name__}")
+    return value
+
+
 def _serve_delay(value: Any) -> str:
     if not isinstance(value, str) or not re.fullmatch(r"\s*|[^:,\s]+:[0-9]+(\s*,\s*[^:,\s]+:[0-9]+)*", value.strip()):
         raise ValueError("not 'executorId:millis' pairs")
@@ -171,6 +190,27 @@ OPTIONS: Dict[str, Option] = {
             allowed="a finite number >= 0",
             doc="Weight per ms of average wait in the adaptive source score (default 0.1).",
             parse=_number(0.0, 1e300),
+        ),
+        Option(
+            name="transport",
+            key=PREFIX + "transport",
+            allowed="one of 'auto', 'ucx', 'netty'",
+            doc="How other executors' blocks are read: UCX one-sided reads or Netty (default 'netty').",
+            parse=_choice("auto", "ucx", "netty"),
+        ),
+        Option(
+            name="ucx_library_path",
+            key=PREFIX + "ucx.libraryPath",
+            allowed="a directory holding libucp.so.0 and the other UCX 1.18 libraries, or ''",
+            doc="Where the JVM loads UCX from (configure() sets the libucx-cu11 wheel's).",
+            parse=_directory,
+        ),
+        Option(
+            name="ucx_timeout",
+            key=PREFIX + "ucx.timeout",
+            allowed="a positive duration: an int number of ms or a string like '500ms', '30s', '2min'",
+            doc="How long a one-sided read may take (default spark.network.timeout).",
+            parse=_duration,
         ),
         Option(
             name="testing_serve_delay",

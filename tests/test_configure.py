@@ -23,7 +23,8 @@ def test_configure_builder_sets_jar_manager_and_options():
     builder = SparkSession.builder.appName("x")
     assert pyspark_shuffle.configure(builder, in_flight_increment="2048k") is builder
     options = builder._options
-    assert options["spark.jars"] == pyspark_shuffle.jar_path()
+    assert options["spark.jars"] == ",".join(pyspark_shuffle.jar_paths())
+    assert pyspark_shuffle.jar_paths()[0] == pyspark_shuffle.jar_path()
     assert options["spark.shuffle.manager"] == SHUFFLE_MANAGER_CLASS
     assert options[KEY] == "2m"
     assert "spark.master" not in options  # nothing started, nothing else touched
@@ -33,16 +34,18 @@ def test_configure_appends_to_existing_jars_once():
     builder = SparkSession.builder.config("spark.jars", "/opt/a.jar, /opt/b.jar")
     pyspark_shuffle.configure(builder)
     pyspark_shuffle.configure(builder)
-    assert builder._options["spark.jars"] == "/opt/a.jar,/opt/b.jar," + pyspark_shuffle.jar_path()
-    builder = SparkSession.builder.config("spark.jars", "file:" + pyspark_shuffle.jar_path())
+    jars = ",".join(pyspark_shuffle.jar_paths())
+    assert builder._options["spark.jars"] == "/opt/a.jar,/opt/b.jar," + jars
+    given = ",".join("file:" + jar for jar in pyspark_shuffle.jar_paths())
+    builder = SparkSession.builder.config("spark.jars", given)
     pyspark_shuffle.configure(builder)
-    assert builder._options["spark.jars"] == "file:" + pyspark_shuffle.jar_path()
+    assert builder._options["spark.jars"] == given
 
 
 def test_configure_spark_conf():
     conf = SparkConf(loadDefaults=False).set("spark.jars", "/opt/a.jar")
     assert pyspark_shuffle.configure(conf, in_flight_increment=4096) is conf
-    assert conf.get("spark.jars") == "/opt/a.jar," + pyspark_shuffle.jar_path()
+    assert conf.get("spark.jars") == "/opt/a.jar," + ",".join(pyspark_shuffle.jar_paths())
     assert conf.get("spark.shuffle.manager") == SHUFFLE_MANAGER_CLASS and conf.get(KEY) == "4k"
 
 
@@ -76,3 +79,36 @@ def test_increment_checked_against_max_in_flight_when_given():
     pyspark_shuffle.configure(builder, in_flight_increment="6m", max_in_flight="12m")
     with pytest.raises(ValueError, match=r"max_in_flight \(spark.shuffle.adaptive.fetch.maxInFlight\) \(2m\)"):
         pyspark_shuffle.configure(SparkSession.builder, in_flight_increment="3m", max_in_flight="2m")
+
+
+TRANSPORT = "spark.shuffle.adaptive.transport"
+UCX_PATH = "spark.shuffle.adaptive.ucx.libraryPath"
+
+
+def test_configure_passes_the_ucx_wheel_libraries_where_a_transport_may_use_them(monkeypatch, tmp_path):
+    from pyspark_shuffle import _ucx
+
+    monkeypatch.setattr(_ucx, "library_dir", lambda: str(tmp_path))
+    for transport in ("ucx", "auto"):
+        builder = pyspark_shuffle.configure(SparkSession.builder.config(UCX_PATH, None), transport=transport)
+        assert builder._options[TRANSPORT] == transport and builder._options[UCX_PATH] == str(tmp_path)
+    conf = pyspark_shuffle.configure(SparkConf(loadDefaults=False), transport="netty")
+    assert conf.get(UCX_PATH) is None
+    conf = pyspark_shuffle.configure(SparkConf(loadDefaults=False), transport="ucx", ucx_library_path="/opt/ucx/lib")
+    assert conf.get(UCX_PATH) == "/opt/ucx/lib"
+
+
+def test_configure_transport_ucx_without_ucx_fails_at_once(monkeypatch):
+    from pyspark_shuffle import _ucx
+
+    monkeypatch.setattr(_ucx, "library_dir", lambda: None)
+    conf = SparkConf(loadDefaults=False)
+    with pytest.raises(ValueError, match=r"transport='ucx'.*pyspark-shuffle\[ucx\].*'auto', 'netty'"):
+        pyspark_shuffle.configure(conf, transport="ucx")
+    assert conf.get("spark.shuffle.manager") is None
+    assert pyspark_shuffle.configure(conf, transport="auto").get(UCX_PATH) is None
+
+
+def test_configure_rejects_an_unknown_transport():
+    with pytest.raises(ValueError, match=r"'rdma'.*spark.shuffle.adaptive.transport.*'auto', 'ucx', 'netty'"):
+        pyspark_shuffle.configure(SparkConf(loadDefaults=False), transport="rdma")

@@ -1,7 +1,9 @@
 import zipfile
+from pathlib import Path
 
 import pytest
 
+import pyspark_shuffle
 from pyspark_shuffle import _jars
 from pyspark_shuffle._jars import JarError, JarNotFoundError, SparkVersionMismatchError
 
@@ -98,3 +100,18 @@ def test_bundled_jar_fits_installed_pyspark():
     props = _jars.read_build_properties(path)
     assert props["spark.version"] == _jars.installed_pyspark_version()
     assert _jars.installed_scala_binary() == "2.13"
+
+
+def test_dependency_jars_are_the_ucx_binding_only():
+    names = [JAR41, "jucx-1.18.1.jar", "notes.txt", "jucx-sources.jar"]
+    assert _jars.select_dependency_jars(names) == ["jucx-1.18.1.jar"]
+
+
+def test_dependency_jar_paths_missing_says_how_to_build(tmp_path):
+    with pytest.raises(_jars.JarNotFoundError, match=r"jucx.*make jar"):
+        _jars.dependency_jar_paths(tmp_path)
+
+
+def test_bundled_jars_include_the_ucx_binding():
+    names = [Path(p).name for p in pyspark_shuffle.jar_paths()]
+    assert names[1:] == ["jucx-1.18.1.jar"]

@@ -1,5 +1,7 @@
 """The Spark configuration every A/B integration module shares (both managers get it)."""
 
+from pyspark_shuffle import _ucx
+
 #: Common to all modules: small blocks travel in several requests, few SQL partitions. Spark
 #: turns host-local reads off on local-cluster unless they are set; they are set here, as on a
 #: real host with several executors (the "network" variant below turns them off).
@@ -41,7 +43,22 @@ READER_PARITY_OFF_CONF = {
     "spark.sql.adaptive.fetchShuffleBlocksInBatch": "false",
 }
 
-#: On local-cluster every order runs with those features on (Spark's defaults), and the adaptive
-#: order once more with them off, so the network path is checked A/B there too.
-LOCAL_VARIANTS = dict(FETCH_ORDER_VARIANTS, network={"order": "adaptive"})
-LOCAL_VARIANT_CONF = {"network": READER_PARITY_OFF_CONF}
+#: UCX one-sided reads, once over shared memory (the transports UCX uses between processes of
+#: one host) and once over TCP, both with host-local reads on (UCX comes first). They need the
+#: UCX libraries (the test extra installs libucx-cu11); without them these variants are left out
+#: and ``test_ucx_variants_ran`` says so.
+UCX_AVAILABLE = _ucx.library_dir() is not None
+UCX_VARIANTS = {"ucx-shm": "posix,cma,self", "ucx-tcp": "tcp,self"} if UCX_AVAILABLE else {}
+
+#: On local-cluster every order runs with those features on (Spark's defaults), the adaptive
+#: order once more with them off, so the network path is checked A/B there too, and once per
+#: UCX transport.
+LOCAL_VARIANTS = dict(
+    FETCH_ORDER_VARIANTS,
+    network={"order": "adaptive"},
+    **{name: {"order": "adaptive", "transport": "ucx"} for name in UCX_VARIANTS},
+)
+LOCAL_VARIANT_CONF = dict(
+    {"network": READER_PARITY_OFF_CONF},
+    **{name: {"spark.executorEnv.UCX_TLS": tls} for name, tls in UCX_VARIANTS.items()},
+)

@@ -4,7 +4,7 @@ import hashlib
 from operator import add
 
 import pytest
-from ab_conf import COMMON_CONF, LOCAL_VARIANT_CONF, LOCAL_VARIANTS
+from ab_conf import COMMON_CONF, LOCAL_VARIANT_CONF, LOCAL_VARIANTS, UCX_AVAILABLE, UCX_VARIANTS
 
 from pyspark_shuffle.testing import ShuffleComparison
 
@@ -100,7 +100,7 @@ def test_same_result(name):
 def test_both_sides_ran_their_manager():
     result = ab.run()
     assert result.sort.manager_class.endswith("SortShuffleManager")
-    assert set(result.plugins) == {"adaptive", "naive", "pairwise", "network"}
+    assert set(result.plugins) == {"adaptive", "naive", "pairwise", "network", *UCX_VARIANTS}
     for side in result.plugins.values():
         assert side.manager_class.endswith("AdaptiveShuffleManager")
 
@@ -112,11 +112,23 @@ def test_same_host_blocks_are_read_from_files_unless_turned_off():
         # Both executors of local-cluster share the host: no block crosses the network.
         assert set(counters["bytes_by_transport"]) == {"local", "host-local"}, (variant, counters)
         assert set(counters["requests_by_transport"]) == {"host-local"}, (variant, counters)
-        assert counters["host_local_fallbacks"] == 0
+        assert counters["transport_fallbacks"] == 0
     network = result.plugins["network"].metrics["application"]
     assert set(network["bytes_by_transport"]) == {"local", "netty"}, network
     assert set(network["requests_by_transport"]) == {"netty"}, network
     assert result.sort.metrics == {"manager": result.sort.manager_class, "application": {}, "executors": {}}
+
+
+@pytest.mark.skipif(not UCX_AVAILABLE, reason="no UCX libraries: pip install 'pyspark-shuffle[ucx]'")
+def test_ucx_variants_read_the_other_executor_through_ucx_only():
+    result = ab.run()
+    assert set(UCX_VARIANTS) == {"ucx-shm", "ucx-tcp"}
+    for variant in UCX_VARIANTS:
+        counters = result.plugins[variant].metrics["application"]
+        # UCX comes before host-local reads: every remote byte is a one-sided read.
+        assert set(counters["bytes_by_transport"]) == {"local", "ucx"}, (variant, counters)
+        assert set(counters["requests_by_transport"]) == {"ucx"}, (variant, counters)
+        assert counters["transport_fallbacks"] == 0, (variant, counters)
 
 
 def test_reduce_by_key_values():

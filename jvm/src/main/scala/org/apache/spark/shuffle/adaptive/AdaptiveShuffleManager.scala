@@ -4,12 +4,15 @@ import java.util.concurrent.atomic.AtomicBoolean
 
 import org.apache.spark.{ShuffleDependency, SparkConf, SparkEnv, TaskContext}
 import org.apache.spark.internal.Logging
+import org.apache.spark.rpc.RpcEndpointRef
 import org.apache.spark.shuffle._
 import org.apache.spark.shuffle.adaptive.compat.SparkCompat
 import org.apache.spark.shuffle.adaptive.fetch.{AdaptiveShuffleReader, BatchFetch, BlockManagerLocalBlocks, DirectMemoryBackoff, ExecutorFetchState, FetchSettings, ShuffleBlockFetcher}
 import org.apache.spark.shuffle.adaptive.metrics.{FetchCounters, FetchMetricsAccumulator, FetchMetricsListener}
 import org.apache.spark.shuffle.adaptive.testing.ServeDelay
-import org.apache.spark.shuffle.adaptive.transport.{BlockManagerHostLocalDirs, BlockTransport, HostLocalTransport, NettyBlockTransport}
+import org.apache.spark.shuffle.adaptive.config.AdaptiveShuffleConf.TRANSPORT
+import org.apache.spark.shuffle.adaptive.transport.{MapOutputServing, ServingShuffleWriter, TransportFactory}
+import org.apache.spark.shuffle.adaptive.transport.ucx.UcxRegistry
 import org.apache.spark.shuffle.sort.SortShuffleManager
 
 /**
@@ -55,13 +58,19 @@ private[spark] class AdaptiveShuffleManager(conf: SparkConf) extends ShuffleMana
   /** Driver only: the plugin's counters of finished tasks. */
   private[spark] val fetchMetrics = new FetchMetricsListener
   private[this] val listening = new AtomicBoolean(false)
+  private[this] val transports = new TransportFactory(conf)
+  /** Driver only, where transports other than Netty may run: the UCX registry. */
+  @volatile private[this] var ucxRegistry: Option[RpcEndpointRef] = None
 
   /** Called on the driver. */
   override def registerShuffle[K, V, C](
       shuffleId: Int,
       dependency: ShuffleDependency[K, V, C]): ShuffleHandle = {
     val sc = dependency.rdd.context
-    if (listening.compareAndSet(false, true)) sc.addSparkListener(fetchMetrics)
+    if (listening.compareAndSet(false, true)) {
+      sc.addSparkListener(fetchMetrics)
+      if (conf.get(TRANSPORT) != "netty") ucxRegistry = Some(UcxRegistry.start(sc))
+    }
     val accumulator = new FetchMetricsAccumulator
     sc.register(accumulator, FetchMetricsAccumulator.NamePrefix + shuffleId)
     new AdaptiveShuffleHandle(shuffleId, dependency,
@@ -77,7 +86,12 @@ private[spark] class AdaptiveShuffleManager(conf: SparkConf) extends ShuffleMana
       case h: AdaptiveShuffleHandle[_, _, _] => h.writeHandle
       case other => other
     }
-    sortShuffle.getWriter(sortHandle, mapId, context, metrics)
+    val writer = sortShuffle.getWriter[K, V](sortHandle, mapId, context, metrics)
+    transports.serving match {
+      case MapOutputServing.BlockServer => writer
+      case serving => new ServingShuffleWriter(writer, handle.shuffleId, mapId,
+        sortShuffle.shuffleBlockResolver, serving)
+    }
   }
 
   override def getReader[K, C](
@@ -99,7 +113,7 @@ private[spark] class AdaptiveShuffleManager(conf: SparkConf) extends ShuffleMana
       endPartition, context)
     def newFetcher() = new ShuffleBlockFetcher(
       context,
-      transport(env),
+      transports.forReduceTask(env),
       new BlockManagerLocalBlocks(env.blockManager),
       SparkCompat.mapSizesByExecutorId(
         handle.shuffleId, startMapIndex, endMapIndex, startPartition, endPartition),
@@ -113,21 +127,16 @@ private[spark] class AdaptiveShuffleManager(conf: SparkConf) extends ShuffleMana
     new AdaptiveShuffleReader[K, C](baseHandle, context, metrics, () => newFetcher())
   }
 
-  private def transport(env: SparkEnv): BlockTransport = {
-    val blockManager = env.blockManager
-    val network = new NettyBlockTransport(blockManager.blockStoreClient)
-    // Spark creates the manager exactly when it reads host-local blocks from disk.
-    blockManager.hostLocalDirManager match {
-      case Some(dirs) => new HostLocalTransport(blockManager.blockManagerId.host,
-        new BlockManagerHostLocalDirs(blockManager, dirs), network)
-      case None => network
-    }
-  }
-
-  override def unregisterShuffle(shuffleId: Int): Boolean =
+  override def unregisterShuffle(shuffleId: Int): Boolean = {
+    ucxRegistry.foreach(_.send(UcxRegistry.ShuffleRemoved(shuffleId)))
+    transports.removed(shuffleId)
     sortShuffle.unregisterShuffle(shuffleId)
+  }
 
   override def shuffleBlockResolver: ShuffleBlockResolver = servingResolver
 
-  override def stop(): Unit = sortShuffle.stop()
+  override def stop(): Unit = {
+    transports.stop()
+    sortShuffle.stop()
+  }
 }

@@ -36,7 +36,7 @@ class AdaptiveHostLocalShuffleSuite extends ShuffleSuite with BeforeAndAfterAll 
   private def assertReadFromFiles(app: Map[String, Any]): Unit = {
     val bytes = app("bytes_by_transport").asInstanceOf[Map[String, Long]]
     assert(bytes.keySet === Set("local", "host-local"), app)
-    assert(app("host_local_fallbacks") === 0L)
+    assert(app("transport_fallbacks") === 0L)
   }
 
   test("the other executor's blocks are read from its files, none over the network") {

@@ -1,6 +1,7 @@
 package org.apache.spark.shuffle.adaptive.config
 
 import java.util.Locale
+import java.util.concurrent.TimeUnit
 
 import org.apache.spark.internal.config.{ConfigBuilder, ConfigEntry, OptionalConfigEntry}
 import org.apache.spark.network.util.ByteUnit
@@ -110,13 +111,54 @@ private[spark] object AdaptiveShuffleConf {
       .checkValue(v => v >= 0 && !v.isInfinite, "must be a finite number >= 0")
       .createWithDefault(0.1)
 
+  val Transports: Seq[String] = Seq("auto", "ucx", "netty")
+
+  val TRANSPORT: ConfigEntry[String] =
+    ConfigBuilder(Prefix + "transport")
+      .doc("How reduce tasks read the blocks of other executors. 'netty': Spark's block " +
+        "transfer service (and host-local files where Spark reads them). 'ucx': one-sided " +
+        "reads (RDMA GETs) of the serving executor's memory-mapped map outputs through UCX " +
+        "(RDMA on InfiniBand/RoCE, shared memory between executors of one host, TCP " +
+        "otherwise); a peer without UCX, or a map output UCX cannot serve, is read through " +
+        "netty; a task fails with a clear error where the UCX libraries do not load. 'auto': " +
+        "'ucx' where the UCX libraries load and a UCX context with a usable transport is " +
+        "created and spark.authenticate is off, else 'netty', logged once per executor with " +
+        "the reason. UCX_* variables set through spark.executorEnv tune UCX itself.")
+      .version("0.1.0")
+      .stringConf
+      .transform(_.toLowerCase(Locale.ROOT))
+      .checkValues(Transports.toSet)
+      .createWithDefault("netty")
+
+  val UCX_LIBRARY_PATH: ConfigEntry[String] =
+    ConfigBuilder(Prefix + "ucx.libraryPath")
+      .doc("The directory holding UCX 1.18's libucp.so.0, libuct.so.0, libucs.so.0 and " +
+        "libucm.so.0 (and its transport modules under ucx/), loaded by absolute path before " +
+        "the Java binding. pyspark_shuffle.configure() sets it to the libraries of the " +
+        "libucx-cu11 wheel (pip install 'pyspark-shuffle[ucx]'); empty: the system's loader " +
+        "path.")
+      .version("0.1.0")
+      .stringConf
+      .createWithDefault("")
+
+  val UCX_TIMEOUT: OptionalConfigEntry[Long] =
+    ConfigBuilder(Prefix + "ucx.timeout")
+      .doc("How long a one-sided read may take before its fetch fails (a FetchFailedException, " +
+        "so Spark reruns the map stage). Unset means spark.network.timeout.")
+      .version("0.1.0")
+      .timeConf(TimeUnit.MILLISECONDS)
+      .checkValue(_ > 0, "must be a positive duration")
+      .createOptional
+
   val TESTING_SERVE_DELAY: ConfigEntry[String] =
     ConfigBuilder(Prefix + "testing.serveDelay")
       .doc("TESTING ONLY, off by default: reproduces a slow node on one machine. " +
         "'executorId:millis[,executorId:millis...]': that executor sleeps that long before " +
         "it hands out each of its shuffle blocks (to other executors and to its own reduce " +
         "tasks). Honoured by AdaptiveShuffleManager and by testing.SlowServingSortShuffleManager " +
-        "(Spark's sort shuffle plus this delay), so both can be compared on the same slow node.")
+        "(Spark's sort shuffle plus this delay), so both can be compared on the same slow node. " +
+        "A named executor also counts the blocks its block server hands to other executors " +
+        "(a delay of 0 only counts), so tests can tell which path served a shuffle.")
       .version("0.1.0")
       .stringConf
       .checkValue(v => v.isEmpty || v.split(",").forall(_.trim.matches("[^:,\\s]+:[0-9]+")),
@@ -127,5 +169,6 @@ private[spark] object AdaptiveShuffleConf {
   val entries: Seq[ConfigEntry[_]] = Seq(
     FETCH_ORDER, FETCH_IN_FLIGHT_INCREMENT, FETCH_MAX_IN_FLIGHT, FETCH_ELASTIC,
     FETCH_ELASTIC_SHRINK_BELOW, FETCH_ELASTIC_GROW_ABOVE, FETCH_WAIT_WINDOW,
-    FETCH_SCORE_LOAD_WEIGHT, FETCH_SCORE_WAIT_WEIGHT, TESTING_SERVE_DELAY)
+    FETCH_SCORE_LOAD_WEIGHT, FETCH_SCORE_WAIT_WEIGHT, TRANSPORT, UCX_LIBRARY_PATH, UCX_TIMEOUT,
+    TESTING_SERVE_DELAY)
 }

@@ -90,7 +90,7 @@ private[spark] final class ShuffleBlockFetcher(
   // Guarded by `this`: set once the task is done with the fetcher; late callbacks are dropped.
   private[this] var zombie = false
   private[this] val tempFiles = mutable.ArrayBuffer.empty[DownloadFile]
-  private[this] val directMemoryFailures = mutable.HashMap.empty[String, Int]
+  private[this] val directMemoryFailures = mutable.HashMap.empty[BlockId, Int]
 
   context.addTaskCompletionListener[Unit](_ => cleanup())
   sendRequests()
@@ -215,16 +215,16 @@ private[spark] final class ShuffleBlockFetcher(
     counters.requested(transport.pathTo(address))
     reqsInFlight += 1
     blocksInFlight(address) = blocksInFlight.getOrElse(address, 0) + request.blocks.size
-    val byName = request.blocks.iterator.map(b => b.blockId.toString -> b).toMap
-    val remaining = mutable.HashSet.empty[String] ++= byName.keys
+    val byId = request.blocks.iterator.map(b => b.blockId -> b).toMap
+    val remaining = mutable.HashSet.empty[BlockId] ++= byId.keys
     val start = clock.nanoTime()
 
-    def deliver(name: String, make: (BlockRef, Boolean, Long) => FetchResult): Unit =
+    def deliver(id: BlockId, make: (BlockRef, Boolean, Long) => FetchResult): Unit =
       ShuffleBlockFetcher.this.synchronized {
-        if (!zombie && remaining.remove(name)) {
+        if (!zombie && remaining.remove(id)) {
           val done = remaining.isEmpty
           val millis = if (done) NANOSECONDS.toMillis(clock.nanoTime() - start) else 0L
-          make(byName(name), done, millis) match {
+          make(byId(id), done, millis) match {
             case failed: FetchResult.Failed => results.putFirst(failed)
             case other => results.putLast(other)
           }
@@ -232,41 +232,42 @@ private[spark] final class ShuffleBlockFetcher(
       }
 
     val listener = new TransportListener {
-      override def onFetched(name: String, buf: ManagedBuffer, via: String): Unit =
-        deliver(name, (block, done, millis) => {
+      override def onFetched(id: BlockId, buf: ManagedBuffer, via: String): Unit =
+        deliver(id, (block, done, millis) => {
           // The transport releases its reference when this callback returns.
           buf.retain()
           FetchResult.Fetched(block, address, buf, via, done, millis)
         })
 
-      override def onFailed(name: String, e: Throwable): Unit = {
-        logWarning(s"Failed to fetch block $name from $address", e)
-        deliver(name, (block, done, _) => e match {
-          case _: OutOfDirectMemoryError if mayRetryAfterDirectMemoryFailure(name) =>
+      override def onFailed(id: BlockId, e: Throwable): Unit = {
+        logWarning(s"Failed to fetch block $id from $address", e)
+        deliver(id, (block, done, _) => e match {
+          case _: OutOfDirectMemoryError if mayRetryAfterDirectMemoryFailure(id) =>
             FetchResult.Deferred(block, address, done)
           case _ => FetchResult.Failed(block, address, done, e)
         })
       }
 
-      override def onFellBack(name: String, e: Throwable): Unit = {
+      override def onFellBack(id: BlockId, e: Throwable): Unit = {
         fellBack.incrementAndGet()
-        logWarning(s"Cannot read block $name of $address from its files; fetching it instead", e)
+        logWarning(s"Cannot read block $id of $address the way ${transport.pathTo(address)} " +
+          "reads; fetching it through the next transport instead", e)
       }
     }
     val downloads = if (request.size > settings.maxReqSizeShuffleToMem) Some(this) else None
     try {
-      transport.fetch(address, byName.keys.toArray, listener, downloads)
+      transport.fetch(address, request.blocks.map(_.blockId), listener, downloads)
     } catch {
-      case NonFatal(e) => byName.keys.foreach(listener.onFailed(_, e))
+      case NonFatal(e) => byId.keys.foreach(listener.onFailed(_, e))
     }
   }
 
   /** Called under this object's lock. */
-  private def mayRetryAfterDirectMemoryFailure(name: String): Boolean = {
-    val failures = directMemoryFailures.getOrElse(name, 0)
+  private def mayRetryAfterDirectMemoryFailure(id: BlockId): Boolean = {
+    val failures = directMemoryFailures.getOrElse(id, 0)
     val retry = failures < settings.maxAttemptsOnNettyOOM
     if (retry) {
-      directMemoryFailures(name) = failures + 1
+      directMemoryFailures(id) = failures + 1
       backoff.engage()
     }
     retry
@@ -468,7 +469,7 @@ private[spark] final class ShuffleBlockFetcher(
     counters.fetchMs += (clock.nanoTime() - startNanos) / 1e6
     counters.limitObserved(elastic.min, settings.maxBytesInFlight, elastic.changes)
     counters.taskRead(local.address.executorId)
-    counters.hostLocalFallbacks += fellBack.get
+    counters.transportFallbacks += fellBack.get
     // What this task requested and will never consume no longer loads its sources.
     bytesInFlightBySource.foreach { case (source, bytes) =>
       executorState.addInFlight(source, -bytes)

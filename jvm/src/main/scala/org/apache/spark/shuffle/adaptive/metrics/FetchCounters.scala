@@ -11,12 +11,12 @@ import scala.collection.mutable
  *  - `bytes_by_source` / `blocks_by_source`: bytes and blocks served per executor id they came
  *    from (this executor's own blocks included);
  *  - `bytes_by_transport` / `blocks_by_transport`: the same per path: `local` (read from this
- *    executor's files), `host-local` (read from the files of another executor on this host) or
- *    the network transport's name (`netty`);
+ *    executor's files), `host-local` (read from the files of another executor on this host),
+ *    `netty` or `ucx` (one-sided reads of the serving executor's memory);
  *  - `requests`: requests sent to other executors; `requests_by_transport` splits them by the
  *    path they took first; `blocks_per_request` = blocks not local / requests;
- *  - `host_local_fallbacks`: blocks that could not be read from this host's files and were
- *    fetched over the network instead;
+ *  - `transport_fallbacks`: blocks their first path could not serve (UCX: no region for the
+ *    map output; host-local: files not readable) that went to the next transport instead;
  *  - `direct_memory_deferrals`: blocks deferred because Netty ran out of direct memory;
  *  - `corrupt_refetches`: blocks fetched a second time after a corrupt first copy;
  *  - `fetch_wait_ms`: time tasks blocked waiting for remote blocks (as Spark's fetch wait time);
@@ -40,7 +40,7 @@ private[spark] final class FetchCounters extends Serializable {
   val blocksByTransport: mutable.Map[String, Long] = mutable.TreeMap.empty
   var requests = 0L
   val requestsByTransport: mutable.Map[String, Long] = mutable.TreeMap.empty
-  var hostLocalFallbacks = 0L
+  var transportFallbacks = 0L
   var directMemoryDeferrals = 0L
   var corruptRefetches = 0L
   var fetchWaitMs = 0L
@@ -56,7 +56,7 @@ private[spark] final class FetchCounters extends Serializable {
   val tasksByRemoteSources: mutable.Map[String, Long] = mutable.TreeMap.empty
 
   def isZero: Boolean = reduceTasks == 0 && requests == 0 && bytesBySource.isEmpty &&
-    corruptRefetches == 0 && hostLocalFallbacks == 0 && directMemoryDeferrals == 0 &&
+    corruptRefetches == 0 && transportFallbacks == 0 && directMemoryDeferrals == 0 &&
     fetchWaitMs == 0 && peakBytesInFlight == 0 && fetchMs == 0 &&
     tasksByRemoteSources.isEmpty
 
@@ -93,7 +93,7 @@ private[spark] final class FetchCounters extends Serializable {
     other.blocksByTransport.foreach { case (k, v) => add(blocksByTransport, k, v) }
     requests += other.requests
     other.requestsByTransport.foreach { case (k, v) => add(requestsByTransport, k, v) }
-    hostLocalFallbacks += other.hostLocalFallbacks
+    transportFallbacks += other.transportFallbacks
     directMemoryDeferrals += other.directMemoryDeferrals
     corruptRefetches += other.corruptRefetches
     fetchWaitMs += other.fetchWaitMs
@@ -128,7 +128,7 @@ private[spark] final class FetchCounters extends Serializable {
       "blocks_by_transport" -> blocksByTransport.toMap,
       "requests" -> requests,
       "requests_by_transport" -> requestsByTransport.toMap,
-      "host_local_fallbacks" -> hostLocalFallbacks,
+      "transport_fallbacks" -> transportFallbacks,
       "direct_memory_deferrals" -> directMemoryDeferrals,
       "blocks_per_request" -> (if (requests == 0) 0.0 else remoteBlocks.toDouble / requests),
       "corrupt_refetches" -> corruptRefetches,

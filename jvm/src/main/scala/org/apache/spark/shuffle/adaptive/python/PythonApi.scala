@@ -5,7 +5,7 @@ import com.fasterxml.jackson.module.scala.DefaultScalaModule
 
 import org.apache.spark.{SparkContext, SparkEnv}
 import org.apache.spark.shuffle.adaptive.AdaptiveShuffleManager
-import org.apache.spark.shuffle.adaptive.dummy.{DummyRDD, DummySpec, SkewedTables}
+import org.apache.spark.shuffle.adaptive.dummy.{BlockTransfer, DummyRDD, DummySpec, SkewedTables}
 import org.apache.spark.sql.{DataFrame, SparkSession}
 import org.apache.spark.sql.types.{BinaryType, IntegerType, StructField, StructType}
 
@@ -91,4 +91,23 @@ object PythonApi {
 
   def skewedDimension(spark: SparkSession, numKeys: Int, partitions: Int): DataFrame =
     SkewedTables.dimension(spark, numKeys, partitions)
+
+  /**
+   * The block-transfer microbenchmark ([[BlockTransfer]]): map outputs on executor `serving`,
+   * read by reduce tasks on `reading`; JSON with bytes, seconds and both executors' CPU seconds.
+   */
+  def blockTransferJson(
+      sc: SparkContext,
+      serving: String,
+      reading: String,
+      maps: Int,
+      reducers: Int,
+      blockBytes: Int): String = {
+    val r = BlockTransfer.run(sc, serving, reading, maps, reducers, blockBytes)
+    json.writeValueAsString(Map(
+      "bytes" -> r.bytes, "map_s" -> r.mapSeconds, "reduce_s" -> r.reduceSeconds,
+      "read_s" -> r.readSeconds, "serving_cpu_s" -> r.servingCpuSeconds,
+      "reading_cpu_s" -> r.readingCpuSeconds, "map_executors" -> r.mapExecutors,
+      "reduce_executors" -> r.reduceExecutors))
+  }
 }

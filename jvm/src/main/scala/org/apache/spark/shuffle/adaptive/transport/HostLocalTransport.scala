@@ -31,12 +31,12 @@ private[spark] final class HostLocalTransport(
 
   override def fetch(
       address: BlockManagerId,
-      blockIds: Array[String],
+      blockIds: Seq[BlockId],
       listener: TransportListener,
       downloads: Option[DownloadFileManager]): Unit = {
-    def overNetwork(unread: Seq[(String, Throwable)]): Unit = if (unread.nonEmpty) {
+    def overNetwork(unread: Seq[(BlockId, Throwable)]): Unit = if (unread.nonEmpty) {
       unread.foreach { case (id, cause) => listener.onFellBack(id, cause) }
-      val ids = unread.map(_._1).toArray
+      val ids = unread.map(_._1)
       try network.fetch(address, ids, listener, downloads) catch {
         case NonFatal(e) => ids.foreach(listener.onFailed(_, e))
       }
@@ -47,9 +47,9 @@ private[spark] final class HostLocalTransport(
     } else {
       dirs.lookUp(address) {
         case Success(localDirs) =>
-          val unread = mutable.ArrayBuffer.empty[(String, Throwable)]
+          val unread = mutable.ArrayBuffer.empty[(BlockId, Throwable)]
           blockIds.foreach { id =>
-            val buf = try dirs.read(BlockId(id), localDirs) catch {
+            val buf = try dirs.read(id, localDirs) catch {
               case NonFatal(e) =>
                 unread += id -> e
                 null
@@ -57,7 +57,7 @@ private[spark] final class HostLocalTransport(
             if (buf != null) listener.onFetched(id, buf, name)
           }
           overNetwork(unread.toSeq)
-        case Failure(e) => overNetwork(blockIds.toSeq.map(_ -> e))
+        case Failure(e) => overNetwork(blockIds.map(_ -> e))
       }
     }
   }

@@ -3,7 +3,7 @@ package org.apache.spark.shuffle.adaptive.transport
 import org.apache.spark.network.buffer.ManagedBuffer
 import org.apache.spark.network.shuffle.{BlockFetchingListener, BlockStoreClient, DownloadFileManager}
 import org.apache.spark.network.shuffle.checksum.Cause
-import org.apache.spark.storage.{BlockManagerId, ShuffleBlockId}
+import org.apache.spark.storage.{BlockId, BlockManagerId, ShuffleBlockId}
 
 /**
  * TCP transport through Spark's own [[BlockStoreClient]], so retries, `spark.authenticate`,
@@ -15,17 +15,18 @@ private[spark] final class NettyBlockTransport(client: BlockStoreClient) extends
 
   override def fetch(
       address: BlockManagerId,
-      blockIds: Array[String],
+      blockIds: Seq[BlockId],
       listener: TransportListener,
       downloads: Option[DownloadFileManager]): Unit = {
+    val byName = blockIds.iterator.map(id => id.toString -> id).toMap
     val forward = new BlockFetchingListener {
       override def onBlockFetchSuccess(blockId: String, buf: ManagedBuffer): Unit =
-        listener.onFetched(blockId, buf, name)
+        listener.onFetched(byName(blockId), buf, name)
       override def onBlockFetchFailure(blockId: String, e: Throwable): Unit =
-        listener.onFailed(blockId, e)
+        listener.onFailed(byName(blockId), e)
     }
-    client.fetchBlocks(address.host, address.port, address.executorId, blockIds, forward,
-      downloads.orNull)
+    client.fetchBlocks(address.host, address.port, address.executorId,
+      blockIds.map(_.toString).toArray, forward, downloads.orNull)
   }
 
   override def diagnoseCorruption(

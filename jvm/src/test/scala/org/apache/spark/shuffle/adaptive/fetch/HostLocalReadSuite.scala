@@ -107,7 +107,7 @@ class HostLocalReadSuite extends AnyFunSuite {
         HostLocalTransport.Name -> 210L, "fake" -> 190L))
       assert(c.bytesBySource.toMap === Map("self" -> 90L, "neighbour" -> 210L, "far" -> 190L))
       assert(c.requestsByTransport.keySet === Set(HostLocalTransport.Name, "fake"))
-      assert(c.hostLocalFallbacks === 0)
+      assert(c.transportFallbacks === 0)
       // As in Spark, what was read from this host's disks counts as local.
       assert(task.metrics.localBlocksFetched === 5)
       assert(task.metrics.localBytesRead === 300)
@@ -122,7 +122,7 @@ class HostLocalReadSuite extends AnyFunSuite {
     assert(task.dirs.lookUps.asScala.toSeq.distinct === Seq("neighbour"))
     assert(task.dirs.reads.isEmpty)
     assert(task.networkBlocks.map(_._2).sorted === (names(neighbour) ++ names(far)).sorted)
-    assert(task.counters.hostLocalFallbacks === 3)
+    assert(task.counters.transportFallbacks === 3)
     assert(!task.counters.bytesByTransport.contains(HostLocalTransport.Name))
     assert(task.counters.bytesByTransport("fake") === 400L)
     assert(task.metrics.remoteBlocksFetched === 5)
@@ -133,7 +133,7 @@ class HostLocalReadSuite extends AnyFunSuite {
     val task = new Task(unreadable = Set(unreadable))
     assert(task.readAll().size === 7)
     assert(task.networkBlocks.filter(_._1 == "neighbour").map(_._2) === Seq(unreadable.toString))
-    assert(task.counters.hostLocalFallbacks === 1)
+    assert(task.counters.transportFallbacks === 1)
     assert(task.counters.bytesByTransport(HostLocalTransport.Name) === 60L + 80L)
     assert(task.counters.bytesByTransport("fake") === 190L + 70L)
   }

@@ -748,11 +748,11 @@ private object ShuffleBlockFetcherSuite {
     def succeed(name: String, bytes: Array[Byte]): CountingBuffer = {
       val buf = new CountingBuffer(s"${address.executorId}/$name", bytes, initialRefs = 1)
       transport.track(buf)
-      try listener.onFetched(name, buf, transport.name) finally buf.release()
+      try listener.onFetched(BlockId(name), buf, transport.name) finally buf.release()
       buf
     }
 
-    def fail(name: String, e: Throwable): Unit = listener.onFailed(name, e)
+    def fail(name: String, e: Throwable): Unit = listener.onFailed(BlockId(name), e)
 
     def succeedAll(blocks: Map[(String, String), Blk]): Unit =
       blockIds.foreach(n => succeed(n, blocks((address.executorId, n)).bytes))
@@ -779,10 +779,10 @@ private object ShuffleBlockFetcherSuite {
 
     override def fetch(
         address: BlockManagerId,
-        blockIds: Array[String],
+        blockIds: Seq[BlockId],
         listener: TransportListener,
         downloads: Option[DownloadFileManager]): Unit = {
-      val call = new Call(this, address, blockIds.toSeq, listener, downloads)
+      val call = new Call(this, address, blockIds.map(_.toString), listener, downloads)
       calls.synchronized(calls += call)
       if (hook != null) hook(this, call) else onFetch(call)
     }

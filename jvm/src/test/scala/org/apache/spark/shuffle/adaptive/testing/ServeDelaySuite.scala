@@ -10,11 +10,11 @@ class ServeDelaySuite extends SparkFunSuite with LocalSparkContext {
 
   test("the delay is read per executor id") {
     val conf = new SparkConf(false).set(TESTING_SERVE_DELAY, "1:50, driver:7,12:3")
-    assert(ServeDelay.millisFor(conf, "1") === 50)
-    assert(ServeDelay.millisFor(conf, "driver") === 7)
-    assert(ServeDelay.millisFor(conf, "12") === 3)
-    assert(ServeDelay.millisFor(conf, "2") === 0)
-    assert(ServeDelay.millisFor(new SparkConf(false), "1") === 0)
+    assert(ServeDelay.millisFor(conf, "1") === Some(50))
+    assert(ServeDelay.millisFor(conf, "driver") === Some(7))
+    assert(ServeDelay.millisFor(conf, "12") === Some(3))
+    assert(ServeDelay.millisFor(conf, "2") === None)
+    assert(ServeDelay.millisFor(new SparkConf(false), "1") === None)
   }
 
   test("malformed delays are rejected naming the key") {

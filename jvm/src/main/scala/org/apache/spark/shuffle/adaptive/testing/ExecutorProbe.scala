@@ -1,0 +1,31 @@
+package org.apache.spark.shuffle.adaptive.testing
+
+import scala.reflect.ClassTag
+
+import org.apache.spark.{SparkContext, SparkEnv}
+
+/** Evaluates something on chosen executors, by one task pinned to each. */
+private[spark] object ExecutorProbe {
+
+  /** Spark's task location string for an executor: `executor_<host>_<id>`. */
+  def location(sc: SparkContext, executorId: String): String = {
+    val host = sc.env.blockManager.master.getMemoryStatus.keys.find(_.executorId == executorId)
+      .getOrElse(throw new IllegalArgumentException(s"no executor $executorId"))
+      .host
+    s"executor_${host}_$executorId"
+  }
+
+  /**
+   * `probe` evaluated on each of `executors`. An idle executor takes the task that prefers it at
+   * once; a task that ran elsewhere fails the call.
+   */
+  def onEach[T: ClassTag](sc: SparkContext, executors: Seq[String])(probe: () => T): Map[String, T] = {
+    val results = sc.makeRDD(executors.map(id => (id, Seq(location(sc, id))))).map { wanted =>
+      (wanted, SparkEnv.get.executorId, probe())
+    }.collect()
+    results.foreach { case (wanted, ran, _) =>
+      require(wanted == ran, s"the probe for executor $wanted ran on executor $ran")
+    }
+    results.map(r => r._1 -> r._3).toMap
+  }
+}

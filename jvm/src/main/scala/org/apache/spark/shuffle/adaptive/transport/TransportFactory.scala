@@ -1,0 +1,48 @@
+package org.apache.spark.shuffle.adaptive.transport
+
+import org.apache.spark.{SparkConf, SparkEnv}
+import org.apache.spark.shuffle.adaptive.config.AdaptiveShuffleConf.TRANSPORT
+import org.apache.spark.shuffle.adaptive.transport.ucx.{UcxBlockTransport, UcxRuntime}
+
+/**
+ * Chooses how this executor serves its map outputs and how its reduce tasks read each peer's:
+ * UCX one-sided reads where `spark.shuffle.adaptive.transport` allows them and the peer serves
+ * through UCX, then the files of executors on this host where Spark reads them so, then Netty.
+ * Each step falls back to the next block by block.
+ */
+private[spark] final class TransportFactory(conf: SparkConf) {
+
+  private[this] val mode = conf.get(TRANSPORT)
+
+  /** Outer None: not tried yet. Tried on first use, within a task, when SparkEnv is complete. */
+  private[this] var ucx: Option[Option[UcxRuntime]] = None
+
+  private def ucxRuntime(): Option[UcxRuntime] = if (mode == "netty") None else synchronized {
+    // With `ucx`, a failed start throws (failing the task) and is tried again by the next task.
+    if (ucx.isEmpty) ucx = Some(UcxRuntime.start(SparkEnv.get))
+    ucx.get
+  }
+
+  private def startedUcx: Option[UcxRuntime] = synchronized(ucx).flatten
+
+  def serving: MapOutputServing = ucxRuntime().map(_.serving).getOrElse(MapOutputServing.BlockServer)
+
+  def forReduceTask(env: SparkEnv): BlockTransport = {
+    val blockManager = env.blockManager
+    val network = new NettyBlockTransport(blockManager.blockStoreClient)
+    // Spark creates the manager exactly when it reads host-local blocks from disk.
+    val files = blockManager.hostLocalDirManager match {
+      case Some(dirs) => new HostLocalTransport(blockManager.blockManagerId.host,
+        new BlockManagerHostLocalDirs(blockManager, dirs), network)
+      case None => network
+    }
+    ucxRuntime() match {
+      case Some(u) => new UcxBlockTransport(u.node, u.directory, u.pool, files)
+      case None => files
+    }
+  }
+
+  def removed(shuffleId: Int): Unit = startedUcx.foreach(_.serving.removed(shuffleId))
+
+  def stop(): Unit = startedUcx.foreach(_.stop())
+}

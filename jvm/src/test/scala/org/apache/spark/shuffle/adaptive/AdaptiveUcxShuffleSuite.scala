@@ -1,0 +1,67 @@
+package org.apache.spark.shuffle.adaptive
+
+import org.scalatest.{BeforeAndAfterAll, Tag}
+
+import org.apache.spark.{ShuffleSuite, SparkContext, TestUtils}
+import org.apache.spark.internal.config.{SHUFFLE_HOST_LOCAL_DISK_READING_ENABLED, SHUFFLE_MANAGER}
+import org.apache.spark.scheduler.{SparkListener, SparkListenerTaskEnd}
+import org.apache.spark.shuffle.adaptive.config.AdaptiveShuffleConf.{TESTING_SERVE_DELAY, TRANSPORT, UCX_LIBRARY_PATH}
+import org.apache.spark.shuffle.adaptive.testing.{DelayedShuffleBlockResolver, ExecutorProbe}
+
+/**
+ * Apache Spark's `ShuffleSuite` with reduce tasks reading the other executor's map outputs by
+ * UCX one-sided reads, over the UCX transports `tls` (`UCX_TLS` of the executors). Host-local
+ * reads are on too, so UCX is chosen over reading the peer's files. Cancelled without the UCX
+ * libraries (`make test` installs them; see `ucx.libraryPath`).
+ */
+abstract class UcxShuffleSuiteBase(tls: String) extends ShuffleSuite with BeforeAndAfterAll {
+
+  private def ucxLibraries: String = sys.props.getOrElse(UCX_LIBRARY_PATH.key, "")
+
+  override def beforeAll(): Unit = {
+    super.beforeAll()
+    conf.set(SHUFFLE_MANAGER, classOf[AdaptiveShuffleManager].getName)
+    conf.set(TRANSPORT, "ucx")
+    conf.set(UCX_LIBRARY_PATH, ucxLibraries)
+    conf.set(SHUFFLE_HOST_LOCAL_DISK_READING_ENABLED, true)
+    conf.setExecutorEnv("UCX_TLS", tls)
+  }
+
+  override protected def test(testName: String, testTags: Tag*)(
+      testFun: => Any)(implicit pos: org.scalactic.source.Position): Unit =
+    super.test(testName, testTags: _*) {
+      assume(ucxLibraries.nonEmpty, s"the UCX libraries (${UCX_LIBRARY_PATH.key}) are not set")
+      testFun
+    }
+
+  test("the other executor's blocks arrive by UCX reads: none served by Netty, no fallback") {
+    // Serving delay 0: each executor counts the blocks its block server hands to others.
+    sc = new SparkContext("local-cluster[2,1,1024]", "test",
+      conf.clone.set(TESTING_SERVE_DELAY, "0:0,1:0"))
+    TestUtils.waitUntilExecutorsUp(sc, 2, 60000)
+    val remoteBytes = new java.util.concurrent.atomic.AtomicLong
+    sc.addSparkListener(new SparkListener {
+      override def onTaskEnd(end: SparkListenerTaskEnd): Unit = if (end.taskMetrics != null) {
+        remoteBytes.addAndGet(end.taskMetrics.shuffleReadMetrics.remoteBytesRead)
+      }
+    })
+    val sums = sc.parallelize(1 to 20000, 8).map(x => (x % 101, x)).reduceByKey(_ + _, 6)
+      .collectAsMap()
+    assert(sums(0) === (101 to 19998 by 101).sum)
+    sc.listenerBus.waitUntilEmpty()
+    val app = sc.env.shuffleManager.asInstanceOf[AdaptiveShuffleManager].fetchMetrics.snapshot()
+      .apply("application").asInstanceOf[Map[String, Any]]
+    val bytes = app("bytes_by_transport").asInstanceOf[Map[String, Long]]
+    assert(bytes.keySet === Set("local", "ucx"), app)
+    assert(app("requests_by_transport").asInstanceOf[Map[String, Long]].keySet === Set("ucx"))
+    assert(app("transport_fallbacks") === 0L)
+    assert(remoteBytes.get > 0 && bytes("ucx") === remoteBytes.get)
+    val served = ExecutorProbe.onEach(sc, Seq("0", "1"))(() =>
+      DelayedShuffleBlockResolver.servedToOthers.get)
+    assert(served === Map("0" -> 0L, "1" -> 0L))
+  }
+}
+
+class AdaptiveUcxSharedMemoryShuffleSuite extends UcxShuffleSuiteBase("posix,cma,self")
+
+class AdaptiveUcxTcpShuffleSuite extends UcxShuffleSuiteBase("tcp,self")
