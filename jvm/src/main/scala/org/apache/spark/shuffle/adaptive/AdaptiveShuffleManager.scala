@@ -24,9 +24,16 @@ import org.apache.spark.shuffle.sort.SortShuffleManager
  *    map-side combine), the serialized writer (relocatable serializer, no map-side combine) or
  *    the sort writer, and writes one data, index and checksum file per map task. MapStatus
  *    sizes, checksums, I/O encryption, block migration and cleanup are therefore Spark's own.
+ *    With `spark.shuffle.adaptive.transport` = `ucx` (or `auto`, where UCX starts), each
+ *    committed data file is also memory-mapped and registered with UCX before the task returns
+ *    its MapStatus ([[transport.ucx.UcxMapOutputServing]]; regions published to the driver's
+ *    [[transport.ucx.UcxRegistry]], dropped on `unregisterShuffle` and executor stop).
  *  - '''Reduce side''' (`getReader`): [[fetch.AdaptiveShuffleReader]] over
  *    [[fetch.ShuffleBlockFetcher]]. Blocks of this executor are read from its files; blocks of
- *    other executors go through a [[transport.BlockTransport]]: those of executors on the same
+ *    other executors go through the [[transport.BlockTransport]] chain that
+ *    [[transport.TransportFactory]] builds, each step falling back to the next block by block:
+ *    with UCX on, blocks of executors that serve through UCX are read by one-sided reads of
+ *    their memory ([[transport.ucx.UcxBlockTransport]]); those of executors on the same
  *    host are read from their files by [[transport.HostLocalTransport]] when Spark reads them so
  *    (`spark.shuffle.readHostLocalDisk`, on by default, and not the old fetch protocol), falling
  *    back to the network block by block; the rest go through [[transport.NettyBlockTransport]]

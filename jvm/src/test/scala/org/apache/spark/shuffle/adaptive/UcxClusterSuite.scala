@@ -9,14 +9,15 @@ import scala.jdk.CollectionConverters._
 import org.scalatest.concurrent.Eventually
 
 import org.apache.spark.{LocalSparkContext, ShuffleDependency, SparkConf, SparkContext, SparkException, SparkFunSuite, TestUtils}
-import org.apache.spark.internal.config.{SHUFFLE_HOST_LOCAL_DISK_READING_ENABLED, SHUFFLE_MANAGER}
+import org.apache.spark.internal.config.{AUTH_SECRET, IO_ENCRYPTION_ENABLED, NETWORK_AUTH_ENABLED, SHUFFLE_HOST_LOCAL_DISK_READING_ENABLED, SHUFFLE_MANAGER}
 import org.apache.spark.shuffle.adaptive.config.AdaptiveShuffleConf.{TESTING_SERVE_DELAY, TRANSPORT, UCX_LIBRARY_PATH}
 import org.apache.spark.shuffle.adaptive.testing.{DelayedShuffleBlockResolver, ExecutorProbe}
 import org.apache.spark.shuffle.adaptive.transport.ucx.UcxRegistry
 
 /**
- * The UCX transport on `local-cluster`: what `auto` and `ucx` do without the UCX libraries, and
- * an executor lost after its map outputs were registered.
+ * The UCX transport on `local-cluster`: what `auto` and `ucx` do without the UCX libraries, with
+ * I/O encryption and with `spark.authenticate`, and an executor lost after its map outputs were
+ * registered.
  */
 class UcxClusterSuite extends SparkFunSuite with LocalSparkContext with Eventually {
 
@@ -78,6 +79,26 @@ class UcxClusterSuite extends SparkFunSuite with LocalSparkContext with Eventual
     val e = intercept[SparkException](sums(sc))
     assert(e.getMessage.contains(s"${TRANSPORT.key}=ucx but /nonexistent/ucx/libucm.so.0"), e)
     assert(e.getMessage.contains("pip install 'pyspark-shuffle[ucx]'"), e)
+  }
+
+  test("with I/O encryption the regions hold the encrypted files, which reducers decrypt") {
+    assume(ucxLibraries.nonEmpty, s"the UCX libraries (${UCX_LIBRARY_PATH.key}) are not set")
+    sc = new SparkContext("local-cluster[2,1,1024]", "test",
+      conf("ucx", ucxLibraries).set(IO_ENCRYPTION_ENABLED, true))
+    TestUtils.waitUntilExecutorsUp(sc, 2, 60000)
+    assert(sums(sc) === expected)
+    val bytes = appCounters(sc)("bytes_by_transport").asInstanceOf[Map[String, Long]]
+    assert(bytes.keySet === Set("local", "ucx"), bytes)
+  }
+
+  test("auto with spark.authenticate on keeps to Netty, whose connections are authenticated") {
+    assume(ucxLibraries.nonEmpty, s"the UCX libraries (${UCX_LIBRARY_PATH.key}) are not set")
+    sc = new SparkContext("local-cluster[2,1,1024]", "test", conf("auto", ucxLibraries)
+      .set(NETWORK_AUTH_ENABLED, true).set(AUTH_SECRET, "pyspark-shuffle-test-secret"))
+    TestUtils.waitUntilExecutorsUp(sc, 2, 60000)
+    assert(sums(sc) === expected)
+    val bytes = appCounters(sc)("bytes_by_transport").asInstanceOf[Map[String, Long]]
+    assert(bytes.keySet === Set("local", "netty"), bytes)
   }
 
   test("an executor lost after registering its map outputs: its regions go, results stay right") {

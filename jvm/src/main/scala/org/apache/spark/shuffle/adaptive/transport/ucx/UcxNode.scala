@@ -28,8 +28,8 @@ import org.apache.spark.util.ThreadUtils
  */
 private[spark] final class UcxNode(timeoutMs: Long) extends Logging {
 
-  private[this] val context = new UcpContext(
-    new UcpParams().requestRmaFeature().requestWakeupFeature().setMtWorkersShared(true))
+  private[this] val context =
+    new UcpContext(new UcpParams().requestRmaFeature().requestWakeupFeature())
   private[this] val worker = context.newWorker(new UcpWorkerParams())
 
   /** This worker's address, as peers connect to it. */
