@@ -46,7 +46,8 @@ def plan(total_bytes: int, block_bytes: int) -> tuple:
 def _two_executors(sc, timeout_s: float = 120.0) -> tuple:
     deadline = time.monotonic() + timeout_s
     while True:
-        executors = sorted(str(e) for e in sc._jsc.sc().getExecutorIds())
+        listed = sc._jsc.sc().getExecutorIds().mkString(",")  # a Scala Seq through py4j
+        executors = sorted(e for e in listed.split(",") if e)
         if len(executors) >= 2:
             return executors[0], executors[1]
         if time.monotonic() > deadline:

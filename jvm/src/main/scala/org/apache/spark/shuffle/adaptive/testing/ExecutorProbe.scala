@@ -7,11 +7,19 @@ import org.apache.spark.{SparkContext, SparkEnv}
 /** Evaluates something on chosen executors, by one task pinned to each. */
 private[spark] object ExecutorProbe {
 
-  /** Spark's task location string for an executor: `executor_<host>_<id>`. */
-  def location(sc: SparkContext, executorId: String): String = {
-    val host = sc.env.blockManager.master.getMemoryStatus.keys.find(_.executorId == executorId)
-      .getOrElse(throw new IllegalArgumentException(s"no executor $executorId"))
-      .host
+  /**
+   * Spark's task location string for an executor: `executor_<host>_<id>`. An executor the
+   * scheduler knows may not have registered its block manager yet; it is waited for.
+   */
+  def location(sc: SparkContext, executorId: String, timeoutMs: Long = 60000): String = {
+    val deadline = System.nanoTime() + timeoutMs * 1000000L
+    var found = sc.env.blockManager.master.getMemoryStatus.keys.find(_.executorId == executorId)
+    while (found.isEmpty && System.nanoTime() < deadline) {
+      Thread.sleep(100) // polling the driver's block manager registry; there is no event to await
+      found = sc.env.blockManager.master.getMemoryStatus.keys.find(_.executorId == executorId)
+    }
+    val host = found.getOrElse(throw new IllegalArgumentException(
+      s"executor $executorId registered no block manager within $timeoutMs ms")).host
     s"executor_${host}_$executorId"
   }
 
