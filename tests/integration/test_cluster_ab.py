@@ -5,7 +5,7 @@ reason, without the privileges to create namespaces)."""
 import pytest
 import test_rdd_ab
 import test_sql_ab
-from ab_conf import FETCH_ORDER_VARIANTS, SQL_AQE_CONF
+from ab_conf import FETCH_ORDER_VARIANTS, SQL_AQE_CONF, UCX_AVAILABLE
 
 from pyspark_shuffle.testing import ShuffleComparison
 
@@ -18,7 +18,14 @@ CLUSTER_CONF = dict(SQL_AQE_CONF, **{
     "spark.scheduler.maxRegisteredResourcesWaitingTime": "120s",
 })
 
-ab = ShuffleComparison(conf=CLUSTER_CONF, variants=FETCH_ORDER_VARIANTS)
+#: UCX between hosts: TCP only, since the namespaces share one kernel and UCX would otherwise
+#: reach the other "hosts" through shared memory, bypassing their links.
+UCX_VARIANT = {"ucx-tcp": {"order": "adaptive", "transport": "ucx"}} if UCX_AVAILABLE else {}
+ab = ShuffleComparison(
+    conf=CLUSTER_CONF,
+    variants=dict(FETCH_ORDER_VARIANTS, **UCX_VARIANT),
+    variant_conf={name: {"spark.executorEnv.UCX_TLS": "tcp,self"} for name in UCX_VARIANT},
+)
 ab.extend(test_rdd_ab.ab, prefix="rdd_")
 ab.extend(test_sql_ab.ab, prefix="sql_")
 
@@ -63,3 +70,11 @@ def test_every_reduce_task_reads_from_two_remote_hosts(on_the_cluster):
             assert spec.worker_address(worker) in hosts, (variant, hosts)
         assert sum(tasks.values()) == 6, (variant, tasks)
         assert all(int(sources) >= 2 for sources in tasks), f"{variant}: reduce tasks by remote sources {tasks}"
+
+
+@pytest.mark.skipif(not UCX_AVAILABLE, reason="no UCX libraries: pip install 'pyspark-shuffle[ucx]'")
+def test_ucx_reads_cross_the_hosts_links():
+    counters = ab.run().plugins["ucx-tcp"].metrics["application"]
+    assert set(counters["bytes_by_transport"]) == {"local", "ucx"}, counters
+    assert set(counters["requests_by_transport"]) == {"ucx"}, counters
+    assert counters["transport_fallbacks"] == 0, counters
