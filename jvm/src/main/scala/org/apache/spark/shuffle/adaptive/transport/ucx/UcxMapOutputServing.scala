@@ -42,12 +42,7 @@ private[spark] final class UcxMapOutputServing(
       val buffer = try mapping.map(FileChannel.MapMode.READ_ONLY, 0, length) finally mapping.close()
       val registered = try {
         val memory = node.register(buffer)
-        val rkey = node.call {
-          val packed = memory.getRemoteKeyBuffer
-          val bytes = new Array[Byte](packed.remaining())
-          packed.get(bytes)
-          bytes
-        }
+        val rkey = node.remoteKey(memory)
         val entry = new Mapped(buffer, memory)
         synchronized(mapped.getOrElseUpdate(shuffleId, mutable.ArrayBuffer.empty) += entry)
         registry.askSync[Boolean](
@@ -55,7 +50,7 @@ private[spark] final class UcxMapOutputServing(
       } catch {
         case NonFatal(e) =>
           logWarning(s"Map output $mapId of shuffle $shuffleId is served through Netty: " +
-            s"registering it with UCX failed", e)
+            "registering it with UCX failed", e)
           false
       }
       if (!registered) logDebug(s"Map output $mapId of shuffle $shuffleId has no UCX region")

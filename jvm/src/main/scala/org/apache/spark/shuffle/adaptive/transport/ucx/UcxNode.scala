@@ -74,6 +74,9 @@ private[spark] final class UcxNode(timeoutMs: Long) extends Logging {
 
   def deregister(memory: UcpMemory): Unit = submit(memory.deregister())
 
+  /** The packed remote key of registered `memory`: what a peer needs to read it. */
+  def remoteKey(memory: UcpMemory): Array[Byte] = call(bytesOf(memory.getRemoteKeyBuffer))
+
   /**
    * Reads `length` bytes at `remoteAddress` of region `(shuffleId, mapId)` of `executorId`
    * (whose worker is at `workerAddress`, region key `rkey`) into `localAddress`, then calls

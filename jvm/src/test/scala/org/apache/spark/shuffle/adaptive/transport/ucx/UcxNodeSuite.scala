@@ -48,13 +48,7 @@ class UcxNodeSuite extends AnyFunSuite with BeforeAndAfterAll {
 
   private def register(node: UcxNode, buffer: ByteBuffer): (Long, Array[Byte]) = {
     val memory = node.register(buffer)
-    val rkey = node.call {
-      val packed = memory.getRemoteKeyBuffer
-      val out = new Array[Byte](packed.remaining())
-      packed.get(out)
-      out
-    }
-    (memory.getAddress, rkey)
+    (memory.getAddress, node.remoteKey(memory))
   }
 
   private def read(
