@@ -42,6 +42,10 @@ class UcxClusterSuite extends SparkFunSuite with LocalSparkContext with Eventual
       .apply("application").asInstanceOf[Map[String, Any]]
   }
 
+  /** Bytes the application's reduce tasks read, by the path that served them. */
+  private def bytesByTransport(sc: SparkContext): Map[String, Long] =
+    appCounters(sc)("bytes_by_transport").asInstanceOf[Map[String, Long]]
+
   /**
    * The executors' logs, in local-cluster's temporary work dirs: with the tests' log4j2
    * configuration, each executor logs to `jvm/target/unit-tests.log` under its working dir.
@@ -87,7 +91,7 @@ class UcxClusterSuite extends SparkFunSuite with LocalSparkContext with Eventual
       conf("ucx", ucxLibraries).set(IO_ENCRYPTION_ENABLED, true))
     TestUtils.waitUntilExecutorsUp(sc, 2, 60000)
     assert(sums(sc) === expected)
-    val bytes = appCounters(sc)("bytes_by_transport").asInstanceOf[Map[String, Long]]
+    val bytes = bytesByTransport(sc)
     assert(bytes.keySet === Set("local", "ucx"), bytes)
   }
 
@@ -97,7 +101,7 @@ class UcxClusterSuite extends SparkFunSuite with LocalSparkContext with Eventual
       .set(NETWORK_AUTH_ENABLED, true).set(AUTH_SECRET, "pyspark-shuffle-test-secret"))
     TestUtils.waitUntilExecutorsUp(sc, 2, 60000)
     assert(sums(sc) === expected)
-    val bytes = appCounters(sc)("bytes_by_transport").asInstanceOf[Map[String, Long]]
+    val bytes = bytesByTransport(sc)
     assert(bytes.keySet === Set("local", "netty"), bytes)
   }
 

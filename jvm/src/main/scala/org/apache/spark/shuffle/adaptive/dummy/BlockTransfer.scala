@@ -34,7 +34,7 @@ private[spark] object BlockTransfer {
       maps: Int,
       reducers: Int,
       blockBytes: Int): Result = {
-    val servingAt = location(sc, serving)
+    val servingAt = ExecutorProbe.location(sc, serving)
     val partitioned = sc.makeRDD((0 until maps).map(m => (m, Seq(servingAt))))
       .mapPartitions { ids =>
         val executor = SparkEnv.get.executorId
@@ -53,7 +53,7 @@ private[spark] object BlockTransfer {
 
     val cpuBefore = cpuSeconds(sc, Seq(serving, reading))
     val reduceStart = System.nanoTime()
-    val counted = new PinnedRDD(partitioned, location(sc, reading)).mapPartitions { records =>
+    val counted = new PinnedRDD(partitioned, ExecutorProbe.location(sc, reading)).mapPartitions { records =>
       var bytes = 0L
       var first = 0L
       val writers = collection.mutable.Set.empty[String]
@@ -78,9 +78,6 @@ private[spark] object BlockTransfer {
       mapExecutors = counted.flatMap(_._2).distinct.sorted.toSeq,
       reduceExecutors = counted.map(_._1).distinct.sorted.toSeq)
   }
-
-  private def location(sc: SparkContext, executorId: String): String =
-    ExecutorProbe.location(sc, executorId)
 
   /** Each executor's process CPU time. */
   private def cpuSeconds(sc: SparkContext, executors: Seq[String]): Map[String, Double] =

@@ -1,5 +1,7 @@
 package org.apache.spark.shuffle.adaptive.transport
 
+import scala.util.control.NonFatal
+
 import org.apache.spark.network.shuffle.DownloadFileManager
 import org.apache.spark.network.shuffle.checksum.Cause
 import org.apache.spark.storage.{BlockId, BlockManagerId, ShuffleBlockId}
@@ -36,4 +38,24 @@ private[spark] trait BlockTransport {
       block: ShuffleBlockId,
       checksum: Long,
       algorithm: String): Cause
+}
+
+private[spark] object BlockTransport {
+
+  /**
+   * Hands the blocks a transport could not serve, each with why, to the `next` one in the chain:
+   * each is reported as fallen back, then fetched through `next` (failing if `next` throws).
+   */
+  def fallBack(
+      next: BlockTransport,
+      address: BlockManagerId,
+      unread: Seq[(BlockId, Throwable)],
+      listener: TransportListener,
+      downloads: Option[DownloadFileManager]): Unit = if (unread.nonEmpty) {
+    unread.foreach { case (id, cause) => listener.onFellBack(id, cause) }
+    val ids = unread.map(_._1)
+    try next.fetch(address, ids, listener, downloads) catch {
+      case NonFatal(e) => ids.foreach(listener.onFailed(_, e))
+    }
+  }
 }

@@ -34,13 +34,8 @@ private[spark] final class HostLocalTransport(
       blockIds: Seq[BlockId],
       listener: TransportListener,
       downloads: Option[DownloadFileManager]): Unit = {
-    def overNetwork(unread: Seq[(BlockId, Throwable)]): Unit = if (unread.nonEmpty) {
-      unread.foreach { case (id, cause) => listener.onFellBack(id, cause) }
-      val ids = unread.map(_._1)
-      try network.fetch(address, ids, listener, downloads) catch {
-        case NonFatal(e) => ids.foreach(listener.onFailed(_, e))
-      }
-    }
+    def overNetwork(unread: Seq[(BlockId, Throwable)]): Unit =
+      BlockTransport.fallBack(network, address, unread, listener, downloads)
 
     if (!onThisHost(address)) {
       network.fetch(address, blockIds, listener, downloads)

@@ -41,13 +41,8 @@ private[spark] final class UcxBlockTransport(
     } else {
       val (reads, unread) = plan(address.executorId, blockIds)
       reads.foreach(start(address.executorId, worker.get, _, listener))
-      if (unread.nonEmpty) {
-        val why = new IllegalStateException(s"no UCX region of this map output on $address")
-        unread.foreach(listener.onFellBack(_, why))
-        try fallback.fetch(address, unread, listener, downloads) catch {
-          case NonFatal(e) => unread.foreach(listener.onFailed(_, e))
-        }
-      }
+      val why = new IllegalStateException(s"no UCX region of this map output on $address")
+      BlockTransport.fallBack(fallback, address, unread.map(_ -> why), listener, downloads)
     }
   }
 

@@ -4,7 +4,7 @@ import java.util.concurrent.TimeUnit
 
 import org.apache.spark.{SparkEnv, SparkException}
 import org.apache.spark.internal.Logging
-import org.apache.spark.internal.config.{NETWORK_AUTH_ENABLED, REDUCER_MAX_SIZE_IN_FLIGHT}
+import org.apache.spark.internal.config.{EXECUTOR_CORES, NETWORK_AUTH_ENABLED, REDUCER_MAX_SIZE_IN_FLIGHT}
 import org.apache.spark.internal.config.Network.NETWORK_TIMEOUT
 import org.apache.spark.shuffle.adaptive.config.AdaptiveShuffleConf._
 import org.apache.spark.shuffle.adaptive.transport.ucx.UcxRegistry.RegisterWorker
@@ -19,7 +19,7 @@ private[spark] final class UcxRuntime private (env: SparkEnv, val node: UcxNode)
   /** Idle buffers kept: one hard in-flight limit per task slot. */
   val pool = new UcxBufferPool(node.register, node.deregister,
     maxIdleBytes = env.conf.get(REDUCER_MAX_SIZE_IN_FLIGHT) * 1024 * 1024 *
-      math.max(1, env.conf.getInt("spark.executor.cores", 1)))
+      math.max(1, env.conf.get(EXECUTOR_CORES)))
 
   val serving = new UcxMapOutputServing(env.executorId, node, registry, directory)
 
