@@ -7,7 +7,8 @@ import org.apache.spark.internal.Logging
 import org.apache.spark.rpc.RpcEndpointRef
 import org.apache.spark.shuffle._
 import org.apache.spark.shuffle.adaptive.compat.SparkCompat
-import org.apache.spark.shuffle.adaptive.fetch.{AdaptiveShuffleReader, BatchFetch, BlockManagerLocalBlocks, DirectMemoryBackoff, ExecutorFetchState, FetchSettings, ShuffleBlockFetcher}
+import org.apache.spark.shuffle.adaptive.fetch.{AdaptiveShuffleReader, BatchFetch, BlockManagerLocalBlocks, DirectMemoryBackoff, FetchSettings, ShuffleBlockFetcher}
+import org.apache.spark.shuffle.adaptive.flow.PeerTraffic
 import org.apache.spark.shuffle.adaptive.metrics.{FetchCounters, FetchMetricsAccumulator, FetchMetricsListener}
 import org.apache.spark.shuffle.adaptive.testing.ServeDelay
 import org.apache.spark.shuffle.adaptive.config.AdaptiveShuffleConf.TRANSPORT
@@ -44,7 +45,7 @@ import org.apache.spark.shuffle.sort.SortShuffleManager
  *    `adaptive` (default: [[fetch.AdaptiveScheduler]], executor-wide load and responsiveness,
  *    circular start, in-flight increment), `naive` ([[fetch.NaiveScheduler]], Spark's random
  *    order) or `pairwise` ([[fetch.PairwiseScheduler]]); the amount in flight is bounded by each
- *    task's [[fetch.ElasticLimit]] (`fetch.elastic.enabled`). Map ranges (AQE skew splits, local
+ *    task's [[flow.ElasticLimit]] (`fetch.elastic.enabled`). Map ranges (AQE skew splits, local
  *    shuffle reader) select the map outputs.
  *    AQE's coalesced reads of contiguous partitions fetch one batch block per map output under
  *    Spark's conditions ([[fetch.BatchFetch]]).
@@ -128,7 +129,7 @@ private[spark] class AdaptiveShuffleManager(conf: SparkConf) extends ShuffleMana
       settings,
       metrics,
       counters,
-      shared = ExecutorFetchState.shared(settings.waitWindow),
+      shared = PeerTraffic.shared(settings.waitWindow),
       batch = batch,
       backoff = DirectMemoryBackoff.shared)
     new AdaptiveShuffleReader[K, C](baseHandle, context, metrics, () => newFetcher())

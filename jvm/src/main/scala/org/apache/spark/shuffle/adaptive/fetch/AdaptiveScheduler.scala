@@ -1,5 +1,6 @@
 package org.apache.spark.shuffle.adaptive.fetch
 
+import org.apache.spark.shuffle.adaptive.flow.{BlockBatch, BlockRef, FlowState, PeerQueue, PeerTraffic, SendRule}
 import org.apache.spark.storage.BlockManagerId
 
 /**
@@ -14,10 +15,10 @@ private[spark] final class AdaptiveScheduler(
     settings: FetchSettings,
     self: BlockManagerId,
     remote: Seq[(BlockManagerId, IndexedSeq[BlockRef])],
-    shared: ExecutorFetchState) extends FetchScheduler {
+    shared: PeerTraffic) extends FetchScheduler {
 
   // In circular order from this executor, so that `minBy` breaks ties by it.
-  private[this] val sources: Seq[SourceQueue] = SourceQueue.inCircularOrder(self, remote)
+  private[this] val sources: Seq[PeerQueue] = PeerQueue.inCircularOrder(self, remote)
 
   override def hasPending: Boolean = sources.exists(_.nonEmpty)
 
@@ -29,15 +30,15 @@ private[spark] final class AdaptiveScheduler(
     settings.loadWeight * shared.inFlightTo(executorId) / settings.requestSize +
       settings.waitWeight * shared.averageWaitMs(executorId)
 
-  override def next(state: FetchState): Option[FetchRequest] = {
+  override def next(state: FlowState): Option[BlockBatch] = {
     val candidates = sources.filter { s =>
-      s.nonEmpty && FetchScheduler.blocksAllowed(settings, state, s.address) > 0
+      s.nonEmpty && SendRule.blocksAllowed(settings, state, s.address) > 0
     }
     if (candidates.isEmpty) return None
     val best = candidates.minBy(s => score(s.address.executorId))
-    val allowed = FetchScheduler.blocksAllowed(settings, state, best.address)
+    val allowed = SendRule.blocksAllowed(settings, state, best.address)
     // The best source's request waits until it fits rather than yielding to a worse source.
-    if (FetchScheduler.fits(settings, state, best.peek(settings.requestSize, allowed))) {
+    if (SendRule.fits(settings, state, best.peek(settings.requestSize, allowed))) {
       Some(best.take(settings.requestSize, allowed))
     } else {
       None

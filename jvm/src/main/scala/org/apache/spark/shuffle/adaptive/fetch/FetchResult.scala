@@ -1,6 +1,7 @@
 package org.apache.spark.shuffle.adaptive.fetch
 
 import org.apache.spark.network.buffer.ManagedBuffer
+import org.apache.spark.shuffle.adaptive.flow.BlockRef
 import org.apache.spark.storage.BlockManagerId
 
 /** What the transport hands back to the task thread for one requested block. */

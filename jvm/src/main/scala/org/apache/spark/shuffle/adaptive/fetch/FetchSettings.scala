@@ -3,6 +3,7 @@ package org.apache.spark.shuffle.adaptive.fetch
 import org.apache.spark.SparkConf
 import org.apache.spark.internal.config
 import org.apache.spark.shuffle.adaptive.config.AdaptiveShuffleConf._
+import org.apache.spark.shuffle.adaptive.flow.FlowLimits
 
 /**
  * The limits and switches one reduce task's fetcher obeys, read once from the Spark conf.
@@ -29,7 +30,7 @@ private[spark] final case class FetchSettings(
     waitWindow: Int = 16,
     loadWeight: Double = 1.0,
     waitWeight: Double = 0.1,
-    maxAttemptsOnNettyOOM: Int = 10) {
+    maxAttemptsOnNettyOOM: Int = 10) extends FlowLimits {
   require(maxBytesInFlight > 0, "the hard in-flight limit must be positive")
   require(requestSize > 0 && requestSize <= maxBytesInFlight,
     s"${FETCH_IN_FLIGHT_INCREMENT.key} ($requestSize bytes) must be positive " +

@@ -3,6 +3,7 @@ package org.apache.spark.shuffle.adaptive.fetch
 import scala.collection.mutable
 import scala.util.Random
 
+import org.apache.spark.shuffle.adaptive.flow.{BlockBatch, BlockRef, FlowState, SendRule}
 import org.apache.spark.storage.BlockManagerId
 
 /**
@@ -16,16 +17,16 @@ private[spark] final class NaiveScheduler(
 
   private[this] val pending = mutable.ArrayDeque.from(Random.shuffle(remote.flatMap {
     case (address, blocks) =>
-      FetchRequest.plan(address, blocks, settings.requestSize, settings.maxBlocksInFlightPerAddress)
+      BlockBatch.plan(address, blocks, settings.requestSize, settings.maxBlocksInFlightPerAddress)
   }))
 
   override def hasPending: Boolean = pending.nonEmpty
 
-  override def next(state: FetchState): Option[FetchRequest] = {
+  override def next(state: FlowState): Option[BlockBatch] = {
     var i = 0
-    while (i < pending.length && FetchScheduler.fits(settings, state, pending(i).size)) {
+    while (i < pending.length && SendRule.fits(settings, state, pending(i).size)) {
       val request = pending(i)
-      if (request.blocks.size > FetchScheduler.blocksAllowed(settings, state, request.address)) {
+      if (request.blocks.size > SendRule.blocksAllowed(settings, state, request.address)) {
         i += 1
       } else {
         return Some(pending.remove(i))

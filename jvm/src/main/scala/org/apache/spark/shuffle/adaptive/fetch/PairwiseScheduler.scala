@@ -1,5 +1,6 @@
 package org.apache.spark.shuffle.adaptive.fetch
 
+import org.apache.spark.shuffle.adaptive.flow.{BlockBatch, BlockRef, FlowState, PeerQueue, SendRule}
 import org.apache.spark.storage.BlockManagerId
 
 /**
@@ -15,21 +16,21 @@ private[spark] final class PairwiseScheduler(
     remote: Seq[(BlockManagerId, IndexedSeq[BlockRef])]) extends FetchScheduler {
 
   // Successors in reverse are the predecessors: rank i-1, i-2, ...
-  private[this] val steps: Seq[SourceQueue] = SourceQueue.inCircularOrder(self, remote).reverse
+  private[this] val steps: Seq[PeerQueue] = PeerQueue.inCircularOrder(self, remote).reverse
   private[this] var step = 0
 
   override def hasPending: Boolean = steps.drop(step).exists(_.nonEmpty)
 
-  override def next(state: FetchState): Option[FetchRequest] = {
+  override def next(state: FlowState): Option[BlockBatch] = {
     while (step < steps.size && !steps(step).nonEmpty &&
         state.blocksInFlightTo(steps(step).address) == 0) {
       step += 1
     }
     if (step == steps.size) return None
     val current = steps(step)
-    val allowed = FetchScheduler.blocksAllowed(settings, state, current.address)
+    val allowed = SendRule.blocksAllowed(settings, state, current.address)
     if (current.nonEmpty && allowed > 0 &&
-        FetchScheduler.fits(settings, state, current.peek(settings.requestSize, allowed))) {
+        SendRule.fits(settings, state, current.peek(settings.requestSize, allowed))) {
       Some(current.take(settings.requestSize, allowed))
     } else {
       None

@@ -20,6 +20,7 @@ import org.apache.spark.network.shuffle.checksum.{Cause, ShuffleChecksumHelper}
 import org.apache.spark.network.util.TransportConf
 import org.apache.spark.shuffle.ShuffleReadMetricsReporter
 import org.apache.spark.shuffle.adaptive.compat.SparkCompat
+import org.apache.spark.shuffle.adaptive.flow.{BlockBatch, BlockRef, ElasticLimit, FlowState, PeerQueue, PeerTraffic, SendRule}
 import org.apache.spark.shuffle.adaptive.metrics.FetchCounters
 import org.apache.spark.shuffle.adaptive.transport.{BlockTransport, HostLocalTransport, TransportListener}
 import org.apache.spark.storage.{BlockId, BlockManagerId, FallbackStorage, ShuffleBlockBatchId, ShuffleBlockId}
@@ -38,7 +39,7 @@ import org.apache.spark.util.{Clock, SystemClock}
  * the limit bounds what is buffered too (only a request sent with nothing in flight may pass it).
  * Arrived remote blocks are served before local ones, to free their memory first; the task only
  * blocks (fetch wait time) when neither is ready. Each wait feeds the elastic limit and, per
- * source, the executor-wide [[ExecutorFetchState]] that adaptive source selection reads. With
+ * source, the executor-wide [[PeerTraffic]] that adaptive source selection reads. With
  * `batch` (see [[BatchFetch]]) each map's blocks are asked for as one batch block.
  *
  * Failures: a block that cannot be fetched or read raises FetchFailedException, so Spark reruns
@@ -61,20 +62,20 @@ private[spark] final class ShuffleBlockFetcher(
     readMetrics: ShuffleReadMetricsReporter,
     counters: FetchCounters = new FetchCounters,
     clock: Clock = new SystemClock,
-    shared: ExecutorFetchState = null,
+    shared: PeerTraffic = null,
     batch: Boolean = false,
     backoff: DirectMemoryBackoff = new DirectMemoryBackoff(() => Long.MaxValue))
-  extends Iterator[(BlockId, InputStream)] with FetchState with DownloadFileManager with Logging {
+  extends Iterator[(BlockId, InputStream)] with FlowState with DownloadFileManager with Logging {
 
   private[this] val executorState =
-    if (shared != null) shared else new ExecutorFetchState(settings.waitWindow)
+    if (shared != null) shared else new PeerTraffic(settings.waitWindow)
   private[this] val results = new LinkedBlockingDeque[FetchResult]
   private[this] val localQueue = mutable.Queue.empty[BlockRef]
   private[this] val blocksInFlight = mutable.HashMap.empty[BlockManagerId, Int]
   private[this] val bytesInFlightBySource = mutable.HashMap.empty[String, Long]
   private[this] val corrupted = mutable.HashSet.empty[BlockId]
   /** Blocks deferred by the direct-memory back-off, asked for again before any other. */
-  private[this] val deferred = mutable.LinkedHashMap.empty[BlockManagerId, SourceQueue]
+  private[this] val deferred = mutable.LinkedHashMap.empty[BlockManagerId, PeerQueue]
   private[this] val fellBack = new AtomicLong
   private[this] val openStreams = mutable.LinkedHashSet.empty[BlockInputStream]
   private[this] val elastic = new ElasticLimit(settings.requestSize, settings.maxBytesInFlight,
@@ -178,11 +179,11 @@ private[spark] final class ShuffleBlockFetcher(
   }
 
   private def sendDeferred(): Unit = deferred.toList.foreach { case (address, queue) =>
-    var allowed = FetchScheduler.blocksAllowed(settings, this, address)
+    var allowed = SendRule.blocksAllowed(settings, this, address)
     while (queue.nonEmpty && allowed > 0 &&
-        FetchScheduler.fits(settings, this, queue.peek(settings.requestSize, allowed))) {
+        SendRule.fits(settings, this, queue.peek(settings.requestSize, allowed))) {
       send(queue.take(settings.requestSize, allowed))
-      allowed = FetchScheduler.blocksAllowed(settings, this, address)
+      allowed = SendRule.blocksAllowed(settings, this, address)
     }
     if (!queue.nonEmpty) deferred -= address
   }
@@ -208,7 +209,7 @@ private[spark] final class ShuffleBlockFetcher(
     elastic.observeWait(millis)
   }
 
-  private def send(request: FetchRequest): Unit = {
+  private def send(request: BlockBatch): Unit = {
     val address = request.address
     changeBytesInFlight(address.executorId, request.size)
     counters.peakBytesInFlight = math.max(counters.peakBytesInFlight, bytesInFlight)
@@ -290,7 +291,7 @@ private[spark] final class ShuffleBlockFetcher(
           s"Failed to fetch ${block.blockId} from $address: $why")
       case FetchResult.Deferred(block, _, done) =>
         if (done) reqsInFlight -= 1
-        deferred.getOrElseUpdate(address, new SourceQueue(address, Nil)) += block
+        deferred.getOrElseUpdate(address, new PeerQueue(address, Nil)) += block
         counters.directMemoryDeferrals += 1
         null
       case FetchResult.Fetched(block, _, buf, via, done, millis) =>
@@ -369,7 +370,7 @@ private[spark] final class ShuffleBlockFetcher(
         closeQuietly(in)
         buf.release()
         counters.corruptRefetches += 1
-        send(FetchRequest(address, IndexedSeq(block)))
+        send(BlockBatch(address, IndexedSeq(block)))
         null
       case e: IOException =>
         val message = diagnose(block, address, buf, e)

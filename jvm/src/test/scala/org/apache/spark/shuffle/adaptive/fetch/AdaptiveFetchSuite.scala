@@ -8,6 +8,7 @@ import org.scalatest.funsuite.AnyFunSuite
 
 import org.apache.spark.FetchFailed
 import org.apache.spark.shuffle.FetchFailedException
+import org.apache.spark.shuffle.adaptive.flow.PeerTraffic
 
 import AdaptiveFetchTestKit._
 import ShuffleBlockFetcherSuite._
@@ -68,7 +69,7 @@ class AdaptiveFetchSuite extends AnyFunSuite {
     }
     val s = settings("adaptive", limit = 300, increment = 100)
 
-    def run(shared: ExecutorFetchState): SimTask = {
+    def run(shared: PeerTraffic): SimTask = {
       val t = new SimTask(exec("0"), layout, s, shared)
       t.readAll()
       t.assertEachOnce()
@@ -84,11 +85,11 @@ class AdaptiveFetchSuite extends AnyFunSuite {
     }
 
     // Control: without history, source 1 is asked first and as much as the others.
-    val fair = whileOthersHaveBlocks(sources(run(new ExecutorFetchState(16))), "1")
+    val fair = whileOthersHaveBlocks(sources(run(new PeerTraffic(16))), "1")
     assert(fair.head === "1")
     assert(fair.count(_ == "1") >= fair.count(_ == "3") - 1)
 
-    val shared = new ExecutorFetchState(16)
+    val shared = new PeerTraffic(16)
     (1 to 8).foreach(_ => shared.recordWait("1", 40.0))
     val slowTask = run(shared)
     val early = whileOthersHaveBlocks(sources(slowTask), "1")
@@ -108,7 +109,7 @@ class AdaptiveFetchSuite extends AnyFunSuite {
       exec(id) -> (0 until 6).map(m => blk(4, i * 100L + m, 100))
     }
     val s = settings("adaptive", limit = 300, increment = 100)
-    val shared = new ExecutorFetchState(16)
+    val shared = new PeerTraffic(16)
     val clock = new TestClock
     // Source 2 answers only once the consumer waits for it, 40 ms later; the others at once.
     val first = new SimTask(exec("0"), layout, s, shared, clock,
@@ -161,7 +162,7 @@ class AdaptiveFetchSuite extends AnyFunSuite {
       exec(id) -> (0 until 3).map(m => blk(6, i * 100L + m, 100))
     }
     val s = settings("adaptive", limit = 100, increment = 100)
-    val shared = new ExecutorFetchState(16)
+    val shared = new PeerTraffic(16)
     val a = new SimTask(exec("0"), layout, s, shared, hold = _ => true)
     assert(sources(a) === Seq("1"))
     assert(shared.inFlightTo("1") === 100)
@@ -186,8 +187,8 @@ class AdaptiveFetchSuite extends AnyFunSuite {
     Seq("1", "2", "3").foreach(id => assert(shared.inFlightTo(id) === 0))
 
     // Control: tasks that do not share the state both start at source 1.
-    val c = new SimTask(exec("0"), layout, s, new ExecutorFetchState(16), hold = _ => true)
-    val d = new SimTask(exec("0"), layout, s, new ExecutorFetchState(16), hold = _ => true)
+    val c = new SimTask(exec("0"), layout, s, new PeerTraffic(16), hold = _ => true)
+    val d = new SimTask(exec("0"), layout, s, new PeerTraffic(16), hold = _ => true)
     assert(sources(c) === Seq("1"))
     assert(sources(d) === Seq("1"))
   }

@@ -10,6 +10,7 @@ import scala.util.Random
 
 import org.apache.spark.{TaskContext, TaskContextImpl}
 import org.apache.spark.executor.TempShuffleReadMetrics
+import org.apache.spark.shuffle.adaptive.flow.PeerTraffic
 import org.apache.spark.shuffle.adaptive.metrics.FetchCounters
 import org.apache.spark.storage.{BlockId, BlockManagerId, ShuffleBlockId}
 import org.apache.spark.util.Clock
@@ -73,7 +74,7 @@ private object AdaptiveFetchTestKit {
       self: BlockManagerId,
       val byAddress: Seq[(BlockManagerId, Seq[Blk])],
       val settings: FetchSettings,
-      shared: ExecutorFetchState = null,
+      shared: PeerTraffic = null,
       clock: Clock = new TestClock,
       hold: Call => Boolean = _ => false,
       neverStall: Boolean = true,

@@ -5,6 +5,8 @@ import scala.util.Random
 
 import org.scalatest.funsuite.AnyFunSuite
 
+import org.apache.spark.shuffle.adaptive.flow.{BlockBatch, PeerTraffic}
+
 import AdaptiveFetchTestKit.{exec, settings}
 import SchedulerTestState.{drain, refs}
 
@@ -14,12 +16,12 @@ class AdaptiveSchedulerSuite extends AnyFunSuite {
       self: String,
       remote: Seq[(String, Seq[Long])],
       s: FetchSettings,
-      shared: ExecutorFetchState): AdaptiveScheduler =
+      shared: PeerTraffic): AdaptiveScheduler =
     new AdaptiveScheduler(s, exec(self), remote.zipWithIndex.map { case ((id, sizes), i) =>
       exec(id) -> refs(1, i * 1000, sizes)
     }, shared)
 
-  private def sources(requests: Seq[FetchRequest]): Seq[String] =
+  private def sources(requests: Seq[BlockBatch]): Seq[String] =
     requests.map(_.address.executorId)
 
   test("with no history a task starts at the closest successor of its executor") {
@@ -28,7 +30,7 @@ class AdaptiveSchedulerSuite extends AnyFunSuite {
     for ((self, expected) <- Seq("2" -> Seq("3", "0", "1"), "3" -> Seq("0", "1", "2"),
         "0" -> Seq("1", "2", "3"))) {
       val others = Seq("0", "1", "2", "3").filter(_ != self)
-      val shared = new ExecutorFetchState(16)
+      val shared = new PeerTraffic(16)
       val state = new SchedulerTestState(300, shared)
       val scheduler = adaptive(self, others.reverse.map(_ -> equal), s, shared)
       // The first request goes to the successor; as its load grows, the next ones to the others.
@@ -38,14 +40,14 @@ class AdaptiveSchedulerSuite extends AnyFunSuite {
 
   test("numeric executor ids: 10 follows 9") {
     val s = settings("adaptive", limit = 100, increment = 100)
-    val shared = new ExecutorFetchState(16)
+    val shared = new PeerTraffic(16)
     val scheduler = adaptive("9", Seq("8", "10", "2").map(_ -> Seq(100L)), s, shared)
     assert(sources(drain(scheduler, new SchedulerTestState(100, shared))) === Seq("10"))
   }
 
   test("equal sources: consecutive requests go to different sources") {
     val s = settings("adaptive", limit = 600, increment = 100)
-    val shared = new ExecutorFetchState(16)
+    val shared = new PeerTraffic(16)
     val state = new SchedulerTestState(600, shared)
     val scheduler = adaptive("0", Seq("1", "2", "3").map(_ -> Seq.fill(10)(100L)), s, shared)
     val first = sources(drain(scheduler, state))
@@ -63,7 +65,7 @@ class AdaptiveSchedulerSuite extends AnyFunSuite {
 
   test("a source its executor waited long for gets fewer requests while others have blocks") {
     val s = settings("adaptive", limit = 300, increment = 100)
-    def run(shared: ExecutorFetchState): Seq[String] = {
+    def run(shared: PeerTraffic): Seq[String] = {
       val state = new SchedulerTestState(300, shared)
       val scheduler = adaptive("0", Seq("1", "2", "3").map(_ -> Seq.fill(6)(100L)), s, shared)
       val out = mutable.ArrayBuffer.empty[String] ++= sources(drain(scheduler, state))
@@ -74,11 +76,11 @@ class AdaptiveSchedulerSuite extends AnyFunSuite {
       out.toSeq
     }
     // Without history source 1 (the successor) is asked first and as often as the others.
-    val fair = run(new ExecutorFetchState(16))
+    val fair = run(new PeerTraffic(16))
     assert(fair.head === "1")
     assert(fair.take(9).count(_ == "1") === 3)
 
-    val shared = new ExecutorFetchState(16)
+    val shared = new PeerTraffic(16)
     (1 to 4).foreach(_ => shared.recordWait("1", 50.0))
     val order = run(shared)
     // Every block is still requested once in the end...
@@ -93,7 +95,7 @@ class AdaptiveSchedulerSuite extends AnyFunSuite {
 
   test("the score adds the in-flight load of all the executor's tasks and the waits") {
     val s = settings("adaptive", increment = 100, loadWeight = 2.0, waitWeight = 0.5)
-    val shared = new ExecutorFetchState(4)
+    val shared = new PeerTraffic(4)
     val scheduler = adaptive("0", Seq("1" -> Seq(1L)), s, shared)
     assert(scheduler.score("1") === 0.0)
     shared.addInFlight("1", 300)
@@ -105,7 +107,7 @@ class AdaptiveSchedulerSuite extends AnyFunSuite {
   test("two tasks of one executor: the second starts where the first is not loading") {
     val s = settings("adaptive", limit = 100, increment = 100)
     val remote = Seq("1", "2", "3").map(_ -> Seq.fill(3)(100L))
-    val shared = new ExecutorFetchState(16)
+    val shared = new PeerTraffic(16)
     val first = drain(adaptive("0", remote, s, shared), new SchedulerTestState(100, shared))
     val second = drain(adaptive("0", remote, s, shared), new SchedulerTestState(100, shared))
     val third = drain(adaptive("0", remote, s, shared), new SchedulerTestState(100, shared))
@@ -113,14 +115,14 @@ class AdaptiveSchedulerSuite extends AnyFunSuite {
     assert(sources(second) === Seq("2"))
     assert(sources(third) === Seq("3"))
     // With separate executor states (no coordination) both would have piled onto source 1.
-    val alone = new ExecutorFetchState(16)
+    val alone = new PeerTraffic(16)
     assert(sources(drain(adaptive("0", remote, s, alone), new SchedulerTestState(100, alone)))
       === Seq("1"))
   }
 
   test("the increment aggregates small blocks, overshooting by less than a block") {
     val s = settings("adaptive", limit = 10000, increment = 100)
-    val shared = new ExecutorFetchState(16)
+    val shared = new PeerTraffic(16)
     val scheduler = adaptive("0", Seq("1" -> Seq.fill(10)(30L)), s, shared)
     val requests = drain(scheduler, new SchedulerTestState(10000, shared))
     assert(requests.map(_.blocks.size) === Seq(4, 4, 2))
@@ -131,7 +133,7 @@ class AdaptiveSchedulerSuite extends AnyFunSuite {
 
   test("a block is never split: a block of at least the increment at the head travels alone") {
     val s = settings("adaptive", limit = 10000, increment = 100)
-    val shared = new ExecutorFetchState(16)
+    val shared = new PeerTraffic(16)
     val scheduler = adaptive("0", Seq("1" -> Seq(500L, 30L, 30L, 30L, 30L, 100L, 20L)), s, shared)
     val requests = drain(scheduler, new SchedulerTestState(10000, shared))
     assert(requests.map(_.blocks.map(_.size)) ===
@@ -147,10 +149,10 @@ class AdaptiveSchedulerSuite extends AnyFunSuite {
       val remote = Seq("1", "2", "3", "4").take(1 + random.nextInt(4)).map { id =>
         id -> Seq.fill(random.nextInt(20))(1L + random.nextInt(300).toLong)
       }
-      val shared = new ExecutorFetchState(16)
+      val shared = new PeerTraffic(16)
       val state = new SchedulerTestState(s.maxBytesInFlight, shared)
       val scheduler = adaptive("0", remote, s, shared)
-      val all = mutable.ArrayBuffer.empty[FetchRequest] ++= drain(scheduler, state)
+      val all = mutable.ArrayBuffer.empty[BlockBatch] ++= drain(scheduler, state)
       while (scheduler.hasPending || state.openBlocks.nonEmpty) {
         state.consumeOldest()
         all ++= drain(scheduler, state)
@@ -185,7 +187,7 @@ class AdaptiveSchedulerSuite extends AnyFunSuite {
         val size = Seq(10L, 20L, 25L, 50L, 100L)(random.nextInt(5))
         id -> Seq.fill(random.nextInt(30))(size)
       }
-      val shared = new ExecutorFetchState(16)
+      val shared = new PeerTraffic(16)
       val state = new SchedulerTestState(limit, shared)
       val scheduler = adaptive("0", remote, s, shared)
       var maxSeen = 0L
@@ -216,7 +218,7 @@ class AdaptiveSchedulerSuite extends AnyFunSuite {
 
   test("blocks in flight per executor stay under maxBlocksInFlightPerAddress") {
     val s = settings("adaptive", limit = 10000, increment = 100, maxBlocksPerAddress = 3)
-    val shared = new ExecutorFetchState(16)
+    val shared = new PeerTraffic(16)
     val state = new SchedulerTestState(10000, shared)
     val scheduler = adaptive("0", Seq("1" -> Seq.fill(10)(10L), "2" -> Seq(10L)), s, shared)
     val first = drain(scheduler, state)
@@ -228,7 +230,7 @@ class AdaptiveSchedulerSuite extends AnyFunSuite {
 
   test("the elastic limit replaces the hard limit in the send rule") {
     val s = settings("adaptive", limit = 1000, increment = 100)
-    val shared = new ExecutorFetchState(16)
+    val shared = new PeerTraffic(16)
     val state = new SchedulerTestState(limit = 300, shared)
     val scheduler = adaptive("0", Seq("1" -> Seq.fill(20)(100L)), s, shared)
     assert(drain(scheduler, state).size === 3)

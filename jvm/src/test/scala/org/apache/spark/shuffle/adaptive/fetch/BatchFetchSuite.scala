@@ -11,6 +11,7 @@ import org.apache.spark.{FetchFailed, SparkConf, TaskContext}
 import org.apache.spark.executor.TempShuffleReadMetrics
 import org.apache.spark.serializer.{JavaSerializer, KryoSerializer}
 import org.apache.spark.shuffle.FetchFailedException
+import org.apache.spark.shuffle.adaptive.flow.BlockRef
 import org.apache.spark.shuffle.sort.SortShuffleManager
 import org.apache.spark.storage.{BlockId, BlockManagerId, ShuffleBlockBatchId, ShuffleBlockId}
 

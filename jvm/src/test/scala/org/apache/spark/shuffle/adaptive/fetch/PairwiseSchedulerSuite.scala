@@ -4,6 +4,8 @@ import scala.collection.mutable
 
 import org.scalatest.funsuite.AnyFunSuite
 
+import org.apache.spark.shuffle.adaptive.flow.{BlockBatch, BlockRef}
+
 import AdaptiveFetchTestKit.{exec, settings}
 import SchedulerTestState.{drain, refs}
 
@@ -81,7 +83,7 @@ class PairwiseSchedulerSuite extends AnyFunSuite {
       case ((id, sizes), i) => exec(id) -> refs(3, i * 1000, sizes)
     } :+ (exec("4") -> IndexedSeq.empty[BlockRef]))
     val state = new SchedulerTestState(1000, null)
-    val all = mutable.ArrayBuffer.empty[FetchRequest] ++= drain(scheduler, state)
+    val all = mutable.ArrayBuffer.empty[BlockBatch] ++= drain(scheduler, state)
     while (scheduler.hasPending || state.openBlocks.nonEmpty) {
       state.consumeOldest()
       all ++= drain(scheduler, state)

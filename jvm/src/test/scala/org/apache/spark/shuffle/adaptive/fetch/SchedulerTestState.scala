@@ -2,14 +2,15 @@ package org.apache.spark.shuffle.adaptive.fetch
 
 import scala.collection.mutable
 
+import org.apache.spark.shuffle.adaptive.flow.{BlockBatch, BlockRef, FlowState, PeerTraffic}
 import org.apache.spark.storage.{BlockManagerId, ShuffleBlockId}
 
 /**
  * A reduce task's outstanding requests as the schedulers see them, driven by hand: [[send]]
  * what a scheduler returned, [[consume]] blocks; loads the shared executor state like the fetcher.
  */
-private final class SchedulerTestState(var limit: Long, shared: ExecutorFetchState)
-    extends FetchState {
+private final class SchedulerTestState(var limit: Long, shared: PeerTraffic)
+    extends FlowState {
   private val open = mutable.LinkedHashMap.empty[ShuffleBlockId, (BlockManagerId, Long)]
   private val requestBlocks = mutable.ArrayBuffer.empty[mutable.Set[ShuffleBlockId]]
 
@@ -17,7 +18,7 @@ private final class SchedulerTestState(var limit: Long, shared: ExecutorFetchSta
   override def requestsInFlight: Int = requestBlocks.count(_.nonEmpty)
   override def blocksInFlightTo(address: BlockManagerId): Int = open.values.count(_._1 == address)
 
-  def send(request: FetchRequest): Unit = {
+  def send(request: BlockBatch): Unit = {
     request.blocks.foreach { b =>
       open(b.blockId.asInstanceOf[ShuffleBlockId]) = (request.address, b.size)
     }
@@ -45,8 +46,8 @@ private object SchedulerTestState {
     }.toIndexedSeq
 
   /** Asks `scheduler` for requests until it has none to send now. */
-  def drain(scheduler: FetchScheduler, state: SchedulerTestState): Seq[FetchRequest] = {
-    val out = mutable.ArrayBuffer.empty[FetchRequest]
+  def drain(scheduler: FetchScheduler, state: SchedulerTestState): Seq[BlockBatch] = {
+    val out = mutable.ArrayBuffer.empty[BlockBatch]
     var next = scheduler.next(state)
     while (next.isDefined) {
       state.send(next.get)

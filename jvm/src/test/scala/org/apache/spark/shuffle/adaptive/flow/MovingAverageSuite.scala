@@ -1,4 +1,4 @@
-package org.apache.spark.shuffle.adaptive.fetch
+package org.apache.spark.shuffle.adaptive.flow
 
 import org.scalatest.funsuite.AnyFunSuite
 

@@ -1,11 +1,11 @@
-package org.apache.spark.shuffle.adaptive.fetch
+package org.apache.spark.shuffle.adaptive.flow
 
 import scala.collection.mutable
 
 import org.apache.spark.storage.BlockManagerId
 
-/** The blocks a reduce task has yet to request from one executor, in map order. */
-private[spark] final class SourceQueue(val address: BlockManagerId, blocks: Iterable[BlockRef]) {
+/** The blocks a task has yet to request from (or send to) one executor, in map order. */
+private[spark] final class PeerQueue(val address: BlockManagerId, blocks: Iterable[BlockRef]) {
   private[this] val queue = mutable.Queue.from(blocks)
 
   def nonEmpty: Boolean = queue.nonEmpty
@@ -14,11 +14,11 @@ private[spark] final class SourceQueue(val address: BlockManagerId, blocks: Iter
 
   /**
    * Takes blocks until they reach `size` bytes or `maxBlocks` blocks, whichever comes first: at
-   * least one block, never a split one, so a request overshoots `size` by less than a block.
+   * least one block, never a split one, so a batch overshoots `size` by less than a block.
    */
-  def take(size: Long, maxBlocks: Int): FetchRequest = {
+  def take(size: Long, maxBlocks: Int): BlockBatch = {
     val (count, _) = headOf(size, maxBlocks)
-    FetchRequest(address, IndexedSeq.fill(count)(queue.dequeue()))
+    BlockBatch(address, IndexedSeq.fill(count)(queue.dequeue()))
   }
 
   /** The bytes [[take]] would take now with the same arguments. */
@@ -36,13 +36,13 @@ private[spark] final class SourceQueue(val address: BlockManagerId, blocks: Iter
   }
 }
 
-private[spark] object SourceQueue {
+private[spark] object PeerQueue {
   /** One queue per executor, the closest successor of `self` in [[ExecutorOrder]] first. */
   def inCircularOrder(
       self: BlockManagerId,
-      remote: Seq[(BlockManagerId, IndexedSeq[BlockRef])]): Seq[SourceQueue] = {
+      remote: Seq[(BlockManagerId, IndexedSeq[BlockRef])]): Seq[PeerQueue] = {
     val byId = remote.map { case (address, blocks) =>
-      address.executorId -> new SourceQueue(address, blocks)
+      address.executorId -> new PeerQueue(address, blocks)
     }.toMap
     ExecutorOrder.successors(self.executorId, byId.keys.toSeq).map(byId)
   }

@@ -1,10 +1,10 @@
-package org.apache.spark.shuffle.adaptive.fetch
+package org.apache.spark.shuffle.adaptive.flow
 
 import org.apache.spark.storage.BlockManagerId
 
-/** What a reduce task has outstanding, as a [[FetchScheduler]] sees it when choosing. */
-private[spark] trait FetchState {
-  /** Bytes requested and not yet consumed by the task. */
+/** What a task has outstanding with its peers, as the [[SendRule]] sees it. */
+private[spark] trait FlowState {
+  /** Bytes requested (or sent) and not yet done with. */
   def bytesInFlight: Long
   def requestsInFlight: Int
   def blocksInFlightTo(address: BlockManagerId): Int

@@ -1,4 +1,4 @@
-package org.apache.spark.shuffle.adaptive.fetch
+package org.apache.spark.shuffle.adaptive.flow
 
 /**
  * The circular order of executors every executor agrees on without talking: by executor id,

@@ -1,4 +1,4 @@
-package org.apache.spark.shuffle.adaptive.fetch
+package org.apache.spark.shuffle.adaptive.flow
 
 import scala.util.Random
 
@@ -6,7 +6,7 @@ import org.scalatest.funsuite.AnyFunSuite
 
 import org.apache.spark.storage.{BlockManagerId, ShuffleBlockId}
 
-class FetchRequestSuite extends AnyFunSuite {
+class BlockBatchSuite extends AnyFunSuite {
 
   private val exec = BlockManagerId("exec-1", "host-1", 7337)
 
@@ -16,15 +16,15 @@ class FetchRequestSuite extends AnyFunSuite {
   private def blocks(sizes: Long*): IndexedSeq[BlockRef] =
     sizes.zipWithIndex.map { case (size, i) => block(i, size) }.toIndexedSeq
 
-  private def sizesOf(requests: Seq[FetchRequest]): Seq[Seq[Long]] =
+  private def sizesOf(requests: Seq[BlockBatch]): Seq[Seq[Long]] =
     requests.map(_.blocks.map(_.size))
 
   test("no blocks, no request") {
-    assert(FetchRequest.plan(exec, Nil, requestSize = 100, maxBlocks = 10).isEmpty)
+    assert(BlockBatch.plan(exec, Nil, requestSize = 100, maxBlocks = 10).isEmpty)
   }
 
   test("small blocks are aggregated until the request reaches requestSize") {
-    val requests = FetchRequest.plan(exec, blocks(30, 30, 30, 30, 30, 10), 100, 10)
+    val requests = BlockBatch.plan(exec, blocks(30, 30, 30, 30, 30, 10), 100, 10)
     // 30+30+30 = 90 < 100, the fourth block makes 120 >= 100 and closes the request.
     assert(sizesOf(requests) === Seq(Seq(30L, 30L, 30L, 30L), Seq(30L, 10L)))
     assert(requests.map(_.size) === Seq(120L, 40L))
@@ -32,26 +32,26 @@ class FetchRequestSuite extends AnyFunSuite {
   }
 
   test("a request closes exactly at requestSize") {
-    val requests = FetchRequest.plan(exec, blocks(50, 50, 50), 100, 10)
+    val requests = BlockBatch.plan(exec, blocks(50, 50, 50), 100, 10)
     assert(sizesOf(requests) === Seq(Seq(50L, 50L), Seq(50L)))
   }
 
   test("a block larger than requestSize is never split and travels alone") {
-    val requests = FetchRequest.plan(exec, blocks(10, 500, 20, 1000), 100, 10)
+    val requests = BlockBatch.plan(exec, blocks(10, 500, 20, 1000), 100, 10)
     // The open request is closed by the large block itself; the large one is never cut.
     assert(sizesOf(requests) === Seq(Seq(10L, 500L), Seq(20L, 1000L)))
-    val alone = FetchRequest.plan(exec, blocks(500, 1000, 5), 100, 10)
+    val alone = BlockBatch.plan(exec, blocks(500, 1000, 5), 100, 10)
     assert(sizesOf(alone) === Seq(Seq(500L), Seq(1000L), Seq(5L)))
   }
 
   test("maxBlocks caps the number of blocks of a request") {
-    val requests = FetchRequest.plan(exec, blocks(Seq.fill(7)(1L): _*), 1000, 3)
+    val requests = BlockBatch.plan(exec, blocks(Seq.fill(7)(1L): _*), 1000, 3)
     assert(sizesOf(requests) === Seq(Seq(1L, 1L, 1L), Seq(1L, 1L, 1L), Seq(1L)))
   }
 
   test("invalid limits are rejected") {
-    intercept[IllegalArgumentException](FetchRequest.plan(exec, blocks(1), 0, 3))
-    intercept[IllegalArgumentException](FetchRequest.plan(exec, blocks(1), 10, 0))
+    intercept[IllegalArgumentException](BlockBatch.plan(exec, blocks(1), 0, 3))
+    intercept[IllegalArgumentException](BlockBatch.plan(exec, blocks(1), 10, 0))
   }
 
   test("random inputs: order kept, each block once, limits respected") {
@@ -65,7 +65,7 @@ class FetchRequestSuite extends AnyFunSuite {
       }
       val requestSize = 1L + random.nextInt(400)
       val maxBlocks = 1 + random.nextInt(8)
-      val requests = FetchRequest.plan(exec, input, requestSize, maxBlocks)
+      val requests = BlockBatch.plan(exec, input, requestSize, maxBlocks)
       val clue = s"round $round: requestSize=$requestSize maxBlocks=$maxBlocks " +
         s"sizes=${input.map(_.size)} requests=${sizesOf(requests)}"
 

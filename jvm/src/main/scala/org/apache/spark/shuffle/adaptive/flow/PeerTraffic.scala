@@ -1,14 +1,14 @@
-package org.apache.spark.shuffle.adaptive.fetch
+package org.apache.spark.shuffle.adaptive.flow
 
 import java.util.concurrent.ConcurrentHashMap
 import java.util.concurrent.atomic.AtomicLong
 
 /**
- * What all reduce tasks of one executor know together about each remote executor: the bytes
- * they have in flight to it (requested, not yet consumed) and a moving average of how long they
- * blocked waiting for its blocks. Shared through [[ExecutorFetchState.shared]]; thread-safe.
+ * What all tasks of one executor know together about each remote executor: the bytes they have
+ * in flight with it (requested or sent, not yet done with) and a moving average of how long they
+ * blocked waiting on it. Shared through [[PeerTraffic.shared]]; thread-safe.
  */
-private[spark] final class ExecutorFetchState(window: Int) {
+private[spark] final class PeerTraffic(window: Int) {
   private[this] val inFlight = new ConcurrentHashMap[String, AtomicLong]
   private[this] val waits = new ConcurrentHashMap[String, MovingAverage]
 
@@ -31,13 +31,13 @@ private[spark] final class ExecutorFetchState(window: Int) {
   }
 }
 
-private[spark] object ExecutorFetchState {
-  @volatile private var instance: ExecutorFetchState = _
+private[spark] object PeerTraffic {
+  @volatile private var instance: PeerTraffic = _
 
   /** The executor's one instance (its window fixed by the first task that asks). */
-  def shared(window: Int): ExecutorFetchState = {
+  def shared(window: Int): PeerTraffic = {
     if (instance == null) synchronized {
-      if (instance == null) instance = new ExecutorFetchState(window)
+      if (instance == null) instance = new PeerTraffic(window)
     }
     instance
   }

@@ -1,4 +1,4 @@
-package org.apache.spark.shuffle.adaptive.fetch
+package org.apache.spark.shuffle.adaptive.flow
 
 /** The mean of the last `window` values added (0 before the first). Not thread-safe. */
 private[spark] final class MovingAverage(window: Int) {

@@ -1,4 +1,4 @@
-package org.apache.spark.shuffle.adaptive.fetch
+package org.apache.spark.shuffle.adaptive.flow
 
 /**
  * A reduce task's in-flight limit (memory-optimized shuffling paper, section IV-B). It starts at

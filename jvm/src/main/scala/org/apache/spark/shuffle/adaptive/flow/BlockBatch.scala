@@ -1,0 +1,28 @@
+package org.apache.spark.shuffle.adaptive.flow
+
+import org.apache.spark.storage.BlockManagerId
+
+/** Blocks asked of, or sent to, one executor in one round trip. */
+private[spark] final case class BlockBatch(address: BlockManagerId, blocks: IndexedSeq[BlockRef]) {
+  val size: Long = blocks.iterator.map(_.size).sum
+}
+
+private[spark] object BlockBatch {
+
+  /**
+   * Cuts one executor's blocks, in order, into batches of about `requestSize` bytes and at most
+   * `maxBlocks` blocks, each taken as [[PeerQueue.take]] takes one: a batch closes as soon as
+   * it reaches `requestSize`, so it overshoots by less than one block; a block is never split.
+   */
+  def plan(
+      address: BlockManagerId,
+      blocks: Iterable[BlockRef],
+      requestSize: Long,
+      maxBlocks: Int): Seq[BlockBatch] = {
+    require(requestSize > 0 && maxBlocks > 0)
+    val queue = new PeerQueue(address, blocks)
+    val requests = Seq.newBuilder[BlockBatch]
+    while (queue.nonEmpty) requests += queue.take(requestSize, maxBlocks)
+    requests.result()
+  }
+}
