@@ -9,9 +9,11 @@ import org.apache.spark.shuffle._
 import org.apache.spark.shuffle.adaptive.compat.SparkCompat
 import org.apache.spark.shuffle.adaptive.fetch.{AdaptiveShuffleReader, BatchFetch, BlockManagerLocalBlocks, DirectMemoryBackoff, FetchSettings, ShuffleBlockFetcher}
 import org.apache.spark.shuffle.adaptive.flow.PeerTraffic
+import org.apache.spark.internal.config.SHUFFLE_SERVICE_ENABLED
 import org.apache.spark.shuffle.adaptive.metrics.{FetchCounters, FetchMetricsAccumulator, FetchMetricsListener}
+import org.apache.spark.shuffle.adaptive.store.{ShuffleStore, StoreExecutor, StoreRegistry, StoreReport, StoreRoutes, StoreTransport}
 import org.apache.spark.shuffle.adaptive.testing.ServeDelay
-import org.apache.spark.shuffle.adaptive.config.AdaptiveShuffleConf.TRANSPORT
+import org.apache.spark.shuffle.adaptive.config.AdaptiveShuffleConf.{MODE, STORE_OFFER_ORDER, TRANSPORT}
 import org.apache.spark.shuffle.adaptive.transport.{MapOutputServing, ServingShuffleWriter, TransportFactory}
 import org.apache.spark.shuffle.adaptive.transport.ucx.UcxRegistry
 import org.apache.spark.shuffle.sort.SortShuffleManager
@@ -59,9 +61,16 @@ import org.apache.spark.shuffle.sort.SortShuffleManager
  */
 private[spark] class AdaptiveShuffleManager(conf: SparkConf) extends ShuffleManager with Logging {
 
+  private[this] val storeMode = conf.get(MODE) == "store"
+  require(!(storeMode && conf.get(SHUFFLE_SERVICE_ENABLED)), s"${MODE.key}=store needs " +
+    s"${SHUFFLE_SERVICE_ENABLED.key}=false: the external shuffle service serves files only")
+
   private[this] val sortShuffle = new SortShuffleManager(conf)
-  private[this] lazy val servingResolver =
-    ServeDelay.resolverFor(conf, sortShuffle.shuffleBlockResolver)
+  private[this] lazy val files = ServeDelay.resolverFor(conf, sortShuffle.shuffleBlockResolver)
+  /** Executors (and a local-mode driver) in mode=store. */
+  private[this] lazy val storeExecutor =
+    if (storeMode) Some(new StoreExecutor(conf, files)) else None
+  private[this] lazy val servingResolver = storeExecutor.map(_.resolver).getOrElse(files)
 
   /** Driver only: the plugin's counters of finished tasks. */
   private[spark] val fetchMetrics = new FetchMetricsListener
@@ -69,6 +78,8 @@ private[spark] class AdaptiveShuffleManager(conf: SparkConf) extends ShuffleMana
   private[this] val transports = new TransportFactory(conf)
   /** Driver only, where transports other than Netty may run: the UCX registry. */
   @volatile private[this] var ucxRegistry: Option[RpcEndpointRef] = None
+  /** Driver only, in mode=store. */
+  @volatile private[this] var storeRegistry: Option[RpcEndpointRef] = None
 
   /** Called on the driver. */
   override def registerShuffle[K, V, C](
@@ -78,6 +89,10 @@ private[spark] class AdaptiveShuffleManager(conf: SparkConf) extends ShuffleMana
     if (listening.compareAndSet(false, true)) {
       sc.addSparkListener(fetchMetrics)
       if (conf.get(TRANSPORT) != "netty") ucxRegistry = Some(UcxRegistry.start(sc))
+      if (storeMode) {
+        storeRegistry =
+          Some(StoreRegistry.start(sc, conf.get(STORE_OFFER_ORDER), StoreExecutor.capacity(conf)))
+      }
     }
     val accumulator = new FetchMetricsAccumulator
     sc.register(accumulator, FetchMetricsAccumulator.NamePrefix + shuffleId)
@@ -95,11 +110,11 @@ private[spark] class AdaptiveShuffleManager(conf: SparkConf) extends ShuffleMana
       case other => other
     }
     val writer = sortShuffle.getWriter[K, V](sortHandle, mapId, context, metrics)
-    transports.serving match {
-      case MapOutputServing.BlockServer => writer
-      case serving => new ServingShuffleWriter(writer, handle.shuffleId, mapId,
-        sortShuffle.shuffleBlockResolver, serving)
-    }
+    val servings = (transports.serving +: storeExecutor.map(_.servingSide).toSeq)
+      .filter(_ != MapOutputServing.BlockServer)
+    if (servings.isEmpty) writer
+    else new ServingShuffleWriter(writer, handle.shuffleId, mapId,
+      sortShuffle.shuffleBlockResolver, servings)
   }
 
   override def getReader[K, C](
@@ -117,34 +132,58 @@ private[spark] class AdaptiveShuffleManager(conf: SparkConf) extends ShuffleMana
       case _ => new FetchCounters
     }
     val baseHandle = handle.asInstanceOf[BaseShuffleHandle[K, _, C]]
-    val batch = BatchFetch.enabled(env.conf, baseHandle.dependency.serializer, startPartition,
-      endPartition, context)
-    def newFetcher() = new ShuffleBlockFetcher(
-      context,
-      transports.forReduceTask(env),
-      new BlockManagerLocalBlocks(env.blockManager),
-      SparkCompat.mapSizesByExecutorId(
-        handle.shuffleId, startMapIndex, endMapIndex, startPartition, endPartition),
-      env.serializerManager.wrapStream,
-      settings,
-      metrics,
-      counters,
-      shared = PeerTraffic.shared(settings.waitWindow),
-      batch = batch,
-      backoff = DirectMemoryBackoff.shared)
+    // Blocks read from stores are asked for one by one: a store holds blocks, not map outputs.
+    val batch = !storeMode && BatchFetch.enabled(env.conf, baseHandle.dependency.serializer,
+      startPartition, endPartition, context)
+    def newFetcher() = {
+      val byAddress = SparkCompat.mapSizesByExecutorId(
+        handle.shuffleId, startMapIndex, endMapIndex, startPartition, endPartition)
+      val (blocks, routes) = storeExecutor match {
+        case Some(s) =>
+          s.route(handle.shuffleId, byAddress.toSeq, startPartition, endPartition)
+        case None => (byAddress.toSeq, StoreRoutes.None)
+      }
+      val chain = transports.forReduceTask(env)
+      val transport =
+        if (routes.homes.isEmpty) chain
+        else new StoreTransport(routes, transports.network(env), chain)
+      new ShuffleBlockFetcher(
+        context,
+        transport,
+        new BlockManagerLocalBlocks(env.blockManager),
+        blocks.iterator,
+        env.serializerManager.wrapStream,
+        settings,
+        metrics,
+        counters,
+        shared = PeerTraffic.shared(settings.waitWindow),
+        batch = batch,
+        backoff = DirectMemoryBackoff.shared,
+        routes = routes)
+    }
     new AdaptiveShuffleReader[K, C](baseHandle, context, metrics, () => newFetcher())
   }
 
   override def unregisterShuffle(shuffleId: Int): Boolean = {
     ucxRegistry.foreach(_.send(UcxRegistry.ShuffleRemoved(shuffleId)))
+    storeRegistry.foreach(_.send(StoreRegistry.ShuffleRemoved(shuffleId)))
+    storeExecutor.foreach(_.store.removeShuffle(shuffleId))
     transports.removed(shuffleId)
     sortShuffle.unregisterShuffle(shuffleId)
   }
 
   override def shuffleBlockResolver: ShuffleBlockResolver = servingResolver
 
+  /** This executor's shuffle store, in mode=store. */
+  private[spark] def shuffleStore: Option[ShuffleStore] = storeExecutor.map(_.store)
+
+  /** Driver only, in mode=store: what the meta-shuffle did, and each store's memory. */
+  private[spark] def storeReport: Option[StoreReport] =
+    storeRegistry.map(_.askSync[StoreReport](StoreRegistry.Snapshot))
+
   override def stop(): Unit = {
     transports.stop()
+    storeExecutor.foreach(_.stop())
     sortShuffle.stop()
   }
 }

@@ -150,6 +150,54 @@ private[spark] object AdaptiveShuffleConf {
       .checkValue(_ > 0, "must be a positive duration")
       .createOptional
 
+  val Modes: Seq[String] = Seq("pull", "store")
+
+  val MODE: ConfigEntry[String] =
+    ConfigBuilder(Prefix + "mode")
+      .doc("Where map outputs are served from. 'pull': Spark's map-output files, read by the " +
+        "reduce tasks. 'store': as 'pull', and each committed map output is also placed in the " +
+        "executors' bounded in-memory shuffle stores (store.maxSize) by a meta-shuffle the " +
+        "driver arbitrates: the map task's own executor accepts its blocks in order while they " +
+        "fit, the rest are offered to other executors in store.offerOrder (remote-memory " +
+        "spill), what no store holds is read from the file. Reduce tasks read each block from " +
+        "the store that holds it, falling back to the file when that store is gone. The files " +
+        "stay the source of truth. Needs spark.shuffle.service.enabled=false.")
+      .version("0.1.0")
+      .stringConf
+      .transform(_.toLowerCase(Locale.ROOT))
+      .checkValues(Modes.toSet)
+      .createWithDefault("pull")
+
+  /** Of spark.executor.memory, when store.maxSize is unset. */
+  val DefaultStoreFraction = 0.1
+
+  val STORE_MAX_SIZE: OptionalConfigEntry[Long] =
+    ConfigBuilder(Prefix + "store.maxSize")
+      .doc("The most bytes of shuffle blocks one executor's store holds (mode=store). The " +
+        "store keeps them in direct (off-heap) memory, outside the heap and outside Spark's " +
+        "unified memory: raise spark.executor.memoryOverhead by as much. Unset means 10% of " +
+        "spark.executor.memory. Blocks leave the store when their shuffle is unregistered.")
+      .version("0.1.0")
+      .bytesConf(ByteUnit.BYTE)
+      .checkValue(_ >= 0, "must not be negative")
+      .createOptional
+
+  val OfferOrders: Seq[String] = Seq("capacity", "pairwise", "naive")
+
+  val STORE_OFFER_ORDER: ConfigEntry[String] =
+    ConfigBuilder(Prefix + "store.offerOrder")
+      .doc("The order in which a map output's blocks that its own executor's store cannot hold " +
+        "are offered to the other executors (each accepts them in order while they fit). " +
+        "'capacity' (skew-aware): the executor with the most free store memory first. " +
+        "'pairwise' (CSA): the executors following the map task's own in the circular order " +
+        "of executor ids, so executors spill to different peers. 'naive' (DSA): every " +
+        "executor offers in the same order of executor ids.")
+      .version("0.1.0")
+      .stringConf
+      .transform(_.toLowerCase(Locale.ROOT))
+      .checkValues(OfferOrders.toSet)
+      .createWithDefault("capacity")
+
   val TESTING_SERVE_DELAY: ConfigEntry[String] =
     ConfigBuilder(Prefix + "testing.serveDelay")
       .doc("TESTING ONLY, off by default: reproduces a slow node on one machine. " +
@@ -170,5 +218,5 @@ private[spark] object AdaptiveShuffleConf {
     FETCH_ORDER, FETCH_IN_FLIGHT_INCREMENT, FETCH_MAX_IN_FLIGHT, FETCH_ELASTIC,
     FETCH_ELASTIC_SHRINK_BELOW, FETCH_ELASTIC_GROW_ABOVE, FETCH_WAIT_WINDOW,
     FETCH_SCORE_LOAD_WEIGHT, FETCH_SCORE_WAIT_WEIGHT, TRANSPORT, UCX_LIBRARY_PATH, UCX_TIMEOUT,
-    TESTING_SERVE_DELAY)
+    MODE, STORE_MAX_SIZE, STORE_OFFER_ORDER, TESTING_SERVE_DELAY)
 }

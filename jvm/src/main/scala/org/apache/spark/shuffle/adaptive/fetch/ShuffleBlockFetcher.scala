@@ -22,6 +22,7 @@ import org.apache.spark.shuffle.ShuffleReadMetricsReporter
 import org.apache.spark.shuffle.adaptive.compat.SparkCompat
 import org.apache.spark.shuffle.adaptive.flow.{BlockBatch, BlockRef, ElasticLimit, FlowState, PeerQueue, PeerTraffic, SendRule}
 import org.apache.spark.shuffle.adaptive.metrics.FetchCounters
+import org.apache.spark.shuffle.adaptive.store.StoreRoutes
 import org.apache.spark.shuffle.adaptive.transport.{BlockTransport, HostLocalTransport, TransportListener}
 import org.apache.spark.storage.{BlockId, BlockManagerId, FallbackStorage, ShuffleBlockBatchId, ShuffleBlockId}
 import org.apache.spark.util.{Clock, SystemClock}
@@ -64,7 +65,8 @@ private[spark] final class ShuffleBlockFetcher(
     clock: Clock = new SystemClock,
     shared: PeerTraffic = null,
     batch: Boolean = false,
-    backoff: DirectMemoryBackoff = new DirectMemoryBackoff(() => Long.MaxValue))
+    backoff: DirectMemoryBackoff = new DirectMemoryBackoff(() => Long.MaxValue),
+    routes: StoreRoutes = StoreRoutes.None)
   extends Iterator[(BlockId, InputStream)] with FlowState with DownloadFileManager with Logging {
 
   private[this] val executorState =
@@ -302,6 +304,7 @@ private[spark] final class ShuffleBlockFetcher(
         }
         countFetched(buf, via)
         counters.served(address.executorId, via, buf.size)
+        if (routes.stored(block.blockId)) counters.servedFromStore(buf.size)
         counters.waited(address.executorId, waitMs)
         executorState.recordWait(address.executorId, waitMs)
         observeWait(waitMs)
@@ -329,6 +332,7 @@ private[spark] final class ShuffleBlockFetcher(
     readMetrics.incLocalBlocksFetched(1)
     readMetrics.incLocalBytesRead(buf.size)
     counters.served(local.address.executorId, FetchCounters.Local, buf.size)
+    if (routes.stored(block.blockId)) counters.servedFromStore(buf.size)
     openStream(block, local.address, buf, remote = false)
   }
 
@@ -435,8 +439,9 @@ private[spark] final class ShuffleBlockFetcher(
       address: BlockManagerId,
       cause: Throwable,
       message: String): Throwable = block.blockId match {
+    // A block read from another executor's store fails as its map output's.
     case ShuffleBlockId(shuffleId, mapId, reduceId) =>
-      SparkCompat.fetchFailed(address, shuffleId, mapId, block.mapIndex, reduceId, message, cause)
+      SparkCompat.fetchFailed(routes.ownerOf(block.blockId, address), shuffleId, mapId, block.mapIndex, reduceId, message, cause)
     case ShuffleBlockBatchId(shuffleId, mapId, startReduceId, _) =>
       SparkCompat.fetchFailed(address, shuffleId, mapId, block.mapIndex, startReduceId, message,
         cause)

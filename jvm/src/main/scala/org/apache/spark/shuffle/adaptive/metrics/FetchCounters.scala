@@ -13,6 +13,8 @@ import scala.collection.mutable
  *  - `bytes_by_transport` / `blocks_by_transport`: the same per path: `local` (read from this
  *    executor's files), `host-local` (read from the files of another executor on this host),
  *    `netty` or `ucx` (one-sided reads of the serving executor's memory);
+ *  - `bytes_from_stores` / `blocks_from_stores` (mode=store): those read from a shuffle store's
+ *    memory, this executor's or another's, rather than from a map-output file;
  *  - `requests`: requests sent to other executors; `requests_by_transport` splits them by the
  *    path they took first; `blocks_per_request` = blocks not local / requests;
  *  - `transport_fallbacks`: blocks their first path could not serve (UCX: no region for the
@@ -38,6 +40,8 @@ private[spark] final class FetchCounters extends Serializable {
   val blocksBySource: mutable.Map[String, Long] = mutable.TreeMap.empty
   val bytesByTransport: mutable.Map[String, Long] = mutable.TreeMap.empty
   val blocksByTransport: mutable.Map[String, Long] = mutable.TreeMap.empty
+  var bytesFromStores = 0L
+  var blocksFromStores = 0L
   var requests = 0L
   val requestsByTransport: mutable.Map[String, Long] = mutable.TreeMap.empty
   var transportFallbacks = 0L
@@ -67,6 +71,11 @@ private[spark] final class FetchCounters extends Serializable {
     add(blocksByTransport, transport, 1)
   }
 
+  def servedFromStore(bytes: Long): Unit = {
+    bytesFromStores += bytes
+    blocksFromStores += 1
+  }
+
   def requested(path: String): Unit = {
     requests += 1
     add(requestsByTransport, path, 1)
@@ -91,6 +100,8 @@ private[spark] final class FetchCounters extends Serializable {
     other.blocksBySource.foreach { case (k, v) => add(blocksBySource, k, v) }
     other.bytesByTransport.foreach { case (k, v) => add(bytesByTransport, k, v) }
     other.blocksByTransport.foreach { case (k, v) => add(blocksByTransport, k, v) }
+    bytesFromStores += other.bytesFromStores
+    blocksFromStores += other.blocksFromStores
     requests += other.requests
     other.requestsByTransport.foreach { case (k, v) => add(requestsByTransport, k, v) }
     transportFallbacks += other.transportFallbacks
@@ -126,6 +137,8 @@ private[spark] final class FetchCounters extends Serializable {
       "blocks_by_source" -> blocksBySource.toMap,
       "bytes_by_transport" -> bytesByTransport.toMap,
       "blocks_by_transport" -> blocksByTransport.toMap,
+      "bytes_from_stores" -> bytesFromStores,
+      "blocks_from_stores" -> blocksFromStores,
       "requests" -> requests,
       "requests_by_transport" -> requestsByTransport.toMap,
       "transport_fallbacks" -> transportFallbacks,

@@ -1,7 +1,7 @@
 package org.apache.spark.shuffle.adaptive.testing
 
 import org.apache.spark.{SparkConf, SparkEnv}
-import org.apache.spark.shuffle.ShuffleBlockResolver
+import org.apache.spark.shuffle.IndexShuffleBlockResolver
 import org.apache.spark.shuffle.adaptive.config.AdaptiveShuffleConf.TESTING_SERVE_DELAY
 
 /** Reads `spark.shuffle.adaptive.testing.serveDelay` (testing only). */
@@ -20,7 +20,7 @@ private[spark] object ServeDelay {
    * `resolver` itself, or on a named executor a resolver that reads the same shuffle files but
    * sleeps before handing out each block (and counts those it serves to other executors).
    */
-  def resolverFor(conf: SparkConf, resolver: ShuffleBlockResolver): ShuffleBlockResolver =
+  def resolverFor(conf: SparkConf, resolver: IndexShuffleBlockResolver): IndexShuffleBlockResolver =
     Option(SparkEnv.get).flatMap(env => millisFor(conf, env.executorId)) match {
       case Some(millis) => new DelayedShuffleBlockResolver(conf, millis)
       case None => resolver

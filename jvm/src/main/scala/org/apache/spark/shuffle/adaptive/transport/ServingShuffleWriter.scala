@@ -5,14 +5,14 @@ import org.apache.spark.shuffle.{IndexShuffleBlockResolver, ShuffleWriter}
 
 /**
  * Spark's writer, plus: once the map output is committed and before its MapStatus leaves the
- * task, the transport's serving side learns of it.
+ * task, each serving side (the transport's, the shuffle stores') learns of it, in order.
  */
 private[spark] final class ServingShuffleWriter[K, V](
     writer: ShuffleWriter[K, V],
     shuffleId: Int,
     mapId: Long,
     resolver: IndexShuffleBlockResolver,
-    serving: MapOutputServing) extends ShuffleWriter[K, V] {
+    servings: Seq[MapOutputServing]) extends ShuffleWriter[K, V] {
 
   override def write(records: Iterator[Product2[K, V]]): Unit = writer.write(records)
 
@@ -20,7 +20,8 @@ private[spark] final class ServingShuffleWriter[K, V](
     val status = writer.stop(success)
     if (success && status.isDefined) {
       val offsets = writer.getPartitionLengths().scanLeft(0L)(_ + _)
-      serving.committed(shuffleId, mapId, resolver.getDataFile(shuffleId, mapId), offsets)
+      val dataFile = resolver.getDataFile(shuffleId, mapId)
+      servings.foreach(_.committed(shuffleId, mapId, dataFile, offsets))
     }
     status
   }

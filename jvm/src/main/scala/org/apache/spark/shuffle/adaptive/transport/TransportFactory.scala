@@ -27,9 +27,12 @@ private[spark] final class TransportFactory(conf: SparkConf) {
 
   def serving: MapOutputServing = ucxRuntime().map(_.serving).getOrElse(MapOutputServing.BlockServer)
 
+  /** Spark's block transfer service, nothing else. */
+  def network(env: SparkEnv): BlockTransport = new NettyBlockTransport(env.blockManager.blockStoreClient)
+
   def forReduceTask(env: SparkEnv): BlockTransport = {
     val blockManager = env.blockManager
-    val network = new NettyBlockTransport(blockManager.blockStoreClient)
+    val network = this.network(env)
     // Spark creates the manager exactly when it reads host-local blocks from disk.
     val files = blockManager.hostLocalDirManager match {
       case Some(dirs) => new HostLocalTransport(blockManager.blockManagerId.host,

@@ -1,0 +1,18 @@
+package org.apache.spark.shuffle.adaptive.store
+
+/**
+ * The receiver's side of the skew-aware meta-shuffle (DSA w/ SMS paper, Algorithm 1): a store
+ * that holds `used` of its `capacity` bytes takes the offered blocks in order while each fits,
+ * stops at the first that does not, and answers how many it took.
+ */
+private[spark] object Admission {
+
+  def accepted(used: Long, capacity: Long, sizes: Seq[Long]): Int = {
+    var total = used
+    sizes.iterator.takeWhile { size =>
+      val fits = total + size <= capacity
+      if (fits) total += size
+      fits
+    }.size
+  }
+}

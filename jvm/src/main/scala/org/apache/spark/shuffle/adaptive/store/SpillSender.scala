@@ -1,0 +1,104 @@
+package org.apache.spark.shuffle.adaptive.store
+
+import java.util.concurrent.LinkedBlockingQueue
+
+import scala.collection.mutable
+import scala.concurrent.{ExecutionContext, Future}
+import scala.util.{Failure, Success, Try}
+
+import org.apache.spark.internal.Logging
+import org.apache.spark.network.buffer.ManagedBuffer
+import org.apache.spark.shuffle.adaptive.flow.{BlockRef, FlowLimits, FlowState, PeerQueue, PeerTraffic, SendRule}
+import org.apache.spark.storage.{BlockManagerId, ShuffleBlockId}
+
+/**
+ * Sends the blocks a map task spills to other executors' stores (the block-shuffle after the
+ * meta-shuffle), under the send rule every sender of the plugin follows: batches of about one
+ * `increment`, at most `maxBytesInFlight` bytes and Spark's request and per-address caps in
+ * flight, peers taken in the order the meta-shuffle offered them. The executor-wide
+ * [[PeerTraffic]] sees the bytes in flight to each peer. Runs on the map task's thread.
+ */
+private[spark] final class SpillSender(
+    upload: (BlockManagerId, ShuffleBlockId, ManagedBuffer) => Future[Unit],
+    limits: FlowLimits,
+    increment: Long,
+    maxBytesInFlight: Long,
+    traffic: PeerTraffic) extends FlowState with Logging {
+
+  private[this] val done = new LinkedBlockingQueue[(BlockManagerId, ShuffleBlockId, Long, Try[Unit])]
+  private[this] val perPeer = mutable.HashMap.empty[BlockManagerId, Int]
+  private[this] val openBatches = mutable.HashMap.empty[Int, Int]
+  private[this] val batchOf = mutable.HashMap.empty[ShuffleBlockId, Int]
+  private[this] var bytes = 0L
+
+  override def bytesInFlight: Long = bytes
+  override def requestsInFlight: Int = openBatches.size
+  override def blocksInFlightTo(address: BlockManagerId): Int = perPeer.getOrElse(address, 0)
+  override def limit: Long = maxBytesInFlight
+
+  /**
+   * Sends every block to its peer and returns those that arrived; the others (a failed upload,
+   * a full store) stay in the map output's file only.
+   */
+  def send(
+      peers: Seq[(BlockManagerId, Seq[(ShuffleBlockId, Long)])],
+      data: ShuffleBlockId => ManagedBuffer): Set[ShuffleBlockId] = {
+    val queues = peers.map { case (address, blocks) =>
+      new PeerQueue(address, blocks.map { case (id, size) => BlockRef(id, size, -1) })
+    }
+    val arrived = Set.newBuilder[ShuffleBlockId]
+    var nextBatch = 0
+    while (queues.exists(_.nonEmpty) || openBatches.nonEmpty) {
+      var sent = true
+      while (sent) {
+        sent = false
+        queues.find { q =>
+          q.nonEmpty && SendRule.blocksAllowed(limits, this, q.address) > 0 &&
+            SendRule.fits(limits, this,
+              q.peek(increment, SendRule.blocksAllowed(limits, this, q.address)))
+        }.foreach { q =>
+          val batch = q.take(increment, SendRule.blocksAllowed(limits, this, q.address))
+          openBatches(nextBatch) = batch.blocks.size
+          batch.blocks.foreach { ref =>
+            val id = ref.blockId.asInstanceOf[ShuffleBlockId]
+            batchOf(id) = nextBatch
+            start(batch.address, id, ref.size, data)
+          }
+          nextBatch += 1
+          sent = true
+        }
+      }
+      val (address, id, size, result) = done.take()
+      finish(address, id, size)
+      result match {
+        case Success(_) => arrived += id
+        case Failure(e) => logWarning(s"Could not spill $id to $address; it stays in its file", e)
+      }
+    }
+    arrived.result()
+  }
+
+  private def start(
+      address: BlockManagerId,
+      id: ShuffleBlockId,
+      size: Long,
+      data: ShuffleBlockId => ManagedBuffer): Unit = {
+    bytes += size
+    perPeer(address) = perPeer.getOrElse(address, 0) + 1
+    traffic.addInFlight(address.executorId, size)
+    val sending = Try(upload(address, id, data(id))) match {
+      case Success(future) => future
+      case Failure(e) => Future.failed(e)
+    }
+    sending.onComplete(r => done.put((address, id, size, r)))(ExecutionContext.parasitic)
+  }
+
+  private def finish(address: BlockManagerId, id: ShuffleBlockId, size: Long): Unit = {
+    bytes -= size
+    perPeer(address) -= 1
+    traffic.addInFlight(address.executorId, -size)
+    val batch = batchOf.remove(id).get
+    openBatches(batch) -= 1
+    if (openBatches(batch) == 0) openBatches -= batch
+  }
+}

@@ -1,0 +1,44 @@
+package org.apache.spark.shuffle.adaptive.store
+
+import org.apache.spark.SparkConf
+import org.apache.spark.network.buffer.ManagedBuffer
+import org.apache.spark.network.client.StreamCallbackWithID
+import org.apache.spark.serializer.SerializerManager
+import org.apache.spark.shuffle.{IndexShuffleBlockResolver, ShuffleBlockInfo}
+import org.apache.spark.storage.{BlockId, ShuffleBlockId}
+
+/**
+ * Serves a shuffle block from this executor's [[ShuffleStore]] when the store holds it, else
+ * from the map-output files through `files`; takes blocks other executors spill here. The spill
+ * rides Spark's block upload: an uploaded shuffle block reaches `putShuffleBlockAsStream`, the
+ * path block migration uses, so it is authenticated and encrypted as Spark's block transfers
+ * are. It is an index resolver of the same files because Spark casts to one (checksum
+ * diagnosis); what migration needs to know of the files is asked of `files`.
+ */
+private[spark] final class StoreBlockResolver(
+    conf: SparkConf,
+    files: IndexShuffleBlockResolver,
+    store: ShuffleStore) extends IndexShuffleBlockResolver(conf) {
+
+  override def getBlockData(blockId: BlockId, dirs: Option[Array[String]]): ManagedBuffer =
+    blockId match {
+      case id: ShuffleBlockId => store.get(id).getOrElse(files.getBlockData(blockId, dirs))
+      case _ => files.getBlockData(blockId, dirs)
+    }
+
+  override def putShuffleBlockAsStream(
+      blockId: BlockId,
+      serializerManager: SerializerManager): StreamCallbackWithID = blockId match {
+    case id: ShuffleBlockId => store.receive(id)
+    case _ => files.putShuffleBlockAsStream(blockId, serializerManager)
+  }
+
+  override def getStoredShuffles(): Seq[ShuffleBlockInfo] = files.getStoredShuffles()
+
+  override def getMigrationBlocks(info: ShuffleBlockInfo): List[(BlockId, ManagedBuffer)] =
+    files.getMigrationBlocks(info)
+
+  override def addShuffleToSkip(shuffleId: Int): Unit = files.addShuffleToSkip(shuffleId)
+
+  override def stop(): Unit = files.stop()
+}

@@ -1,0 +1,80 @@
+package org.apache.spark.shuffle.adaptive.store
+
+import java.util.concurrent.atomic.AtomicBoolean
+
+import scala.util.control.NonFatal
+
+import org.apache.spark.{SparkConf, SparkEnv}
+import org.apache.spark.internal.Logging
+import org.apache.spark.internal.config.EXECUTOR_MEMORY
+import org.apache.spark.shuffle.IndexShuffleBlockResolver
+import org.apache.spark.shuffle.adaptive.config.AdaptiveShuffleConf.{DefaultStoreFraction, STORE_MAX_SIZE}
+import org.apache.spark.shuffle.adaptive.store.StoreRegistry.{Locate, StoreUsage}
+import org.apache.spark.shuffle.adaptive.transport.MapOutputServing
+import org.apache.spark.storage.{BlockManagerId, ShuffleBlockId}
+import org.apache.spark.util.ThreadUtils
+
+/**
+ * This executor's end of mode=store: its [[ShuffleStore]], and the resolver that serves from it
+ * (from the start: the driver counts on every executor's store, see [[StoreRegistry.start]]).
+ * The driver's registry is reached from tasks and from the block server's threads, once
+ * SparkEnv is complete.
+ */
+private[spark] final class StoreExecutor(conf: SparkConf, files: IndexShuffleBlockResolver)
+  extends Logging {
+
+  private[this] lazy val registry = StoreRegistry.ref(SparkEnv.get)
+  private[this] lazy val serving = new StoreMapOutputServing(SparkEnv.get, store, registry)
+
+  // Usage changes on the block server's threads too, which must not wait for the driver.
+  private[this] lazy val reporter = ThreadUtils.newDaemonSingleThreadExecutor("shuffle-store-usage")
+  private[this] val reportPending = new AtomicBoolean(false)
+  @volatile private[this] var reporting = false
+  @volatile private[this] var stopped = false
+
+  val store: ShuffleStore = new ShuffleStore(StoreExecutor.capacity(conf), report)
+
+  private def report(s: ShuffleStore): Unit =
+    if (!stopped && reportPending.compareAndSet(false, true)) {
+      reporting = true
+      reporter.execute { () =>
+        reportPending.set(false)
+        try registry.send(StoreUsage(SparkEnv.get.executorId, s.used, s.highWater)) catch {
+          case NonFatal(e) => logWarning("Could not report the shuffle store's usage", e)
+        }
+      }
+    }
+
+  val resolver = new StoreBlockResolver(conf, files, store)
+
+  def servingSide: MapOutputServing = serving
+
+  def stop(): Unit = {
+    stopped = true
+    store.clear()
+    if (reporting) reporter.shutdown()
+  }
+
+  /** Where a reduce task reads the blocks `byAddress` lists (see [[StoreRoutes.route]]). */
+  def route(
+      shuffleId: Int,
+      byAddress: Seq[(BlockManagerId, StoreRoutes.Blocks)],
+      startPartition: Int,
+      endPartition: Int): (Seq[(BlockManagerId, StoreRoutes.Blocks)], StoreRoutes) = {
+    val mapIds = byAddress.iterator.flatMap(_._2.iterator.map(_._1)).collect {
+      case ShuffleBlockId(_, mapId, _) => mapId
+    }.toArray.distinct
+    val located = registry.askSync[Array[(Long, Int, String, String, Int)]](
+      Locate(shuffleId, mapIds, startPartition, endPartition))
+    StoreRoutes.route(byAddress, located.iterator.map { case (mapId, reduceId, id, host, port) =>
+      (mapId, reduceId) -> BlockManagerId(id, host, port)
+    }.toMap)
+  }
+}
+
+private[spark] object StoreExecutor {
+
+  /** `store.maxSize`, or a fraction of the executor's memory. */
+  def capacity(conf: SparkConf): Long = conf.get(STORE_MAX_SIZE).getOrElse(
+    (conf.get(EXECUTOR_MEMORY) * 1024 * 1024 * DefaultStoreFraction).toLong)
+}

@@ -1,0 +1,109 @@
+package org.apache.spark.shuffle.adaptive
+
+import scala.concurrent.duration._
+
+import org.scalatest.concurrent.Eventually
+
+import org.apache.spark.{LocalSparkContext, ShuffleDependency, SparkConf, SparkContext, SparkEnv, SparkFunSuite, TestUtils}
+import org.apache.spark.internal.config.SHUFFLE_MANAGER
+import org.apache.spark.rdd.{RDD, ShuffledRDD}
+import org.apache.spark.shuffle.adaptive.config.AdaptiveShuffleConf.{MODE, STORE_MAX_SIZE}
+import org.apache.spark.shuffle.adaptive.dummy.{DestinationPartitioner, DummyRDD, DummySpec, PinnedRDD}
+import org.apache.spark.shuffle.adaptive.testing.ExecutorProbe
+
+/**
+ * mode=store on three executors with extreme skew (DummyRDD, Zipf alpha = 3): every map task
+ * runs on executor 0, whose store holds less than its map outputs, so the rest must go to the
+ * other executors' memory.
+ */
+class StoreClusterSuite extends SparkFunSuite with LocalSparkContext with Eventually {
+  import StoreClusterSuite._
+
+  private val MiB = 1024L * 1024
+  private val storeSize = 5 * MiB
+  private val spec = DummySpec(totalBytes = 10 * MiB, partitionBytes = MiB, skew = 3.0,
+    seed = 11, compressible = false)
+
+  private def conf: SparkConf = new SparkConf()
+    .set(SHUFFLE_MANAGER, classOf[AdaptiveShuffleManager].getName)
+    .set(MODE, "store")
+    .set(STORE_MAX_SIZE, storeSize)
+    // The pinned map tasks wait for executor 0 rather than run elsewhere.
+    .set("spark.locality.wait", "120s")
+
+  private def start(): Unit = {
+    sc = new SparkContext("local-cluster[3,1,1024]", "test", conf)
+    TestUtils.waitUntilExecutorsUp(sc, 3, 60000)
+  }
+
+  private def skewed(sc: SparkContext): ShuffledRDD[Int, Array[Byte], Array[Byte]] =
+    new ShuffledRDD[Int, Array[Byte], Array[Byte]](
+      new PinnedRDD(new DummyRDD(sc, spec), ExecutorProbe.location(sc, "0")),
+      new DestinationPartitioner(spec.numPartitions))
+
+  /** What the shuffle must deliver, from the generator itself: no shuffle involved. */
+  private def expected(sc: SparkContext): Map[Int, (Long, Long)] = {
+    val dummy = new DummyRDD(sc, spec)
+    val partitioner = new DestinationPartitioner(spec.numPartitions)
+    digest(dummy.partitions.iterator.flatMap(p => dummy.compute(p, null))
+      .map(r => partitioner.getPartition(r._1) -> r))
+  }
+
+  private def manager: AdaptiveShuffleManager =
+    sc.env.shuffleManager.asInstanceOf[AdaptiveShuffleManager]
+
+  private def highWaters(): Map[String, Long] = ExecutorProbe.onEach(sc, Seq("0", "1", "2"))(() =>
+    SparkEnv.get.shuffleManager.asInstanceOf[AdaptiveShuffleManager].shuffleStore.get.highWater)
+
+  test("extreme skew: remote-memory spill, no store over its size, nothing read from disk") {
+    start()
+    val result = shuffledDigest(skewed(sc))
+    assert(result === expected(sc))
+    val report = manager.storeReport.get
+    assert(report.acceptedLocally > 0 && report.spilledToPeers > 0, report)
+    // The stores (15 MiB) had room for every block (about 10 MiB): none stayed on disk only.
+    assert(report.leftOnDisk === 0 && report.notArrived === 0, report)
+    assert(report.stores.keySet === Set("0", "1", "2"), report)
+    report.stores.values.foreach(s => assert(s.placedHighWater <= storeSize, report))
+    val measured = highWaters()
+    assert(measured.values.forall(_ <= storeSize), measured)
+    assert(measured("0") > 0 && measured("1") + measured("2") > 0, measured)
+    sc.listenerBus.waitUntilEmpty()
+    val app = manager.fetchMetrics.snapshot()("application").asInstanceOf[Map[String, Any]]
+    val read = app("bytes_by_transport").asInstanceOf[Map[String, Long]].values.sum
+    assert(read > 0 && app("bytes_from_stores") === read, app)
+  }
+
+  test("a store lost after the map stage: its blocks are read from their files, results equal") {
+    start()
+    val shuffled = skewed(sc)
+    val dependency =
+      shuffled.dependencies.head.asInstanceOf[ShuffleDependency[Int, Array[Byte], Array[Byte]]]
+    sc.submitMapStage(dependency).get()
+    val before = manager.storeReport.get
+    val victim = Seq("1", "2").find(id => before.stores(id).placedHighWater > 0).get
+    sc.killAndReplaceExecutor(victim)
+    eventually(timeout(60.seconds), interval(200.millis)) {
+      assert(!manager.storeReport.get.stores.contains(victim))
+    }
+    assert(shuffledDigest(shuffled) === expected(sc))
+    sc.listenerBus.waitUntilEmpty()
+    val app = manager.fetchMetrics.snapshot()("application").asInstanceOf[Map[String, Any]]
+    val read = app("bytes_by_transport").asInstanceOf[Map[String, Long]].values.sum
+    // What the lost store held came from executor 0's files.
+    assert(app("bytes_from_stores").asInstanceOf[Long] < read, app)
+  }
+}
+
+private object StoreClusterSuite {
+  /** Per reduce partition: records and the sum of their payloads' hashes (order-free). */
+  def digest(records: Iterator[(Int, (Int, Array[Byte]))]): Map[Int, (Long, Long)] =
+    records.foldLeft(Map.empty[Int, (Long, Long)]) { case (acc, (partition, (_, payload))) =>
+      val (n, h) = acc.getOrElse(partition, (0L, 0L))
+      acc.updated(partition, (n + 1, h + java.util.Arrays.hashCode(payload)))
+    }
+
+  def shuffledDigest(rdd: RDD[(Int, Array[Byte])]): Map[Int, (Long, Long)] =
+    rdd.mapPartitionsWithIndex((i, it) => Iterator(digest(it.map(r => i -> r))))
+      .collect().foldLeft(Map.empty[Int, (Long, Long)])(_ ++ _)
+}

@@ -1,0 +1,97 @@
+package org.apache.spark.shuffle.adaptive.store
+
+import java.io.IOException
+import java.util.concurrent.{Executors, TimeUnit}
+
+import scala.collection.mutable
+import scala.concurrent.{Future, Promise}
+
+import org.scalatest.funsuite.AnyFunSuite
+
+import org.apache.spark.network.buffer.{ManagedBuffer, NioManagedBuffer}
+import org.apache.spark.shuffle.adaptive.flow.{FlowLimits, PeerTraffic}
+import org.apache.spark.storage.{BlockManagerId, ShuffleBlockId}
+
+class SpillSenderSuite extends AnyFunSuite {
+  private val b = BlockManagerId("b", "host-b", 2)
+  private val c = BlockManagerId("c", "host-c", 3)
+  private def limits(requests: Int, perAddress: Int) = new FlowLimits {
+    override val maxReqsInFlight = requests
+    override val maxBlocksInFlightPerAddress = perAddress
+  }
+  private def data(id: ShuffleBlockId): ManagedBuffer = new NioManagedBuffer(java.nio.ByteBuffer.allocate(1))
+
+  /** Completes each upload on another thread, recording what was in flight when it started. */
+  private final class Peers(fail: Set[ShuffleBlockId] = Set.empty) {
+    private val pool = Executors.newSingleThreadExecutor()
+    val started = mutable.ArrayBuffer.empty[(BlockManagerId, ShuffleBlockId)]
+    var inFlight = 0L
+    var peak = 0L
+    def upload(size: ShuffleBlockId => Long)(
+        peer: BlockManagerId, id: ShuffleBlockId, buf: ManagedBuffer): Future[Unit] = synchronized {
+      started += peer -> id
+      inFlight += size(id)
+      peak = math.max(peak, inFlight)
+      val done = Promise[Unit]()
+      pool.submit(new Runnable {
+        override def run(): Unit = {
+          Peers.this.synchronized(inFlight -= size(id))
+          if (fail(id)) done.failure(new IOException(s"$id refused")) else done.success(())
+        }
+      })
+      done.future
+    }
+    def stop(): Unit = { pool.shutdown(); pool.awaitTermination(10, TimeUnit.SECONDS) }
+  }
+
+  private def blocks(map: Long, sizes: Long*) =
+    sizes.zipWithIndex.map { case (s, r) => ShuffleBlockId(0, map, r) -> s }
+
+  test("every block is sent once, to its peer; failed uploads are not reported as arrived") {
+    val toB = blocks(1, 10, 20, 30)
+    val toC = blocks(2, 5, 5)
+    val sizes = (toB ++ toC).toMap
+    val peers = new Peers(fail = Set(ShuffleBlockId(0, 1, 1)))
+    val sender = new SpillSender(peers.upload(sizes), limits(5, 100), 15, 1000, new PeerTraffic(4))
+    val arrived = sender.send(Seq(b -> toB, c -> toC), data)
+    peers.stop()
+    assert(peers.started.map(_._2).sortBy(_.name) === sizes.keys.toSeq.sortBy(_.name))
+    assert(peers.started.forall { case (peer, id) => (if (id.mapId == 1) b else c) == peer })
+    assert(arrived === sizes.keySet - ShuffleBlockId(0, 1, 1))
+    assert(sender.bytesInFlight === 0 && sender.requestsInFlight === 0)
+  }
+
+  test("bytes in flight stay under the limit unless one block alone exceeds it") {
+    val toB = blocks(1, Seq.fill(20)(30L): _*)
+    val sizes = toB.toMap
+    val peers = new Peers()
+    val sender = new SpillSender(peers.upload(sizes), limits(100, 100), 30, 100, new PeerTraffic(4))
+    assert(sender.send(Seq(b -> toB), data).size === 20)
+    peers.stop()
+    assert(peers.peak <= 100)
+    val alone = new Peers()
+    val big = blocks(2, 500, 500)
+    new SpillSender(alone.upload(big.toMap), limits(100, 100), 30, 100, new PeerTraffic(4))
+      .send(Seq(c -> big), data)
+    alone.stop()
+    assert(alone.peak === 500)
+  }
+
+  test("the executor-wide traffic sees the bytes in flight to each peer, and none after") {
+    val traffic = new PeerTraffic(4)
+    val toB = blocks(1, 10, 10)
+    val peers = new Peers()
+    new SpillSender(peers.upload(toB.toMap), limits(5, 5), 10, 100, traffic)
+      .send(Seq(b -> toB), data)
+    peers.stop()
+    assert(traffic.inFlightTo("b") === 0)
+  }
+
+  test("an upload that throws at once counts as not arrived, and the rest still go") {
+    val toB = blocks(1, 10, 10)
+    val sender = new SpillSender((_, id, _) =>
+      if (id.reduceId == 0) throw new IOException("no connection") else Future.unit,
+      limits(5, 5), 10, 100, new PeerTraffic(4))
+    assert(sender.send(Seq(b -> toB), data) === Set(ShuffleBlockId(0, 1, 1)))
+  }
+}
