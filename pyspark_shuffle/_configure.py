@@ -45,6 +45,7 @@ def configure(builder: B, **options: Any) -> B:
     settings = validate_options(options)
     get, set_ = _accessors(builder)
     _check_in_flight(settings, get(MAX_SIZE_IN_FLIGHT_KEY))
+    _check_store_mode(settings, get)
     jars = get("spark.jars")
     for jar in _jars.jar_paths():
         jars = append_jar(jars, jar)
@@ -71,6 +72,21 @@ def _locate_ucx(settings: dict, get: Callable[[str], Optional[str]]) -> None:
             f"transport='ucx' ({OPTIONS['transport'].key}) needs the UCX libraries, and none are "
             f"installed: {_ucx.INSTALL_HINT}, or pass ucx_library_path= (a directory holding "
             f"{', '.join(_ucx.LIBRARIES)}); allowed transports without them: 'auto', 'netty'"
+        )
+
+
+SHUFFLE_SERVICE_KEY = "spark.shuffle.service.enabled"
+
+
+def _check_store_mode(settings: dict, get: Callable[[str], Optional[str]]) -> None:
+    """mode='store' serves blocks from executors' memory, which the external shuffle service
+    cannot: the JVM refuses the pair, so refuse it here, before a JVM starts."""
+    mode_key = OPTIONS["mode"].key
+    mode = settings.get(mode_key, get(mode_key) or "pull")
+    if mode == "store" and (get(SHUFFLE_SERVICE_KEY) or "false").strip().lower() == "true":
+        raise ValueError(
+            f"mode='store' ({mode_key}) needs {SHUFFLE_SERVICE_KEY}=false: the external shuffle "
+            "service serves map-output files only; allowed modes with it: 'pull'"
         )
 
 

@@ -213,6 +213,27 @@ OPTIONS: Dict[str, Option] = {
             parse=_duration,
         ),
         Option(
+            name="mode",
+            key=PREFIX + "mode",
+            allowed="one of 'pull', 'store'",
+            doc="'store' also places map outputs in executors' bounded in-memory stores (default 'pull').",
+            parse=_choice("pull", "store"),
+        ),
+        Option(
+            name="store_max_size",
+            key=PREFIX + "store.maxSize",
+            allowed=f"a size >= 0, given as {SIZE_FORMS}",
+            doc="Bytes one executor's shuffle store holds, off-heap (default 10% of executor memory).",
+            parse=_size(0, (1 << 63) - 1),
+        ),
+        Option(
+            name="store_offer_order",
+            key=PREFIX + "store.offerOrder",
+            allowed="one of 'capacity', 'pairwise', 'naive'",
+            doc="Whom blocks the own store cannot hold are offered to first (default 'capacity').",
+            parse=_choice("capacity", "pairwise", "naive"),
+        ),
+        Option(
             name="testing_serve_delay",
             key=PREFIX + "testing.serveDelay",
             allowed="TESTING ONLY: '' or 'executorId:millis' pairs separated by commas, e.g. '1:50'",

@@ -127,3 +127,23 @@ def test_sql_workloads_run_with_aqe_and_host_local_reads_on_local_cluster():
     assert runner.harness_conf(overridden, "sql")["spark.sql.adaptive.enabled"] == "false"
     cluster = parse_args(["--master", "spark://10.0.0.1:7077"])
     assert "spark.shuffle.readHostLocalDisk" not in runner.harness_conf(cluster, "dummy")
+
+
+def test_store_table_medians_and_absence():
+    from pyspark_shuffle.bench.report import store_table
+
+    mib = 1 << 20
+
+    def run(local, spilled, disk, high):
+        return {"status": "ok", "workload": "dummy", "skew": 3.0, "manager": "adaptive:mode=store",
+                "plugin": {"bytes_from_stores": (local + spilled) * mib},
+                "store": {"accepted_locally": local * mib, "spilled_to_peers": spilled * mib,
+                          "left_on_disk": disk * mib, "stores": {
+                              "0": {"high_water": high * mib, "capacity": 8 * mib},
+                              "1": {"high_water": 1 * mib, "capacity": 8 * mib}}}}
+
+    table = store_table([run(4, 2, 0, 5), run(6, 4, 2, 7), run(8, 6, 4, 8),
+                         dict(run(100, 100, 100, 100), status="failed")]).splitlines()
+    assert table[0].split()[:4] == ["workload", "skew", "manager", "own"]
+    assert table[2].split() == ["dummy", "3", "adaptive:mode=store", "6.0", "4.0", "2.0", "10.0", "7.0", "8.0"]
+    assert store_table([{"status": "ok", "store": {}, "workload": "w", "skew": 0, "manager": "sort"}]) is None

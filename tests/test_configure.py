@@ -112,3 +112,14 @@ def test_configure_transport_ucx_without_ucx_fails_at_once(monkeypatch):
 def test_configure_rejects_an_unknown_transport():
     with pytest.raises(ValueError, match=r"'rdma'.*spark.shuffle.adaptive.transport.*'auto', 'ucx', 'netty'"):
         pyspark_shuffle.configure(SparkConf(loadDefaults=False), transport="rdma")
+
+
+def test_configure_store_mode_refuses_the_external_shuffle_service():
+    builder = SparkSession.builder.config("spark.shuffle.service.enabled", "true")
+    with pytest.raises(ValueError) as info:
+        pyspark_shuffle.configure(builder, mode="store")
+    assert "spark.shuffle.adaptive.mode" in str(info.value)
+    assert "spark.shuffle.service.enabled=false" in str(info.value)
+    conf = pyspark_shuffle.configure(SparkConf(loadDefaults=False), mode="store", store_max_size="32m")
+    assert conf.get("spark.shuffle.adaptive.mode") == "store"
+    assert conf.get("spark.shuffle.adaptive.store.maxSize") == "32m"

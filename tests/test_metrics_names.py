@@ -29,3 +29,16 @@ def test_every_counter_is_documented():
     doc = pyspark_shuffle.metrics.__doc__
     missing = [name for name in COUNTER_NAMES if f"``{name}``" not in doc]
     assert not missing, f"undocumented counters: {missing}"
+
+
+def test_store_report_names_match_the_jvm_and_are_documented():
+    from pyspark_shuffle._metrics import STORE_REPORT_NAMES
+
+    source = SOURCE.parents[1] / "store/StoreReport.scala"
+    text = source.read_text(encoding="utf-8")
+    body = text[text.index("def toMap"):]
+    names = re.findall(r'^\s*"([a-z_]+)" ->', body, flags=re.MULTILINE)
+    top_level = names[: names.index("stores") + 1]  # each store's own keys follow
+    assert tuple(top_level) == STORE_REPORT_NAMES
+    doc = pyspark_shuffle.metrics.__doc__
+    assert all(f"``{name}``" in doc for name in STORE_REPORT_NAMES)

@@ -95,3 +95,20 @@ def test_testing_serve_delay():
     for bad in ("1", "1:x", "1:50;2:5", 50):
         with pytest.raises(ValueError, match="TESTING ONLY"):
             validate_options({"testing_serve_delay": bad})
+
+
+def test_store_options():
+    assert validate_options({"mode": "Store", "store_max_size": "64m", "store_offer_order": "naive"}) == {
+        "spark.shuffle.adaptive.mode": "store",
+        "spark.shuffle.adaptive.store.maxSize": "64m",
+        "spark.shuffle.adaptive.store.offerOrder": "naive",
+    }
+    assert validate_options({"store_max_size": 0}) == {"spark.shuffle.adaptive.store.maxSize": "0b"}
+    for name, bad, allowed in (
+        ("mode", "push", "'pull', 'store'"),
+        ("store_max_size", -1, ">= 0"),
+        ("store_offer_order", "random", "'capacity', 'pairwise', 'naive'"),
+    ):
+        with pytest.raises(ValueError) as info:
+            validate_options({name: bad})
+        assert OPTIONS[name].key in str(info.value) and allowed in str(info.value)

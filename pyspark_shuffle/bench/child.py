@@ -60,7 +60,9 @@ def run(job: Dict[str, Any]) -> Dict[str, Any]:
                 spans = {"workload": (begin_epoch, ended_epoch)}
                 spans.update({kind: tuple(span) for kind, span in outcome["spans"].items() if kind != "other"})
                 outcome["links"] = usage(sampler.samples, {w: link["rate_bps"] for w, link in links.items()}, spans)
-            outcome["plugin"] = plugin_metrics(spark).get("application") or {}
+            plugin = plugin_metrics(spark)
+            outcome["plugin"] = plugin.get("application") or {}
+            outcome["store"] = plugin.get("store") or {}
         except Exception as error:
             outcome["metrics_error"] = _error_text(error)
             if outcome["status"] == "ok":

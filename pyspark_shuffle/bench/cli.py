@@ -8,7 +8,7 @@ from typing import Optional, Sequence
 from .environment import environment
 from .options import parse_args
 from .plot import PlotUnavailable, require_matplotlib, write_plot
-from .report import format_table, network_table, result_mismatches, summarize
+from .report import format_table, network_table, result_mismatches, store_table, summarize
 from .runner import plan, run_all
 
 
@@ -48,10 +48,10 @@ def _run(config, argv) -> int:
     summaries = summarize(records)
     print()
     print(format_table(summaries))
-    network = network_table(records)
-    if network:
-        print()
-        print(network)
+    for extra in (network_table(records), store_table(records)):
+        if extra:
+            print()
+            print(extra)
     for problem in result_mismatches(records):
         print(f"WARNING: results differ: {problem}")
     failed = [r for r in records if r["status"] != "ok"]

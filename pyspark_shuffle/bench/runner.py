@@ -19,16 +19,16 @@ RECORD_FIELDS = (
     "partition_bytes", "num_partitions", "seed", "status", "error", "wall_s", "map_stage_s",
     "reduce_stage_s", "map_task_s", "reduce_task_s", "shuffle_write_bytes", "shuffle_read_bytes",
     "fetch_wait_ms", "max_reduce_partition_bytes", "reduce_tasks", "peak_executor_memory_bytes",
-    "executor_peak_memory_bytes", "plugin", "result", "app_id", "session_start_s", "process_s",
-    "stages",
+    "executor_peak_memory_bytes", "plugin", "store", "result", "app_id", "session_start_s",
+    "process_s", "stages",
 )
 
 #: Copied from the child's outcome into the record.
 _OUTCOME_FIELDS = (
     "wall_s", "map_stage_s", "reduce_stage_s", "map_task_s", "reduce_task_s", "shuffle_write_bytes",
     "shuffle_read_bytes", "fetch_wait_ms", "max_reduce_partition_bytes", "reduce_tasks",
-    "peak_executor_memory_bytes", "executor_peak_memory_bytes", "plugin", "result", "app_id",
-    "session_start_s", "stages", "spans", "links",
+    "peak_executor_memory_bytes", "executor_peak_memory_bytes", "plugin", "store", "result",
+    "app_id", "session_start_s", "stages", "spans", "links",
 )
 
 
@@ -150,6 +150,7 @@ def run_one(config: BenchConfig, spec: RunSpec) -> Dict[str, Any]:
         if name in outcome:
             record[name] = outcome[name]
     record["plugin"] = record["plugin"] or {}
+    record["store"] = record["store"] or {}
     record["status"] = outcome.get("status", "failed")
     record["error"] = outcome.get("error")
     if outcome.get("traceback"):

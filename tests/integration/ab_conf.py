@@ -50,12 +50,18 @@ READER_PARITY_OFF_CONF = {
 UCX_AVAILABLE = _ucx.library_dir() is not None
 UCX_VARIANTS = {"ucx-shm": "posix,cma,self", "ucx-tcp": "tcp,self"} if UCX_AVAILABLE else {}
 
+#: mode="store", with stores small enough (64 KiB) that the workloads' blocks go to the map
+#: task's own store, to the other executor's and to their files alike (stores free up only as
+#: Spark unregisters shuffles, so later workloads find them fuller).
+STORE_VARIANT = {"order": "adaptive", "mode": "store", "store_max_size": "64k"}
+
 #: On local-cluster every order runs with those features on (Spark's defaults), the adaptive
-#: order once more with them off, so the network path is checked A/B there too, and once per
-#: UCX transport.
+#: order once more with them off, so the network path is checked A/B there too, once in
+#: mode="store" and once per UCX transport.
 LOCAL_VARIANTS = dict(
     FETCH_ORDER_VARIANTS,
     network={"order": "adaptive"},
+    store=STORE_VARIANT,
     **{name: {"order": "adaptive", "transport": "ucx"} for name in UCX_VARIANTS},
 )
 LOCAL_VARIANT_CONF = dict(

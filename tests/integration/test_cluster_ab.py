@@ -5,7 +5,7 @@ reason, without the privileges to create namespaces)."""
 import pytest
 import test_rdd_ab
 import test_sql_ab
-from ab_conf import FETCH_ORDER_VARIANTS, SQL_AQE_CONF, UCX_AVAILABLE
+from ab_conf import FETCH_ORDER_VARIANTS, SQL_AQE_CONF, STORE_VARIANT, UCX_AVAILABLE
 
 from pyspark_shuffle.testing import ShuffleComparison
 
@@ -23,7 +23,7 @@ CLUSTER_CONF = dict(SQL_AQE_CONF, **{
 UCX_VARIANT = {"ucx-tcp": {"order": "adaptive", "transport": "ucx"}} if UCX_AVAILABLE else {}
 ab = ShuffleComparison(
     conf=CLUSTER_CONF,
-    variants=dict(FETCH_ORDER_VARIANTS, **UCX_VARIANT),
+    variants=dict(FETCH_ORDER_VARIANTS, store=STORE_VARIANT, **UCX_VARIANT),
     variant_conf={name: {"spark.executorEnv.UCX_TLS": "tcp,self"} for name in UCX_VARIANT},
 )
 ab.extend(test_rdd_ab.ab, prefix="rdd_")
@@ -78,3 +78,10 @@ def test_ucx_reads_cross_the_hosts_links():
     assert set(counters["bytes_by_transport"]) == {"local", "ucx"}, counters
     assert set(counters["requests_by_transport"]) == {"ucx"}, counters
     assert counters["transport_fallbacks"] == 0, counters
+
+
+def test_store_variant_reads_blocks_from_the_stores_across_hosts():
+    metrics = ab.run().plugins["store"].metrics
+    counters, report = metrics["application"], metrics["store"]
+    assert set(report["stores"]) == {"0", "1", "2"}, report
+    assert report["accepted_locally"] > 0 and counters["bytes_from_stores"] > 0, (report, counters)

@@ -100,7 +100,7 @@ def test_same_result(name):
 def test_both_sides_ran_their_manager():
     result = ab.run()
     assert result.sort.manager_class.endswith("SortShuffleManager")
-    assert set(result.plugins) == {"adaptive", "naive", "pairwise", "network", *UCX_VARIANTS}
+    assert set(result.plugins) == {"adaptive", "naive", "pairwise", "network", "store", *UCX_VARIANTS}
     for side in result.plugins.values():
         assert side.manager_class.endswith("AdaptiveShuffleManager")
 
@@ -116,7 +116,19 @@ def test_same_host_blocks_are_read_from_files_unless_turned_off():
     network = result.plugins["network"].metrics["application"]
     assert set(network["bytes_by_transport"]) == {"local", "netty"}, network
     assert set(network["requests_by_transport"]) == {"netty"}, network
-    assert result.sort.metrics == {"manager": result.sort.manager_class, "application": {}, "executors": {}}
+    assert result.sort.metrics == {
+        "manager": result.sort.manager_class, "application": {}, "executors": {}, "store": {}
+    }
+
+
+def test_store_variant_reads_blocks_from_the_stores():
+    result = ab.run()
+    metrics = result.plugins["store"].metrics
+    counters, report = metrics["application"], metrics["store"]
+    assert report["accepted_locally"] > 0 and report["left_on_disk"] > 0, report
+    assert all(s["high_water"] <= 64 * 1024 for s in report["stores"].values()), report
+    assert 0 < counters["bytes_from_stores"] < sum(counters["bytes_by_transport"].values()), counters
+    assert result.plugins["adaptive"].metrics["store"] == {}
 
 
 @pytest.mark.skipif(not UCX_AVAILABLE, reason="no UCX libraries: pip install 'pyspark-shuffle[ucx]'")

@@ -10,7 +10,7 @@ import org.apache.spark.shuffle.adaptive.compat.SparkCompat
 import org.apache.spark.shuffle.adaptive.fetch.{AdaptiveShuffleReader, BatchFetch, BlockManagerLocalBlocks, DirectMemoryBackoff, FetchSettings, ShuffleBlockFetcher}
 import org.apache.spark.shuffle.adaptive.flow.PeerTraffic
 import org.apache.spark.internal.config.SHUFFLE_SERVICE_ENABLED
-import org.apache.spark.shuffle.adaptive.metrics.{FetchCounters, FetchMetricsAccumulator, FetchMetricsListener}
+import org.apache.spark.shuffle.adaptive.metrics.{FetchCounters, FetchMetricsAccumulator, FetchMetricsListener, StoreAccumulators}
 import org.apache.spark.shuffle.adaptive.store.{ShuffleStore, StoreExecutor, StoreRegistry, StoreReport, StoreRoutes, StoreTransport}
 import org.apache.spark.shuffle.adaptive.testing.ServeDelay
 import org.apache.spark.shuffle.adaptive.config.AdaptiveShuffleConf.{MODE, STORE_OFFER_ORDER, TRANSPORT}
@@ -31,6 +31,11 @@ import org.apache.spark.shuffle.sort.SortShuffleManager
  *    committed data file is also memory-mapped and registered with UCX before the task returns
  *    its MapStatus ([[transport.ucx.UcxMapOutputServing]]; regions published to the driver's
  *    [[transport.ucx.UcxRegistry]], dropped on `unregisterShuffle` and executor stop).
+ *    With `spark.shuffle.adaptive.mode=store`, each committed map output is also placed in the
+ *    executors' bounded in-memory stores before the task returns
+ *    ([[store.StoreMapOutputServing]]): the driver's [[store.StoreRegistry]] runs the skew-aware
+ *    meta-shuffle (own store first, the rest offered to other executors' stores), blocks are
+ *    copied to the own store and uploaded to peers' ([[store.SpillSender]]); the files stay.
  *  - '''Reduce side''' (`getReader`): [[fetch.AdaptiveShuffleReader]] over
  *    [[fetch.ShuffleBlockFetcher]]. Blocks of this executor are read from its files; blocks of
  *    other executors go through the [[transport.BlockTransport]] chain that
@@ -50,7 +55,11 @@ import org.apache.spark.shuffle.sort.SortShuffleManager
  *    task's [[flow.ElasticLimit]] (`fetch.elastic.enabled`). Map ranges (AQE skew splits, local
  *    shuffle reader) select the map outputs.
  *    AQE's coalesced reads of contiguous partitions fetch one batch block per map output under
- *    Spark's conditions ([[fetch.BatchFetch]]).
+ *    Spark's conditions ([[fetch.BatchFetch]]). In mode=store the task first asks the registry
+ *    where its blocks are and reads each from the store that holds it ([[store.StoreRoutes]]:
+ *    its own executor's through the resolver, another's through Spark's block server,
+ *    [[store.StoreTransport]]), falling back to the map output's files block by block; batch
+ *    fetch is off there, since stores hold blocks, not map outputs.
  *  - Push-based shuffle never runs: Spark enables it only for its own SortShuffleManager.
  *  - Testing only: with `spark.shuffle.adaptive.testing.serveDelay` naming this executor, its
  *    blocks are served through a [[testing.DelayedShuffleBlockResolver]] (a slow node).
@@ -69,7 +78,12 @@ private[spark] class AdaptiveShuffleManager(conf: SparkConf) extends ShuffleMana
   private[this] lazy val files = ServeDelay.resolverFor(conf, sortShuffle.shuffleBlockResolver)
   /** Executors (and a local-mode driver) in mode=store. */
   private[this] lazy val storeExecutor =
-    if (storeMode) Some(new StoreExecutor(conf, files)) else None
+    if (storeMode) {
+      Some(new StoreExecutor(conf, files, (run, buffer, offsets) =>
+        transports.storedRun(run.shuffleId, run.mapId, buffer, offsets)))
+    } else {
+      None
+    }
   private[this] lazy val servingResolver = storeExecutor.map(_.resolver).getOrElse(files)
 
   /** Driver only: the plugin's counters of finished tasks. */
@@ -96,8 +110,9 @@ private[spark] class AdaptiveShuffleManager(conf: SparkConf) extends ShuffleMana
     }
     val accumulator = new FetchMetricsAccumulator
     sc.register(accumulator, FetchMetricsAccumulator.NamePrefix + shuffleId)
+    val storeMetrics = if (storeMode) Some(StoreAccumulators.register(sc, shuffleId)) else None
     new AdaptiveShuffleHandle(shuffleId, dependency,
-      sortShuffle.registerShuffle(shuffleId, dependency), accumulator)
+      sortShuffle.registerShuffle(shuffleId, dependency), accumulator, storeMetrics)
   }
 
   override def getWriter[K, V](
@@ -105,12 +120,12 @@ private[spark] class AdaptiveShuffleManager(conf: SparkConf) extends ShuffleMana
       mapId: Long,
       context: TaskContext,
       metrics: ShuffleWriteMetricsReporter): ShuffleWriter[K, V] = {
-    val sortHandle = handle match {
-      case h: AdaptiveShuffleHandle[_, _, _] => h.writeHandle
-      case other => other
+    val (sortHandle, storeMetrics) = handle match {
+      case h: AdaptiveShuffleHandle[_, _, _] => (h.writeHandle, h.storeMetrics)
+      case other => (other, None)
     }
     val writer = sortShuffle.getWriter[K, V](sortHandle, mapId, context, metrics)
-    val servings = (transports.serving +: storeExecutor.map(_.servingSide).toSeq)
+    val servings = (transports.serving +: storeExecutor.map(_.serving(storeMetrics)).toSeq)
       .filter(_ != MapOutputServing.BlockServer)
     if (servings.isEmpty) writer
     else new ServingShuffleWriter(writer, handle.shuffleId, mapId,
@@ -141,12 +156,12 @@ private[spark] class AdaptiveShuffleManager(conf: SparkConf) extends ShuffleMana
       val (blocks, routes) = storeExecutor match {
         case Some(s) =>
           s.route(handle.shuffleId, byAddress.toSeq, startPartition, endPartition)
-        case None => (byAddress.toSeq, StoreRoutes.None)
+        case None => (byAddress.toSeq, StoreRoutes.NoStores)
       }
       val chain = transports.forReduceTask(env)
       val transport =
-        if (routes.homes.isEmpty) chain
-        else new StoreTransport(routes, transports.network(env), chain)
+        if (routes.stored.isEmpty) chain
+        else new StoreTransport(routes, transports.forStores(env), chain)
       new ShuffleBlockFetcher(
         context,
         transport,

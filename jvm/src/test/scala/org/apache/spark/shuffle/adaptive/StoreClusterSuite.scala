@@ -4,10 +4,10 @@ import scala.concurrent.duration._
 
 import org.scalatest.concurrent.Eventually
 
-import org.apache.spark.{LocalSparkContext, ShuffleDependency, SparkConf, SparkContext, SparkEnv, SparkFunSuite, TestUtils}
-import org.apache.spark.internal.config.SHUFFLE_MANAGER
+import org.apache.spark.{HashPartitioner, LocalSparkContext, ShuffleDependency, SparkConf, SparkContext, SparkEnv, SparkFunSuite, TestUtils}
+import org.apache.spark.internal.config.{AUTH_SECRET, IO_ENCRYPTION_ENABLED, NETWORK_AUTH_ENABLED, SHUFFLE_MANAGER}
 import org.apache.spark.rdd.{RDD, ShuffledRDD}
-import org.apache.spark.shuffle.adaptive.config.AdaptiveShuffleConf.{MODE, STORE_MAX_SIZE}
+import org.apache.spark.shuffle.adaptive.config.AdaptiveShuffleConf.{MODE, STORE_MAX_SIZE, TRANSPORT, UCX_LIBRARY_PATH}
 import org.apache.spark.shuffle.adaptive.dummy.{DestinationPartitioner, DummyRDD, DummySpec, PinnedRDD}
 import org.apache.spark.shuffle.adaptive.testing.ExecutorProbe
 
@@ -72,6 +72,42 @@ class StoreClusterSuite extends SparkFunSuite with LocalSparkContext with Eventu
     val app = manager.fetchMetrics.snapshot()("application").asInstanceOf[Map[String, Any]]
     val read = app("bytes_by_transport").asInstanceOf[Map[String, Long]].values.sum
     assert(read > 0 && app("bytes_from_stores") === read, app)
+  }
+
+  test("spark.authenticate and I/O encryption: spilled blocks travel and are read as Spark's") {
+    sc = new SparkContext("local-cluster[2,1,1024]", "test", conf
+      .set(NETWORK_AUTH_ENABLED, true).set(AUTH_SECRET, "pyspark-shuffle-test-secret")
+      .set(IO_ENCRYPTION_ENABLED, true))
+    TestUtils.waitUntilExecutorsUp(sc, 2, 60000)
+    assert(shuffledDigest(skewed(sc)) === expected(sc))
+    val report = manager.storeReport.get
+    assert(report.spilledToPeers > 0 && report.notArrived === 0, report)
+    sc.listenerBus.waitUntilEmpty()
+    val app = manager.fetchMetrics.snapshot()("application").asInstanceOf[Map[String, Any]]
+    assert(app("bytes_from_stores").asInstanceOf[Long] > 0, app)
+  }
+
+  test("with UCX, blocks in other executors' stores are read by one-sided reads of that memory") {
+    val libraries = sys.props.getOrElse(UCX_LIBRARY_PATH.key, "")
+    assume(libraries.nonEmpty, s"the UCX libraries (${UCX_LIBRARY_PATH.key}) are not set")
+    sc = new SparkContext("local-cluster[3,1,1024]", "test", conf
+      .set(TRANSPORT, "ucx").set(UCX_LIBRARY_PATH, libraries).setExecutorEnv("UCX_TLS", "tcp,self"))
+    TestUtils.waitUntilExecutorsUp(sc, 3, 60000)
+    // UCX starts in an executor with its first shuffle task; executors 1 and 2 run no map task
+    // of the skewed shuffle, so each runs one of another shuffle first.
+    Seq("1", "2").foreach { id =>
+      new ShuffledRDD[Int, Int, Int](new PinnedRDD(sc.parallelize(1 to 10, 1).map(x => (x, x)),
+        ExecutorProbe.location(sc, id)), new HashPartitioner(1)).count()
+    }
+    assert(shuffledDigest(skewed(sc)) === expected(sc))
+    val report = manager.storeReport.get
+    assert(report.spilledToPeers > 0 && report.leftOnDisk === 0, report)
+    sc.listenerBus.waitUntilEmpty()
+    val app = manager.fetchMetrics.snapshot()("application").asInstanceOf[Map[String, Any]]
+    val bytes = app("bytes_by_transport").asInstanceOf[Map[String, Long]]
+    assert(bytes.keySet === Set("local", "ucx"), app)
+    assert(app("transport_fallbacks") === 0L, app)
+    assert(app("bytes_from_stores") === bytes.values.sum, app)
   }
 
   test("a store lost after the map stage: its blocks are read from their files, results equal") {

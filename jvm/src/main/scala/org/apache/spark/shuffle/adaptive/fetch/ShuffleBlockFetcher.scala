@@ -66,7 +66,7 @@ private[spark] final class ShuffleBlockFetcher(
     shared: PeerTraffic = null,
     batch: Boolean = false,
     backoff: DirectMemoryBackoff = new DirectMemoryBackoff(() => Long.MaxValue),
-    routes: StoreRoutes = StoreRoutes.None)
+    routes: StoreRoutes = StoreRoutes.NoStores)
   extends Iterator[(BlockId, InputStream)] with FlowState with DownloadFileManager with Logging {
 
   private[this] val executorState =

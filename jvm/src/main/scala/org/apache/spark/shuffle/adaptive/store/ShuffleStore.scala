@@ -7,23 +7,25 @@ import java.nio.file.StandardOpenOption
 import java.util.concurrent.ConcurrentHashMap
 import java.util.concurrent.atomic.AtomicLong
 
-import scala.collection.mutable
 import scala.jdk.CollectionConverters._
 
 import org.apache.spark.network.buffer.ManagedBuffer
 import org.apache.spark.network.client.StreamCallbackWithID
-import org.apache.spark.storage.ShuffleBlockId
+import org.apache.spark.storage.{ShuffleBlockBatchId, ShuffleBlockId}
 
 /**
  * One executor's bounded in-memory shuffle store (mode=store): map-output blocks in direct
  * memory, never more than `capacity` bytes (each block's bytes are reserved before they are
  * copied in). Blocks arrive from this executor's map tasks ([[putFromFile]]) or from other
- * executors' ([[receive]], through Spark's block upload); they leave when their shuffle is
+ * executors' ([[receiveRun]], through Spark's block upload); they leave when their shuffle is
  * unregistered ([[removeShuffle]]) or the executor stops. The memory itself is returned by the
  * JVM once no reader holds a view of it. `onChange` is told the usage after every change.
  * Thread-safe.
  */
-private[spark] final class ShuffleStore(val capacity: Long, onChange: ShuffleStore => Unit) {
+private[spark] final class ShuffleStore(
+    val capacity: Long,
+    onChange: ShuffleStore => Unit,
+    onRun: (ShuffleBlockBatchId, ByteBuffer, Array[Long]) => Unit = (_, _, _) => ()) {
 
   private[this] val blocks = new ConcurrentHashMap[ShuffleBlockId, StoredBlock]
   private[this] val usedBytes = new AtomicLong
@@ -54,7 +56,7 @@ private[spark] final class ShuffleStore(val capacity: Long, onChange: ShuffleSto
         }
       } finally channel.close()
       buffer.flip()
-      add(id, new StoredBlock(IndexedSeq(buffer)), received = false)
+      add(id, new StoredBlock(buffer), received = false)
       true
     } catch {
       case e: Throwable =>
@@ -64,34 +66,69 @@ private[spark] final class ShuffleStore(val capacity: Long, onChange: ShuffleSto
   }
 
   /**
-   * Takes a block streamed from another executor: each piece is reserved as it arrives, and the
-   * stream fails (releasing what it took) when one does not fit.
+   * Takes a run of blocks another executor streams here ([[RunUpload]]: a header with each
+   * block's size, then their bytes): once the header arrived, the run's bytes are reserved at
+   * once (the stream fails if they do not fit) and land in one buffer, each block a slice of it.
+   * `onRun` then hears of the buffer, with offsets as the map output's index would give them
+   * (blocks outside the run empty).
    */
-  def receive(id: ShuffleBlockId): StreamCallbackWithID = new StreamCallbackWithID {
-    private[this] val chunks = mutable.ArrayBuffer.empty[ByteBuffer]
+  def receiveRun(id: ShuffleBlockBatchId): StreamCallbackWithID = new StreamCallbackWithID {
+    private[this] val expected = id.endReduceId - id.startReduceId
+    private[this] var header = ByteBuffer.allocate(RunUpload.headerLength(expected))
+    private[this] var sizes: Array[Long] = _
+    private[this] var data: ByteBuffer = _
     private[this] var reserved = 0L
 
     override def getID: String = id.name
 
-    override def onData(streamId: String, data: ByteBuffer): Unit = {
-      val length = data.remaining
-      if (!reserve(length)) {
-        throw new IOException(s"$id does not fit the shuffle store: $used of $capacity " +
-          s"bytes used, $length more arrived")
+    override def onData(streamId: String, piece: ByteBuffer): Unit = {
+      if (data == null) {
+        val take = math.min(header.remaining, piece.remaining)
+        header.put(piece.duplicate().limit(piece.position() + take))
+        piece.position(piece.position() + take)
+        if (!header.hasRemaining) start(RunUpload.sizesOf(header.flip(), expected))
       }
-      reserved += length
-      chunks += ByteBuffer.allocateDirect(length).put(data).flip()
+      if (piece.hasRemaining) {
+        if (data == null || piece.remaining > data.remaining) {
+          throw new IOException(s"$id: more bytes than its header announced")
+        }
+        data.put(piece)
+      }
+    }
+
+    private def start(announced: Array[Long]): Unit = {
+      val total = announced.sum
+      if (total > Int.MaxValue || !reserve(total)) {
+        throw new IOException(s"$id ($total bytes) does not fit the shuffle store: $used of " +
+          s"$capacity bytes used")
+      }
+      reserved = total
+      sizes = announced
+      data = ByteBuffer.allocateDirect(total.toInt)
+      header = null
     }
 
     override def onComplete(streamId: String): Unit = {
-      add(id, new StoredBlock(chunks.toIndexedSeq), received = true)
+      if (data == null || data.hasRemaining) {
+        throw new IOException(s"$id ended before the bytes its header announced")
+      }
+      data.flip()
+      val offsets = sizes.scanLeft(0L)(_ + _)
+      var added = true
+      sizes.indices.filter(sizes(_) > 0).foreach { i =>
+        val slice = data.duplicate().position(offsets(i).toInt).limit(offsets(i + 1).toInt).slice()
+        added &= add(ShuffleBlockId(id.shuffleId, id.mapId, id.startReduceId + i),
+          new StoredBlock(slice), received = true)
+      }
       reserved = 0
+      // Only a run whose blocks are all new here is offered: a repeated upload adds nothing.
+      if (added) onRun(id, data, Array.fill(id.startReduceId)(0L) ++ offsets)
     }
 
     override def onFailure(streamId: String, cause: Throwable): Unit = {
       unreserve(reserved)
       reserved = 0
-      chunks.clear()
+      data = null
     }
   }
 
@@ -121,10 +158,12 @@ private[spark] final class ShuffleStore(val capacity: Long, onChange: ShuffleSto
 
   private def unreserve(bytes: Long): Unit = usedBytes.addAndGet(-bytes)
 
-  private def add(id: ShuffleBlockId, block: StoredBlock, received: Boolean): Unit = {
-    // A block placed twice (a retried upload) keeps the first copy.
-    if (blocks.putIfAbsent(id, block) != null) unreserve(block.size)
+  /** False if the store held the block already (a retried upload): it keeps the first copy. */
+  private def add(id: ShuffleBlockId, block: StoredBlock, received: Boolean): Boolean = {
+    val added = blocks.putIfAbsent(id, block) == null
+    if (!added) unreserve(block.size)
     else if (received) receivedBytes.addAndGet(block.size)
     onChange(this)
+    added
   }
 }

@@ -9,26 +9,26 @@ import scala.util.{Failure, Success, Try}
 import org.apache.spark.internal.Logging
 import org.apache.spark.network.buffer.ManagedBuffer
 import org.apache.spark.shuffle.adaptive.flow.{BlockRef, FlowLimits, FlowState, PeerQueue, PeerTraffic, SendRule}
-import org.apache.spark.storage.{BlockManagerId, ShuffleBlockId}
+import org.apache.spark.storage.{BlockId, BlockManagerId}
 
 /**
- * Sends the blocks a map task spills to other executors' stores (the block-shuffle after the
- * meta-shuffle), under the send rule every sender of the plugin follows: batches of about one
+ * Sends what a map task spills to other executors' stores (the block-shuffle after the
+ * meta-shuffle; each item a run of blocks, see [[RunUpload]]), under the send rule every sender of the plugin follows: batches of about one
  * `increment`, at most `maxBytesInFlight` bytes and Spark's request and per-address caps in
  * flight, peers taken in the order the meta-shuffle offered them. The executor-wide
  * [[PeerTraffic]] sees the bytes in flight to each peer. Runs on the map task's thread.
  */
 private[spark] final class SpillSender(
-    upload: (BlockManagerId, ShuffleBlockId, ManagedBuffer) => Future[Unit],
+    upload: (BlockManagerId, BlockId, ManagedBuffer) => Future[Unit],
     limits: FlowLimits,
     increment: Long,
     maxBytesInFlight: Long,
     traffic: PeerTraffic) extends FlowState with Logging {
 
-  private[this] val done = new LinkedBlockingQueue[(BlockManagerId, ShuffleBlockId, Long, Try[Unit])]
+  private[this] val done = new LinkedBlockingQueue[(BlockManagerId, BlockId, Long, Try[Unit])]
   private[this] val perPeer = mutable.HashMap.empty[BlockManagerId, Int]
   private[this] val openBatches = mutable.HashMap.empty[Int, Int]
-  private[this] val batchOf = mutable.HashMap.empty[ShuffleBlockId, Int]
+  private[this] val batchOf = mutable.HashMap.empty[BlockId, Int]
   private[this] var bytes = 0L
 
   override def bytesInFlight: Long = bytes
@@ -37,16 +37,17 @@ private[spark] final class SpillSender(
   override def limit: Long = maxBytesInFlight
 
   /**
-   * Sends every block to its peer and returns those that arrived; the others (a failed upload,
+   * Sends every item to its peer and returns those that arrived; the others (a failed upload,
    * a full store) stay in the map output's file only.
    */
   def send(
-      peers: Seq[(BlockManagerId, Seq[(ShuffleBlockId, Long)])],
-      data: ShuffleBlockId => ManagedBuffer): Set[ShuffleBlockId] = {
+      peers: Seq[(BlockManagerId, Seq[(BlockId, Long)])],
+      data: BlockId => ManagedBuffer): Set[BlockId] = {
     val queues = peers.map { case (address, blocks) =>
+      // A sender has no use for the map index (reduce tasks report it on fetch failures).
       new PeerQueue(address, blocks.map { case (id, size) => BlockRef(id, size, -1) })
     }
-    val arrived = Set.newBuilder[ShuffleBlockId]
+    val arrived = Set.newBuilder[BlockId]
     var nextBatch = 0
     while (queues.exists(_.nonEmpty) || openBatches.nonEmpty) {
       var sent = true
@@ -60,7 +61,7 @@ private[spark] final class SpillSender(
           val batch = q.take(increment, SendRule.blocksAllowed(limits, this, q.address))
           openBatches(nextBatch) = batch.blocks.size
           batch.blocks.foreach { ref =>
-            val id = ref.blockId.asInstanceOf[ShuffleBlockId]
+            val id = ref.blockId
             batchOf(id) = nextBatch
             start(batch.address, id, ref.size, data)
           }
@@ -80,9 +81,9 @@ private[spark] final class SpillSender(
 
   private def start(
       address: BlockManagerId,
-      id: ShuffleBlockId,
+      id: BlockId,
       size: Long,
-      data: ShuffleBlockId => ManagedBuffer): Unit = {
+      data: BlockId => ManagedBuffer): Unit = {
     bytes += size
     perPeer(address) = perPeer.getOrElse(address, 0) + 1
     traffic.addInFlight(address.executorId, size)
@@ -93,7 +94,7 @@ private[spark] final class SpillSender(
     sending.onComplete(r => done.put((address, id, size, r)))(ExecutionContext.parasitic)
   }
 
-  private def finish(address: BlockManagerId, id: ShuffleBlockId, size: Long): Unit = {
+  private def finish(address: BlockManagerId, id: BlockId, size: Long): Unit = {
     bytes -= size
     perPeer(address) -= 1
     traffic.addInFlight(address.executorId, -size)

@@ -5,13 +5,13 @@ import org.apache.spark.network.buffer.ManagedBuffer
 import org.apache.spark.network.client.StreamCallbackWithID
 import org.apache.spark.serializer.SerializerManager
 import org.apache.spark.shuffle.{IndexShuffleBlockResolver, ShuffleBlockInfo}
-import org.apache.spark.storage.{BlockId, ShuffleBlockId}
+import org.apache.spark.storage.{BlockId, ShuffleBlockBatchId, ShuffleBlockId}
 
 /**
  * Serves a shuffle block from this executor's [[ShuffleStore]] when the store holds it, else
- * from the map-output files through `files`; takes blocks other executors spill here. The spill
- * rides Spark's block upload: an uploaded shuffle block reaches `putShuffleBlockAsStream`, the
- * path block migration uses, so it is authenticated and encrypted as Spark's block transfers
+ * from the map-output files through `files`; takes the runs of blocks other executors spill here.
+ * The spill rides Spark's block upload: an uploaded shuffle block (a run travels as the batch
+ * block of its reduce range) reaches `putShuffleBlockAsStream`, the path block migration uses, so it is authenticated and encrypted as Spark's block transfers
  * are. It is an index resolver of the same files because Spark casts to one (checksum
  * diagnosis); what migration needs to know of the files is asked of `files`.
  */
@@ -29,7 +29,7 @@ private[spark] final class StoreBlockResolver(
   override def putShuffleBlockAsStream(
       blockId: BlockId,
       serializerManager: SerializerManager): StreamCallbackWithID = blockId match {
-    case id: ShuffleBlockId => store.receive(id)
+    case run: ShuffleBlockBatchId => store.receiveRun(run)
     case _ => files.putShuffleBlockAsStream(blockId, serializerManager)
   }
 

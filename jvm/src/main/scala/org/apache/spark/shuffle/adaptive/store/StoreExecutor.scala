@@ -1,5 +1,6 @@
 package org.apache.spark.shuffle.adaptive.store
 
+import java.nio.ByteBuffer
 import java.util.concurrent.atomic.AtomicBoolean
 
 import scala.util.control.NonFatal
@@ -9,9 +10,10 @@ import org.apache.spark.internal.Logging
 import org.apache.spark.internal.config.EXECUTOR_MEMORY
 import org.apache.spark.shuffle.IndexShuffleBlockResolver
 import org.apache.spark.shuffle.adaptive.config.AdaptiveShuffleConf.{DefaultStoreFraction, STORE_MAX_SIZE}
+import org.apache.spark.shuffle.adaptive.metrics.StoreAccumulators
 import org.apache.spark.shuffle.adaptive.store.StoreRegistry.{Locate, StoreUsage}
 import org.apache.spark.shuffle.adaptive.transport.MapOutputServing
-import org.apache.spark.storage.{BlockManagerId, ShuffleBlockId}
+import org.apache.spark.storage.{BlockManagerId, ShuffleBlockBatchId, ShuffleBlockId}
 import org.apache.spark.util.ThreadUtils
 
 /**
@@ -20,11 +22,12 @@ import org.apache.spark.util.ThreadUtils
  * The driver's registry is reached from tasks and from the block server's threads, once
  * SparkEnv is complete.
  */
-private[spark] final class StoreExecutor(conf: SparkConf, files: IndexShuffleBlockResolver)
-  extends Logging {
+private[spark] final class StoreExecutor(
+    conf: SparkConf,
+    files: IndexShuffleBlockResolver,
+    onRun: (ShuffleBlockBatchId, ByteBuffer, Array[Long]) => Unit) extends Logging {
 
   private[this] lazy val registry = StoreRegistry.ref(SparkEnv.get)
-  private[this] lazy val serving = new StoreMapOutputServing(SparkEnv.get, store, registry)
 
   // Usage changes on the block server's threads too, which must not wait for the driver.
   private[this] lazy val reporter = ThreadUtils.newDaemonSingleThreadExecutor("shuffle-store-usage")
@@ -32,7 +35,7 @@ private[spark] final class StoreExecutor(conf: SparkConf, files: IndexShuffleBlo
   @volatile private[this] var reporting = false
   @volatile private[this] var stopped = false
 
-  val store: ShuffleStore = new ShuffleStore(StoreExecutor.capacity(conf), report)
+  val store: ShuffleStore = new ShuffleStore(StoreExecutor.capacity(conf), report, onRun)
 
   private def report(s: ShuffleStore): Unit =
     if (!stopped && reportPending.compareAndSet(false, true)) {
@@ -47,7 +50,9 @@ private[spark] final class StoreExecutor(conf: SparkConf, files: IndexShuffleBlo
 
   val resolver = new StoreBlockResolver(conf, files, store)
 
-  def servingSide: MapOutputServing = serving
+  /** The serving side of one map task, reporting to `metrics` where its blocks went. */
+  def serving(metrics: Option[StoreAccumulators]): MapOutputServing =
+    new StoreMapOutputServing(SparkEnv.get, store, registry, metrics)
 
   def stop(): Unit = {
     stopped = true

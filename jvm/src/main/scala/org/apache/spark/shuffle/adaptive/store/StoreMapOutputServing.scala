@@ -8,29 +8,30 @@ import scala.util.control.NonFatal
 
 import org.apache.spark.SparkEnv
 import org.apache.spark.internal.Logging
-import org.apache.spark.network.buffer.{FileSegmentManagedBuffer, ManagedBuffer}
-import org.apache.spark.network.netty.SparkTransportConf
+import org.apache.spark.network.buffer.ManagedBuffer
 import org.apache.spark.rpc.RpcEndpointRef
 import org.apache.spark.shuffle.adaptive.fetch.FetchSettings
 import org.apache.spark.shuffle.adaptive.flow.PeerTraffic
+import org.apache.spark.shuffle.adaptive.metrics.StoreAccumulators
 import org.apache.spark.shuffle.adaptive.store.StoreRegistry.{Arrived, Place}
 import org.apache.spark.shuffle.adaptive.transport.MapOutputServing
-import org.apache.spark.storage.{BlockManagerId, ShuffleBlockId, StorageLevel}
+import org.apache.spark.storage.{BlockId, BlockManagerId, ShuffleBlockBatchId, ShuffleBlockId, StorageLevel}
 
 /**
  * Places each committed map output in the shuffle stores (mode=store), on the map task's
  * thread before its MapStatus leaves: the driver's meta-shuffle decides which store takes
  * which block ([[StoreRegistry]]), the blocks for this executor's store are copied from the
  * file, those for other executors are uploaded to them ([[SpillSender]]), and the driver learns
- * which arrived. Whatever did not stays readable from the file, which is kept in every case.
+ * which arrived (and `metrics`, the Spark UI's accumulators, how many bytes went where).
+ * Whatever did not stays readable from the file, which is kept in every case.
  */
 private[spark] final class StoreMapOutputServing(
     env: SparkEnv,
     store: ShuffleStore,
-    registry: RpcEndpointRef) extends MapOutputServing with Logging {
+    registry: RpcEndpointRef,
+    metrics: Option[StoreAccumulators]) extends MapOutputServing with Logging {
 
   private[this] val self = env.executorId
-  private[this] lazy val transportConf = SparkTransportConf.fromSparkConf(env.conf, "shuffle")
 
   override def committed(shuffleId: Int, mapId: Long, dataFile: File, offsets: Array[Long]): Unit = {
     val blocks = offsets.indices.dropRight(1).iterator
@@ -42,8 +43,7 @@ private[spark] final class StoreMapOutputServing(
     val placed = blocks.zip(holders).filter(_._2._1.nonEmpty)
     val arrived = mutable.ArrayBuffer.empty[Int]
     try {
-      val (mine, theirs) = placed.partition(_._2._1 == self)
-      mine.foreach { case ((reduceId, size), _) =>
+      placed.filter(_._2._1 == self).foreach { case ((reduceId, size), _) =>
         val id = ShuffleBlockId(shuffleId, mapId, reduceId)
         try {
           if (store.putFromFile(id, dataFile, offsets(reduceId), size)) arrived += reduceId
@@ -51,20 +51,33 @@ private[spark] final class StoreMapOutputServing(
           case NonFatal(e) => logWarning(s"Could not store $id; it stays in its file", e)
         }
       }
-      // Peers in the order the meta-shuffle offered them.
-      val byPeer = theirs.groupBy(_._2).toSeq.sortBy { case (_, b) => placed.indexOf(b.head) }
-        .map { case ((id, host, port), b) =>
-          BlockManagerId(id, host, port) -> b.map { case ((reduceId, size), _) =>
-            (ShuffleBlockId(shuffleId, mapId, reduceId), size)
-          }
+      // Each peer takes a run of adjacent blocks, in the order the meta-shuffle offered them.
+      val runs = StoreMapOutputServing.runs(blocks.zip(holders).map { case ((r, _), h) => (r, h) })
+        .filter { case ((id, _, _), _) => id.nonEmpty && id != self }
+      if (runs.nonEmpty) {
+        val uploads = runs.map { case ((id, host, port), (first, last)) =>
+          BlockManagerId(id, host, port) -> ShuffleBlockBatchId(shuffleId, mapId, first, last + 1)
         }
-      if (byPeer.nonEmpty) {
-        sender().send(byPeer, id => new FileSegmentManagedBuffer(transportConf, dataFile,
-          offsets(id.reduceId), offsets(id.reduceId + 1) - offsets(id.reduceId)))
-          .foreach(id => arrived += id.reduceId)
+        val byId = uploads.map { case (_, run) => (run: BlockId) -> run }.toMap
+        def bytes(run: ShuffleBlockBatchId) = offsets(run.endReduceId) - offsets(run.startReduceId)
+        def upload(run: ShuffleBlockBatchId) = new RunUpload(
+          (run.startReduceId until run.endReduceId).map(r => offsets(r + 1) - offsets(r)).toArray,
+          dataFile, offsets(run.startReduceId))
+        sender()
+          .send(uploads.map { case (peer, run) => peer -> Seq(run -> bytes(run)) }, id => upload(byId(id)))
+          .foreach { id =>
+            val run = byId(id)
+            arrived ++= (run.startReduceId until run.endReduceId).filter(r => offsets(r + 1) > offsets(r))
+          }
       }
     } finally {
       registry.askSync[Boolean](Arrived(shuffleId, mapId, arrived.toArray))
+    }
+    metrics.foreach { m =>
+      val held = arrived.toSet
+      val (kept, spilled) = placed.filter(p => held(p._1._1)).partition(_._2._1 == self)
+      val sizeOf = (b: IndexedSeq[((Int, Long), (String, String, Int))]) => b.map(_._1._2).sum
+      m.add(sizeOf(kept), sizeOf(spilled), blocks.map(_._2).sum - sizeOf(kept) - sizeOf(spilled))
     }
   }
 
@@ -74,7 +87,7 @@ private[spark] final class StoreMapOutputServing(
       PeerTraffic.shared(settings.waitWindow))
   }
 
-  private def upload(peer: BlockManagerId, id: ShuffleBlockId, data: ManagedBuffer) =
+  private def upload(peer: BlockManagerId, id: BlockId, data: ManagedBuffer) =
     env.blockManager.blockTransferService.uploadBlock(peer.host, peer.port, peer.executorId, id,
       data, StorageLevel.OFF_HEAP, ClassTag.Byte)
 
@@ -82,4 +95,19 @@ private[spark] final class StoreMapOutputServing(
   override def removed(shuffleId: Int): Unit = ()
 
   override def stop(): Unit = ()
+}
+
+private[spark] object StoreMapOutputServing {
+
+  /**
+   * A map output's non-empty blocks `(reduceId, holder)` in reduce order, grouped into runs of
+   * neighbours with the same holder: `(holder, (first reduce id, last reduce id))`, in order.
+   * The blocks of a run are adjacent in the data file (empty blocks between them hold no bytes).
+   */
+  def runs[H](blocks: Seq[(Int, H)]): Seq[(H, (Int, Int))] =
+    blocks.foldLeft(List.empty[(H, (Int, Int))]) {
+      case ((holder, (first, _)) :: rest, (reduceId, h)) if h == holder =>
+        (holder, (first, reduceId)) :: rest
+      case (acc, (reduceId, h)) => (h, (reduceId, reduceId)) :: acc
+    }.reverse
 }

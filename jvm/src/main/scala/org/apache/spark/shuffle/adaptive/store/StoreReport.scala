@@ -15,7 +15,20 @@ private[spark] final case class StoreReport(
     spilledToPeers: Long,
     leftOnDisk: Long,
     notArrived: Long,
-    metaShuffleRounds: Long)
+    metaShuffleRounds: Long) {
+
+  /** As Python receives it (snake_case keys, plain values). */
+  def toMap: Map[String, Any] = Map(
+    "accepted_locally" -> acceptedLocally,
+    "spilled_to_peers" -> spilledToPeers,
+    "left_on_disk" -> leftOnDisk,
+    "not_arrived" -> notArrived,
+    "meta_shuffle_rounds" -> metaShuffleRounds,
+    "stores" -> stores.map { case (id, s) =>
+      id -> Map("capacity" -> s.capacity, "used" -> s.used, "high_water" -> s.highWater,
+        "placed_high_water" -> s.placedHighWater)
+    })
+}
 
 private[spark] object StoreReport {
 

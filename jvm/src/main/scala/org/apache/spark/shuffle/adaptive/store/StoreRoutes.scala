@@ -20,7 +20,7 @@ private[spark] final case class StoreRoutes(
 
 private[spark] object StoreRoutes {
 
-  val None: StoreRoutes = StoreRoutes(Map.empty, Set.empty)
+  val NoStores: StoreRoutes = StoreRoutes(Map.empty, Set.empty)
 
   type Blocks = collection.Seq[(BlockId, Long, Int)]
 

@@ -7,10 +7,11 @@ import org.apache.spark.shuffle.adaptive.transport.{BlockTransport, TransportLis
 import org.apache.spark.storage.{BlockId, BlockManagerId, ShuffleBlockId}
 
 /**
- * Reads blocks held in other executors' stores through Spark's block server (`network`), whose
- * resolver serves them from the store; a block the store cannot serve (its executor is gone) is
- * read from its map output's executor through the usual `chain` instead. Every other block goes
- * to `chain` unchanged.
+ * Reads the blocks other executors' stores hold through Spark's block server (`network`), whose
+ * resolver serves them from the store's memory, rather than the way `chain` reads the files of
+ * that executor (host-local reads would go to the file even where the store holds the block);
+ * a block the store cannot serve (its executor is gone) is read from its map output's executor
+ * through `chain` instead. Every other block goes to `chain` unchanged.
  */
 private[spark] final class StoreTransport(
     routes: StoreRoutes,
@@ -26,14 +27,15 @@ private[spark] final class StoreTransport(
       blockIds: Seq[BlockId],
       listener: TransportListener,
       downloads: Option[DownloadFileManager]): Unit = {
-    val (elsewhere, own) = blockIds.partition(routes.homes.contains)
-    if (own.nonEmpty) chain.fetch(address, own, listener, downloads)
-    if (elsewhere.nonEmpty) {
-      network.fetch(address, elsewhere, new TransportListener {
+    val (stored, files) = blockIds.partition(routes.stored)
+    if (files.nonEmpty) chain.fetch(address, files, listener, downloads)
+    if (stored.nonEmpty) {
+      network.fetch(address, stored, new TransportListener {
         override def onFetched(id: BlockId, buf: ManagedBuffer, via: String): Unit =
           listener.onFetched(id, buf, via)
         override def onFailed(id: BlockId, e: Throwable): Unit =
-          BlockTransport.fallBack(chain, routes.homes(id), Seq(id -> e), listener, downloads)
+          BlockTransport.fallBack(chain, routes.ownerOf(id, address), Seq(id -> e), listener,
+            downloads)
         override def onFellBack(id: BlockId, e: Throwable): Unit = listener.onFellBack(id, e)
       }, downloads)
     }

@@ -1,5 +1,7 @@
 package org.apache.spark.shuffle.adaptive.transport
 
+import java.nio.ByteBuffer
+
 import org.apache.spark.{SparkConf, SparkEnv}
 import org.apache.spark.shuffle.adaptive.config.AdaptiveShuffleConf.TRANSPORT
 import org.apache.spark.shuffle.adaptive.transport.ucx.{UcxBlockTransport, UcxRuntime}
@@ -44,6 +46,20 @@ private[spark] final class TransportFactory(conf: SparkConf) {
       case None => files
     }
   }
+
+  /**
+   * How reduce tasks read blocks held in other executors' shuffle stores: UCX reads of the
+   * store's memory where UCX runs (falling back to Netty where the store's executor published no
+   * region), else Spark's block server, whose resolver serves from the store.
+   */
+  def forStores(env: SparkEnv): BlockTransport = ucxRuntime() match {
+    case Some(u) => new UcxBlockTransport(u.node, u.directory, u.pool, network(env))
+    case None => network(env)
+  }
+
+  /** A run of blocks arrived in this executor's shuffle store: served to one-sided reads too. */
+  def storedRun(shuffleId: Int, mapId: Long, buffer: ByteBuffer, offsets: Array[Long]): Unit =
+    startedUcx.foreach(_.serving.servedFromMemory(shuffleId, mapId, buffer, offsets))
 
   def removed(shuffleId: Int): Unit = startedUcx.foreach(_.serving.removed(shuffleId))
 

@@ -7,7 +7,7 @@ import java.nio.file.Files
 import org.scalatest.funsuite.AnyFunSuite
 
 import org.apache.spark.network.buffer.ManagedBuffer
-import org.apache.spark.storage.ShuffleBlockId
+import org.apache.spark.storage.{ShuffleBlockBatchId, ShuffleBlockId}
 
 class ShuffleStoreSuite extends AnyFunSuite {
 
@@ -54,29 +54,84 @@ class ShuffleStoreSuite extends AnyFunSuite {
     }
   }
 
-  test("a streamed block is served in its pieces' order and counted as received") {
-    val store = new ShuffleStore(1000, _ => ())
-    val id = ShuffleBlockId(2, 5, 1)
-    val stream = store.receive(id)
-    assert(stream.getID === id.name)
-    stream.onData(id.name, ByteBuffer.wrap(data, 0, 100))
-    stream.onData(id.name, ByteBuffer.wrap(data, 100, 30))
-    assert(!store.contains(id))
-    stream.onComplete(id.name)
-    assert(bytesOf(store.get(id).get) === data.take(130))
-    assert(store.get(id).get.nioByteBuffer().remaining === 130)
-    assert(store.received === 130 && store.used === 130)
+  private def runStream(sizes: Array[Long], file: File, offset: Long): Array[Byte] = {
+    val in = new RunUpload(sizes, file, offset).createInputStream()
+    try in.readAllBytes() finally in.close()
   }
 
-  test("a stream that outgrows the store fails, and a failed stream releases its bytes") {
-    val store = new ShuffleStore(100, _ => ())
-    val id = ShuffleBlockId(2, 5, 1)
-    val stream = store.receive(id)
-    stream.onData(id.name, ByteBuffer.wrap(data, 0, 80))
-    intercept[IOException](stream.onData(id.name, ByteBuffer.wrap(data, 80, 30)))
-    assert(store.highWater <= 100)
-    stream.onFailure(id.name, new IOException("peer went away"))
-    assert(store.used === 0 && !store.contains(id))
+  /** Feeds `bytes` to `stream` in pieces of `piece` bytes. */
+  private def feed(stream: org.apache.spark.network.client.StreamCallbackWithID, bytes: Array[Byte],
+      piece: Int): Unit =
+    bytes.grouped(piece).foreach(p => stream.onData(stream.getID, ByteBuffer.wrap(p)))
+
+  test("a run streamed in pieces of any size lands as its blocks, offered with index offsets") {
+    withFile(data) { file =>
+      Seq(1, 3, 7, 13, 1000).foreach { piece =>
+        var offered: (ShuffleBlockBatchId, Long, Seq[Long]) = null
+        val store = new ShuffleStore(1000, _ => (),
+          (run, buffer, offsets) => offered = (run, buffer.remaining.toLong, offsets.toSeq))
+        // Reduce partitions 2..5 of map 9: sizes 10, 0, 25, 5, taken from the file at 40.
+        val run = ShuffleBlockBatchId(1, 9, 2, 6)
+        val stream = store.receiveRun(run)
+        feed(stream, runStream(Array(10L, 0L, 25L, 5L), file, 40), piece)
+        stream.onComplete(run.name)
+        assert(bytesOf(store.get(ShuffleBlockId(1, 9, 2)).get) === data.slice(40, 50))
+        assert(store.get(ShuffleBlockId(1, 9, 3)).isEmpty)
+        assert(bytesOf(store.get(ShuffleBlockId(1, 9, 4)).get) === data.slice(50, 75))
+        assert(bytesOf(store.get(ShuffleBlockId(1, 9, 5)).get) === data.slice(75, 80))
+        assert(store.used === 40 && store.received === 40)
+        assert(offered === ((run, 40L, Seq(0L, 0L, 0L, 10L, 10L, 35L, 40L))))
+      }
+    }
+  }
+
+  test("a run that does not fit is refused at its header, holding nothing") {
+    withFile(data) { file =>
+      val store = new ShuffleStore(30, _ => ())
+      val run = ShuffleBlockBatchId(1, 9, 0, 2)
+      val stream = store.receiveRun(run)
+      intercept[IOException](feed(stream, runStream(Array(20L, 20L), file, 0), 1000))
+      stream.onFailure(run.name, new IOException("refused"))
+      assert(store.used === 0 && store.highWater === 0)
+    }
+  }
+
+  test("a run cut short, or longer than its header says, fails and releases its bytes") {
+    withFile(data) { file =>
+      val store = new ShuffleStore(1000, _ => ())
+      val short = ShuffleBlockBatchId(1, 9, 0, 1)
+      val stream = store.receiveRun(short)
+      feed(stream, runStream(Array(50L), file, 0).dropRight(1), 1000)
+      intercept[IOException](stream.onComplete(short.name))
+      stream.onFailure(short.name, new IOException("cut"))
+      assert(store.used === 0 && !store.contains(ShuffleBlockId(1, 9, 0)))
+      val long = store.receiveRun(short)
+      intercept[IOException](feed(long, runStream(Array(50L), file, 0) :+ 1.toByte, 1000))
+      long.onFailure(short.name, new IOException("too long"))
+      assert(store.used === 0)
+    }
+  }
+
+  test("a run whose header spans other partitions than its block id names is refused") {
+    withFile(data) { file =>
+      val store = new ShuffleStore(1000, _ => ())
+      val stream = store.receiveRun(ShuffleBlockBatchId(1, 9, 0, 3))
+      intercept[IOException](feed(stream, runStream(Array(5L, 5L), file, 0), 1000))
+    }
+  }
+
+  test("a run received twice keeps one copy and is offered once") {
+    withFile(data) { file =>
+      var offers = 0
+      val store = new ShuffleStore(1000, _ => (), (_, _, _) => offers += 1)
+      val run = ShuffleBlockBatchId(1, 9, 0, 1)
+      (1 to 2).foreach { _ =>
+        val stream = store.receiveRun(run)
+        feed(stream, runStream(Array(30L), file, 0), 1000)
+        stream.onComplete(run.name)
+      }
+      assert(store.used === 30 && offers === 1)
+    }
   }
 
   test("removing a shuffle drops its blocks only, and reports the change") {

@@ -10,7 +10,7 @@ import org.scalatest.funsuite.AnyFunSuite
 
 import org.apache.spark.network.buffer.{ManagedBuffer, NioManagedBuffer}
 import org.apache.spark.shuffle.adaptive.flow.{FlowLimits, PeerTraffic}
-import org.apache.spark.storage.{BlockManagerId, ShuffleBlockId}
+import org.apache.spark.storage.{BlockId, BlockManagerId, ShuffleBlockId}
 
 class SpillSenderSuite extends AnyFunSuite {
   private val b = BlockManagerId("b", "host-b", 2)
@@ -19,16 +19,16 @@ class SpillSenderSuite extends AnyFunSuite {
     override val maxReqsInFlight = requests
     override val maxBlocksInFlightPerAddress = perAddress
   }
-  private def data(id: ShuffleBlockId): ManagedBuffer = new NioManagedBuffer(java.nio.ByteBuffer.allocate(1))
+  private def data(id: BlockId): ManagedBuffer = new NioManagedBuffer(java.nio.ByteBuffer.allocate(1))
 
   /** Completes each upload on another thread, recording what was in flight when it started. */
-  private final class Peers(fail: Set[ShuffleBlockId] = Set.empty) {
+  private final class Peers(fail: Set[BlockId] = Set.empty) {
     private val pool = Executors.newSingleThreadExecutor()
-    val started = mutable.ArrayBuffer.empty[(BlockManagerId, ShuffleBlockId)]
+    val started = mutable.ArrayBuffer.empty[(BlockManagerId, BlockId)]
     var inFlight = 0L
     var peak = 0L
-    def upload(size: ShuffleBlockId => Long)(
-        peer: BlockManagerId, id: ShuffleBlockId, buf: ManagedBuffer): Future[Unit] = synchronized {
+    def upload(size: BlockId => Long)(
+        peer: BlockManagerId, id: BlockId, buf: ManagedBuffer): Future[Unit] = synchronized {
       started += peer -> id
       inFlight += size(id)
       peak = math.max(peak, inFlight)
@@ -44,19 +44,21 @@ class SpillSenderSuite extends AnyFunSuite {
     def stop(): Unit = { pool.shutdown(); pool.awaitTermination(10, TimeUnit.SECONDS) }
   }
 
-  private def blocks(map: Long, sizes: Long*) =
-    sizes.zipWithIndex.map { case (s, r) => ShuffleBlockId(0, map, r) -> s }
+  private def blocks(map: Long, sizes: Long*): Seq[(BlockId, Long)] =
+    sizes.zipWithIndex.map { case (s, r) => (ShuffleBlockId(0, map, r): BlockId) -> s }
 
   test("every block is sent once, to its peer; failed uploads are not reported as arrived") {
     val toB = blocks(1, 10, 20, 30)
     val toC = blocks(2, 5, 5)
-    val sizes = (toB ++ toC).toMap
+    val sizes: Map[BlockId, Long] = (toB ++ toC).toMap
     val peers = new Peers(fail = Set(ShuffleBlockId(0, 1, 1)))
     val sender = new SpillSender(peers.upload(sizes), limits(5, 100), 15, 1000, new PeerTraffic(4))
     val arrived = sender.send(Seq(b -> toB, c -> toC), data)
     peers.stop()
     assert(peers.started.map(_._2).sortBy(_.name) === sizes.keys.toSeq.sortBy(_.name))
-    assert(peers.started.forall { case (peer, id) => (if (id.mapId == 1) b else c) == peer })
+    assert(peers.started.forall { case (peer, id) =>
+      (if (id.asInstanceOf[ShuffleBlockId].mapId == 1) b else c) == peer
+    })
     assert(arrived === sizes.keySet - ShuffleBlockId(0, 1, 1))
     assert(sender.bytesInFlight === 0 && sender.requestsInFlight === 0)
   }
@@ -90,8 +92,8 @@ class SpillSenderSuite extends AnyFunSuite {
   test("an upload that throws at once counts as not arrived, and the rest still go") {
     val toB = blocks(1, 10, 10)
     val sender = new SpillSender((_, id, _) =>
-      if (id.reduceId == 0) throw new IOException("no connection") else Future.unit,
+      if (id == ShuffleBlockId(0, 1, 0)) throw new IOException("no connection") else Future.unit,
       limits(5, 5), 10, 100, new PeerTraffic(4))
-    assert(sender.send(Seq(b -> toB), data) === Set(ShuffleBlockId(0, 1, 1)))
+    assert(sender.send(Seq(b -> toB), data) === Set[BlockId](ShuffleBlockId(0, 1, 1)))
   }
 }

@@ -48,7 +48,8 @@ class StoreTransportSuite extends AnyFunSuite {
     override def onFellBack(id: BlockId, e: Throwable): Unit = fellBack += id
   }
 
-  private val routes = StoreRoutes(Map(spilled -> home), Set(spilled))
+  private val keptAtHome = ShuffleBlockId(0, 2, 1)
+  private val routes = StoreRoutes(Map(spilled -> home), Set(spilled, keptAtHome))
 
   test("a spilled block goes to its holder over the network; the holder's own blocks go the usual way") {
     val network = new Recording("netty")
@@ -58,6 +59,19 @@ class StoreTransportSuite extends AnyFunSuite {
     assert(network.asked === Seq(holder -> Seq(spilled)))
     assert(chain.asked === Seq(holder -> Seq(own)))
     assert(events.fetched.toSet === Set(spilled -> "netty", own -> "ucx"))
+  }
+
+  test("a block its own map output's executor keeps in its store is read from that store too") {
+    val network = new Recording("netty")
+    val chain = new Recording("host-local")
+    val events = new Events
+    new StoreTransport(routes, network, chain).fetch(holder, Seq(keptAtHome, own), events, None)
+    assert(network.asked === Seq(holder -> Seq(keptAtHome)))
+    assert(chain.asked === Seq(holder -> Seq(own)))
+    val failing = new Recording("netty", failing = Set(keptAtHome))
+    val fallback = new Recording("host-local")
+    new StoreTransport(routes, failing, fallback).fetch(holder, Seq(keptAtHome), new Events, None)
+    assert(fallback.asked === Seq(holder -> Seq(keptAtHome)))
   }
 
   test("a spilled block its holder cannot serve is read from its map output's executor") {

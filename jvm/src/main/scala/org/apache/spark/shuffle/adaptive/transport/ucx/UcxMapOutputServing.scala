@@ -1,7 +1,7 @@
 package org.apache.spark.shuffle.adaptive.transport.ucx
 
 import java.io.File
-import java.nio.MappedByteBuffer
+import java.nio.ByteBuffer
 import java.nio.channels.FileChannel
 import java.nio.file.StandardOpenOption
 
@@ -19,7 +19,9 @@ import org.apache.spark.storage.StorageUtils
 /**
  * Serves this executor's map outputs to one-sided reads: each committed data file is mapped
  * read-only into memory, registered with UCX, and its region (address, packed key, index)
- * published to the driver's [[UcxRegistry]] before the map task returns. Regions are
+ * published to the driver's [[UcxRegistry]] before the map task returns. Blocks of other
+ * executors' map outputs that this executor's shuffle store received are served the same way
+ * ([[servedFromMemory]]). Regions are
  * deregistered and unmapped when their shuffle is unregistered and when the executor stops.
  *
  * A data file longer than 2 GiB (the most one Java mapping holds) is not registered; peers read
@@ -31,9 +33,12 @@ private[spark] final class UcxMapOutputServing(
     registry: RpcEndpointRef,
     directory: UcxDirectory) extends MapOutputServing with Logging {
 
-  private final class Mapped(val mapping: MappedByteBuffer, val memory: UcpMemory)
+  /** Registered memory: a file's mapping (unmapped when released) or a store's buffer. */
+  private final class Mapped(val memory: UcpMemory, val buffer: ByteBuffer, val owned: Boolean)
 
   private[this] val mapped = mutable.HashMap.empty[Int, mutable.ArrayBuffer[Mapped]]
+  /** Map outputs (shuffle, map) with a region here: a second one would shadow the first. */
+  private[this] val published = mutable.HashSet.empty[(Int, Long)]
 
   override def committed(shuffleId: Int, mapId: Long, dataFile: File, offsets: Array[Long]): Unit = {
     val length = offsets.last
@@ -41,12 +46,9 @@ private[spark] final class UcxMapOutputServing(
       val mapping = FileChannel.open(dataFile.toPath, StandardOpenOption.READ)
       val buffer = try mapping.map(FileChannel.MapMode.READ_ONLY, 0, length) finally mapping.close()
       val registered = try {
-        val memory = node.register(buffer)
-        val rkey = node.remoteKey(memory)
-        val entry = new Mapped(buffer, memory)
-        synchronized(mapped.getOrElseUpdate(shuffleId, mutable.ArrayBuffer.empty) += entry)
-        registry.askSync[Boolean](
-          RegisterRegion(executorId, shuffleId, mapId, UcxRegion(memory.getAddress, rkey, offsets)))
+        register(shuffleId, mapId, buffer, offsets, owned = true).exists { region =>
+          registry.askSync[Boolean](RegisterRegion(executorId, shuffleId, mapId, region))
+        }
       } catch {
         case NonFatal(e) =>
           logWarning(s"Map output $mapId of shuffle $shuffleId is served through Netty: " +
@@ -57,8 +59,41 @@ private[spark] final class UcxMapOutputServing(
     }
   }
 
+  /**
+   * Serves blocks of map output `mapId` that this executor's shuffle store holds in `buffer`
+   * (`offsets` as the map output's index gives them, empty outside the blocks held): called on
+   * the block server's thread as a spilled run arrives, so the region is published without
+   * waiting; until the driver has it, readers go through Netty.
+   */
+  def servedFromMemory(shuffleId: Int, mapId: Long, buffer: ByteBuffer, offsets: Array[Long]): Unit =
+    try {
+      register(shuffleId, mapId, buffer, offsets, owned = false).foreach { region =>
+        registry.ask[Boolean](RegisterRegion(executorId, shuffleId, mapId, region))
+      }
+    } catch {
+      case NonFatal(e) => logWarning(s"Stored blocks of map output $mapId of shuffle $shuffleId " +
+        "are served through Netty: registering them with UCX failed", e)
+    }
+
+  /** None if the map output has a region here already. */
+  private def register(
+      shuffleId: Int,
+      mapId: Long,
+      buffer: ByteBuffer,
+      offsets: Array[Long],
+      owned: Boolean): Option[UcxRegion] = {
+    if (!synchronized(published.add((shuffleId, mapId)))) return None
+    val memory = node.register(buffer)
+    synchronized(mapped.getOrElseUpdate(shuffleId, mutable.ArrayBuffer.empty) +=
+      new Mapped(memory, buffer, owned))
+    Some(UcxRegion(memory.getAddress, node.remoteKey(memory), offsets))
+  }
+
   override def removed(shuffleId: Int): Unit = {
-    val regions = synchronized(mapped.remove(shuffleId)).toSeq.flatten
+    val regions = synchronized {
+      published.filterInPlace(_._1 != shuffleId)
+      mapped.remove(shuffleId)
+    }.toSeq.flatten
     regions.foreach(release)
     directory.forgetShuffle(shuffleId)
     node.forgetShuffle(shuffleId)
@@ -68,6 +103,7 @@ private[spark] final class UcxMapOutputServing(
     val regions = synchronized {
       val all = mapped.values.flatten.toList
       mapped.clear()
+      published.clear()
       all
     }
     regions.foreach(release)
@@ -77,6 +113,7 @@ private[spark] final class UcxMapOutputServing(
     try node.call(region.memory.deregister()) catch {
       case NonFatal(e) => logWarning("Could not deregister a map output's UCX region", e)
     }
-    StorageUtils.dispose(region.mapping)
+    // A store's buffer is the store's; only a file's mapping is ours to unmap.
+    if (region.owned) StorageUtils.dispose(region.buffer)
   }
 }
