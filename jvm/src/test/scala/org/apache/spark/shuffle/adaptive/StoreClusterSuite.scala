@@ -4,12 +4,14 @@ import scala.concurrent.duration._
 
 import org.scalatest.concurrent.Eventually
 
-import org.apache.spark.{HashPartitioner, LocalSparkContext, ShuffleDependency, SparkConf, SparkContext, SparkEnv, SparkFunSuite, TestUtils}
-import org.apache.spark.internal.config.{AUTH_SECRET, IO_ENCRYPTION_ENABLED, NETWORK_AUTH_ENABLED, SHUFFLE_MANAGER}
+import org.apache.spark.{ExecutorAllocationClient, HashPartitioner, LocalSparkContext, ShuffleDependency, SparkConf, SparkContext, SparkEnv, SparkFunSuite, TestUtils}
+import org.apache.spark.internal.config.{AUTH_SECRET, DYN_ALLOCATION_EXECUTOR_IDLE_TIMEOUT, DYN_ALLOCATION_SHUFFLE_TRACKING_ENABLED, IO_ENCRYPTION_ENABLED, NETWORK_AUTH_ENABLED, SHUFFLE_MANAGER}
 import org.apache.spark.rdd.{RDD, ShuffledRDD}
+import org.apache.spark.scheduler.dynalloc.ExecutorMonitor
 import org.apache.spark.shuffle.adaptive.config.AdaptiveShuffleConf.{MODE, STORE_MAX_SIZE, TRANSPORT, UCX_LIBRARY_PATH}
 import org.apache.spark.shuffle.adaptive.dummy.{DestinationPartitioner, DummyRDD, DummySpec, PinnedRDD}
 import org.apache.spark.shuffle.adaptive.testing.ExecutorProbe
+import org.apache.spark.util.ManualClock
 
 /**
  * mode=store on three executors with extreme skew (DummyRDD, Zipf alpha = 3): every map task
@@ -108,6 +110,35 @@ class StoreClusterSuite extends SparkFunSuite with LocalSparkContext with Eventu
     assert(bytes.keySet === Set("local", "ucx"), app)
     assert(app("transport_fallbacks") === 0L, app)
     assert(app("bytes_from_stores") === bytes.values.sum, app)
+  }
+
+  test("dynamic allocation with shuffle tracking keeps the executors holding spilled blocks") {
+    sc = new SparkContext("local-cluster[3,1,1024]", "test",
+      conf.set(DYN_ALLOCATION_SHUFFLE_TRACKING_ENABLED, true)
+        .set(DYN_ALLOCATION_EXECUTOR_IDLE_TIMEOUT, 60L))
+    // Spark's own executor monitor, on a clock of the test's: what dynamic allocation would
+    // release once the idle timeout passed.
+    val clock = new ManualClock()
+    val monitor = new ExecutorMonitor(sc.conf,
+      sc.schedulerBackend.asInstanceOf[ExecutorAllocationClient], sc.listenerBus, clock)
+    sc.addSparkListener(monitor)
+    TestUtils.waitUntilExecutorsUp(sc, 3, 60000)
+    def releasable(): Set[String] = {
+      sc.listenerBus.waitUntilEmpty()
+      clock.advance(10 * 60 * 1000)
+      monitor.timedOutExecutors().map(_._1).toSet
+    }
+    assert(Set("1", "2").subsetOf(releasable()), "idle executors holding nothing are released")
+    val shuffled = skewed(sc)
+    sc.submitMapStage(
+      shuffled.dependencies.head.asInstanceOf[ShuffleDependency[Int, Array[Byte], Array[Byte]]]).get()
+    val holders = manager.storeReport.get.stores.collect {
+      case (id, s) if id != "0" && s.placedHighWater > 0 => id
+    }.toSet
+    assert(holders.nonEmpty)
+    eventually(timeout(30.seconds), interval(100.millis)) {
+      assert(releasable().intersect(holders + "0").isEmpty)
+    }
   }
 
   test("a store lost after the map stage: its blocks are read from their files, results equal") {

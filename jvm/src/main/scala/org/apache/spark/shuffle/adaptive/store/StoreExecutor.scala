@@ -13,7 +13,7 @@ import org.apache.spark.shuffle.adaptive.config.AdaptiveShuffleConf.{DefaultStor
 import org.apache.spark.shuffle.adaptive.metrics.StoreAccumulators
 import org.apache.spark.shuffle.adaptive.store.StoreRegistry.{Locate, StoreUsage}
 import org.apache.spark.shuffle.adaptive.transport.MapOutputServing
-import org.apache.spark.storage.{BlockManagerId, ShuffleBlockBatchId, ShuffleBlockId}
+import org.apache.spark.storage.{BlockManagerId, BlockStatus, ShuffleBlockBatchId, ShuffleBlockId, ShuffleDataBlockId, StorageLevel}
 import org.apache.spark.util.ThreadUtils
 
 /**
@@ -29,24 +29,44 @@ private[spark] final class StoreExecutor(
 
   private[this] lazy val registry = StoreRegistry.ref(SparkEnv.get)
 
-  // Usage changes on the block server's threads too, which must not wait for the driver.
-  private[this] lazy val reporter = ThreadUtils.newDaemonSingleThreadExecutor("shuffle-store-usage")
-  private[this] val reportPending = new AtomicBoolean(false)
+  // What the store tells the driver happens on the block server's threads too, which must not
+  // wait for it: one thread sends it, in order.
+  private[this] lazy val reporter = ThreadUtils.newDaemonSingleThreadExecutor("shuffle-store-reports")
+  private[this] val usagePending = new AtomicBoolean(false)
   @volatile private[this] var reporting = false
   @volatile private[this] var stopped = false
 
-  val store: ShuffleStore = new ShuffleStore(StoreExecutor.capacity(conf), report, onRun)
+  val store: ShuffleStore = new ShuffleStore(StoreExecutor.capacity(conf), reportUsage, received)
 
-  private def report(s: ShuffleStore): Unit =
-    if (!stopped && reportPending.compareAndSet(false, true)) {
-      reporting = true
-      reporter.execute { () =>
-        reportPending.set(false)
-        try registry.send(StoreUsage(SparkEnv.get.executorId, s.used, s.highWater)) catch {
-          case NonFatal(e) => logWarning("Could not report the shuffle store's usage", e)
-        }
+  private def inBackground(what: String)(report: => Unit): Unit = if (!stopped) {
+    reporting = true
+    reporter.execute { () =>
+      try report catch {
+        case NonFatal(e) => logWarning(s"Could not report $what to the driver", e)
       }
     }
+  }
+
+  /** Sends the latest usage; changes while a report waits are folded into it. */
+  private def reportUsage(s: ShuffleStore): Unit =
+    if (usagePending.compareAndSet(false, true)) inBackground("the shuffle store's usage") {
+      usagePending.set(false)
+      registry.send(StoreUsage(SparkEnv.get.executorId, s.used, s.highWater))
+    }
+
+  /**
+   * A run of another executor's map output arrived. The block manager reports it as a data block
+   * of that map output, as block migration does: with shuffle tracking, Spark's dynamic
+   * allocation then keeps this executor while the shuffle lives.
+   */
+  private def received(run: ShuffleBlockBatchId, buffer: ByteBuffer, offsets: Array[Long]): Unit = {
+    onRun(run, buffer, offsets)
+    inBackground(run.toString) {
+      SparkEnv.get.blockManager.reportBlockStatus(
+        ShuffleDataBlockId(run.shuffleId, run.mapId, IndexShuffleBlockResolver.NOOP_REDUCE_ID),
+        BlockStatus(StorageLevel.OFF_HEAP, buffer.capacity, 0))
+    }
+  }
 
   val resolver = new StoreBlockResolver(conf, files, store)
 
