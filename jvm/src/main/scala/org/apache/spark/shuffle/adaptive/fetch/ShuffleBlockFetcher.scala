@@ -441,7 +441,8 @@ private[spark] final class ShuffleBlockFetcher(
       message: String): Throwable = block.blockId match {
     // A block read from another executor's store fails as its map output's.
     case ShuffleBlockId(shuffleId, mapId, reduceId) =>
-      SparkCompat.fetchFailed(routes.ownerOf(block.blockId, address), shuffleId, mapId, block.mapIndex, reduceId, message, cause)
+      SparkCompat.fetchFailed(routes.ownerOf(block.blockId, address), shuffleId, mapId,
+        block.mapIndex, reduceId, message, cause)
     case ShuffleBlockBatchId(shuffleId, mapId, startReduceId, _) =>
       SparkCompat.fetchFailed(address, shuffleId, mapId, block.mapIndex, startReduceId, message,
         cause)

@@ -27,14 +27,7 @@ private[spark] final class RunUpload(sizes: Array[Long], file: File, offset: Lon
 
   override def nioByteBuffer(): ByteBuffer = {
     val all = ByteBuffer.allocate(Math.toIntExact(size())).put(header)
-    val channel = FileChannel.open(file.toPath, StandardOpenOption.READ)
-    try {
-      while (all.hasRemaining) {
-        if (channel.read(all, offset + all.position() - header.length) < 0) {
-          throw new IOException(s"$file ended before ${offset + length} bytes")
-        }
-      }
-    } finally channel.close()
+    RunUpload.readFully(file, offset, all)
     all.flip()
   }
 
@@ -61,6 +54,19 @@ private[spark] object RunUpload {
     val out = ByteBuffer.allocate(headerLength(sizes.length)).putInt(sizes.length)
     sizes.foreach(out.putLong)
     out.array()
+  }
+
+  /** Fills the rest of `into` with `file`'s bytes from `offset`; fails if the file ends first. */
+  def readFully(file: File, offset: Long, into: ByteBuffer): Unit = {
+    val channel = FileChannel.open(file.toPath, StandardOpenOption.READ)
+    try {
+      val start = into.position()
+      while (into.hasRemaining) {
+        if (channel.read(into, offset + into.position() - start) < 0) {
+          throw new IOException(s"$file ended before ${offset + into.limit() - start} bytes")
+        }
+      }
+    } finally channel.close()
   }
 
   /** The sizes a complete header announces; it must span `partitions` reduce partitions. */

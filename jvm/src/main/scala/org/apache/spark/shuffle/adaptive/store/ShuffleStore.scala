@@ -2,8 +2,6 @@ package org.apache.spark.shuffle.adaptive.store
 
 import java.io.{File, IOException}
 import java.nio.ByteBuffer
-import java.nio.channels.FileChannel
-import java.nio.file.StandardOpenOption
 import java.util.concurrent.ConcurrentHashMap
 import java.util.concurrent.atomic.AtomicLong
 
@@ -47,14 +45,7 @@ private[spark] final class ShuffleStore(
     if (!reserve(length)) return false
     try {
       val buffer = ByteBuffer.allocateDirect(length.toInt)
-      val channel = FileChannel.open(file.toPath, StandardOpenOption.READ)
-      try {
-        while (buffer.hasRemaining) {
-          if (channel.read(buffer, offset + buffer.position()) < 0) {
-            throw new IOException(s"$file ended before ${offset + length} bytes")
-          }
-        }
-      } finally channel.close()
+      RunUpload.readFully(file, offset, buffer)
       buffer.flip()
       add(id, new StoredBlock(buffer), received = false)
       true

@@ -63,21 +63,21 @@ private[spark] final class StoreMapOutputServing(
         def upload(run: ShuffleBlockBatchId) = new RunUpload(
           (run.startReduceId until run.endReduceId).map(r => offsets(r + 1) - offsets(r)).toArray,
           dataFile, offsets(run.startReduceId))
-        sender()
-          .send(uploads.map { case (peer, run) => peer -> Seq(run -> bytes(run)) }, id => upload(byId(id)))
-          .foreach { id =>
-            val run = byId(id)
-            arrived ++= (run.startReduceId until run.endReduceId).filter(r => offsets(r + 1) > offsets(r))
-          }
+        val toSend = uploads.map { case (peer, run) => peer -> Seq(run -> bytes(run)) }
+        sender().send(toSend, id => upload(byId(id))).foreach { id =>
+          val run = byId(id)
+          arrived ++= (run.startReduceId until run.endReduceId).filter(r => offsets(r + 1) > offsets(r))
+        }
       }
     } finally {
       registry.askSync[Boolean](Arrived(shuffleId, mapId, arrived.toArray))
     }
     metrics.foreach { m =>
-      val held = arrived.toSet
-      val (kept, spilled) = placed.filter(p => held(p._1._1)).partition(_._2._1 == self)
-      val sizeOf = (b: IndexedSeq[((Int, Long), (String, String, Int))]) => b.map(_._1._2).sum
-      m.add(sizeOf(kept), sizeOf(spilled), blocks.map(_._2).sum - sizeOf(kept) - sizeOf(spilled))
+      val sizeOf = blocks.toMap
+      val holderOf = placed.map { case ((r, _), (holder, _, _)) => r -> holder }.toMap
+      val (kept, spilled) = arrived.partition(holderOf(_) == self)
+      val (local, remote) = (kept.map(sizeOf).sum, spilled.map(sizeOf).sum)
+      m.add(local, remote, sizeOf.values.sum - local - remote)
     }
   }
 

@@ -41,10 +41,13 @@ private[spark] final class TransportFactory(conf: SparkConf) {
         new BlockManagerHostLocalDirs(blockManager, dirs), network)
       case None => network
     }
-    ucxRuntime() match {
-      case Some(u) => new UcxBlockTransport(u.node, u.directory, u.pool, files)
-      case None => files
-    }
+    overUcx(files)
+  }
+
+  /** UCX reads first, falling back to `next`, where UCX runs; else `next` alone. */
+  private def overUcx(next: BlockTransport): BlockTransport = ucxRuntime() match {
+    case Some(u) => new UcxBlockTransport(u.node, u.directory, u.pool, next)
+    case None => next
   }
 
   /**
@@ -52,10 +55,7 @@ private[spark] final class TransportFactory(conf: SparkConf) {
    * store's memory where UCX runs (falling back to Netty where the store's executor published no
    * region), else Spark's block server, whose resolver serves from the store.
    */
-  def forStores(env: SparkEnv): BlockTransport = ucxRuntime() match {
-    case Some(u) => new UcxBlockTransport(u.node, u.directory, u.pool, network(env))
-    case None => network(env)
-  }
+  def forStores(env: SparkEnv): BlockTransport = overUcx(network(env))
 
   /** A run of blocks arrived in this executor's shuffle store: served to one-sided reads too. */
   def storedRun(shuffleId: Int, mapId: Long, buffer: ByteBuffer, offsets: Array[Long]): Unit =
