@@ -45,8 +45,12 @@ abstract class UcxShuffleSuiteBase(tls: String) extends ShuffleSuite with Before
         remoteBytes.addAndGet(end.taskMetrics.shuffleReadMetrics.remoteBytesRead)
       }
     })
-    val sums = sc.parallelize(1 to 20000, 8).map(x => (x % 101, x)).reduceByKey(_ + _, 6)
-      .collectAsMap()
+    // Map tasks prefer the two executors in turn: left to the scheduler, one executor can take
+    // every tiny task, and then no block is remote.
+    val homes = Seq("0", "1").map(ExecutorProbe.location(sc, _))
+    val sums = sc.makeRDD((0 until 8).map(i => (i, Seq(homes(i % 2)))))
+      .flatMap(i => (i * 2500 + 1) to ((i + 1) * 2500)).map(x => (x % 101, x))
+      .reduceByKey(_ + _, 6).collectAsMap()
     assert(sums(0) === (101 to 19998 by 101).sum)
     sc.listenerBus.waitUntilEmpty()
     val app = sc.env.shuffleManager.asInstanceOf[AdaptiveShuffleManager].fetchMetrics.snapshot()
