@@ -79,13 +79,13 @@ SHUFFLE_SERVICE_KEY = "spark.shuffle.service.enabled"
 
 
 def _check_store_mode(settings: dict, get: Callable[[str], Optional[str]]) -> None:
-    """mode='store' serves blocks from executors' memory, which the external shuffle service
-    cannot: the JVM refuses the pair, so refuse it here, before a JVM starts."""
+    """mode='store' and 'push' serve blocks from executors' memory, which the external shuffle
+    service cannot: the JVM refuses the pair, so refuse it here, before a JVM starts."""
     mode_key = OPTIONS["mode"].key
     mode = settings.get(mode_key, get(mode_key) or "pull")
-    if mode == "store" and (get(SHUFFLE_SERVICE_KEY) or "false").strip().lower() == "true":
+    if mode != "pull" and (get(SHUFFLE_SERVICE_KEY) or "false").strip().lower() == "true":
         raise ValueError(
-            f"mode='store' ({mode_key}) needs {SHUFFLE_SERVICE_KEY}=false: the external shuffle "
+            f"mode={mode!r} ({mode_key}) needs {SHUFFLE_SERVICE_KEY}=false: the external shuffle "
             "service serves map-output files only; allowed modes with it: 'pull'"
         )
 

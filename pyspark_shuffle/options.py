@@ -215,9 +215,10 @@ OPTIONS: Dict[str, Option] = {
         Option(
             name="mode",
             key=PREFIX + "mode",
-            allowed="one of 'pull', 'store'",
-            doc="'store' also places map outputs in executors' bounded in-memory stores (default 'pull').",
-            parse=_choice("pull", "store"),
+            allowed="one of 'pull', 'store', 'push'",
+            doc="'store' also places map outputs in executors' bounded in-memory stores; 'push' "
+            "pushes them to their partitions' owners' stores in the background (default 'pull').",
+            parse=_choice("pull", "store", "push"),
         ),
         Option(
             name="store_max_size",
@@ -232,6 +233,14 @@ OPTIONS: Dict[str, Option] = {
             allowed="one of 'capacity', 'pairwise', 'naive'",
             doc="Whom blocks the own store cannot hold are offered to first (default 'capacity').",
             parse=_choice("capacity", "pairwise", "naive"),
+        ),
+        Option(
+            name="push_queue_size",
+            key=PREFIX + "push.queueSize",
+            allowed=f"a size >= 0, given as {SIZE_FORMS}",
+            doc="mode='push': bytes of map outputs one executor may have waiting to be pushed "
+            "(default store_max_size).",
+            parse=_size(0, (1 << 63) - 1),
         ),
         Option(
             name="testing_serve_delay",

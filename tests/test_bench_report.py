@@ -147,3 +147,28 @@ def test_store_table_medians_and_absence():
     assert table[0].split()[:4] == ["workload", "skew", "manager", "own"]
     assert table[2].split() == ["dummy", "3", "adaptive:mode=store", "6.0", "4.0", "2.0", "10.0", "7.0", "8.0"]
     assert store_table([{"status": "ok", "store": {}, "workload": "w", "skew": 0, "manager": "sort"}]) is None
+
+
+def test_push_table_medians_and_absence():
+    from pyspark_shuffle.bench.report import push_table
+
+    mib = 1 << 20
+
+    def run(owners, during, after, on_owner, status="ok"):
+        return {"status": status, "workload": "dummy", "skew": 2.0, "manager": "adaptive:mode=push",
+                "plugin": {"stored_reduce_tasks": 4, "stored_reduce_tasks_on_owner": on_owner,
+                           "bytes_crossed_twice": during * mib},
+                "store": {"push": {"placed_at_owners": owners * mib,
+                                   "arrived_during_map_stage": during * mib,
+                                   "arrived_after_map_stage": after * mib,
+                                   "left_to_pull": 0, "queue_high_water": 2 * mib}}}
+
+    table = push_table([run(10, 6, 4, 1), run(20, 12, 8, 2), run(30, 18, 12, 3),
+                        run(99, 99, 99, 4, status="failed")]).splitlines()
+    assert table[0].split()[:5] == ["workload", "skew", "manager", "to", "owners"]
+    assert table[2].split() == ["dummy", "2", "adaptive:mode=push", "20.0", "12.0", "8.0", "0.0", "2.0",
+                                "0.50", "12.0"]
+    store_only = {"status": "ok", "workload": "w", "skew": 0, "manager": "adaptive:mode=store",
+                  "store": {"push": {"placed_at_owners": 0, "arrived_during_map_stage": 0}}}
+    assert push_table([store_only]) is None
+

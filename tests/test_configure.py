@@ -120,6 +120,10 @@ def test_configure_store_mode_refuses_the_external_shuffle_service():
         pyspark_shuffle.configure(builder, mode="store")
     assert "spark.shuffle.adaptive.mode" in str(info.value)
     assert "spark.shuffle.service.enabled=false" in str(info.value)
+    with pytest.raises(ValueError, match="mode='push'"):
+        pyspark_shuffle.configure(builder, mode="push")
     conf = pyspark_shuffle.configure(SparkConf(loadDefaults=False), mode="store", store_max_size="32m")
     assert conf.get("spark.shuffle.adaptive.mode") == "store"
     assert conf.get("spark.shuffle.adaptive.store.maxSize") == "32m"
+    conf = pyspark_shuffle.configure(SparkConf(loadDefaults=False), mode="push", push_queue_size="8m")
+    assert conf.get("spark.shuffle.adaptive.push.queueSize") == "8m"

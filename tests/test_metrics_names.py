@@ -37,8 +37,9 @@ def test_store_report_names_match_the_jvm_and_are_documented():
     source = SOURCE.parents[1] / "store/StoreReport.scala"
     text = source.read_text(encoding="utf-8")
     body = text[text.index("def toMap"):]
-    names = re.findall(r'^\s*"([a-z_]+)" ->', body, flags=re.MULTILINE)
-    top_level = names[: names.index("stores") + 1]  # each store's own keys follow
+    keys = re.findall(r'^(\s*)"([a-z_]+)" ->', body, flags=re.MULTILINE)
+    # Top-level keys share the first key's indentation; nested maps' keys are indented deeper.
+    top_level = [name for indent, name in keys if indent == keys[0][0]]
     assert tuple(top_level) == STORE_REPORT_NAMES
     doc = pyspark_shuffle.metrics.__doc__
     assert all(f"``{name}``" in doc for name in STORE_REPORT_NAMES)

@@ -105,7 +105,7 @@ def test_store_options():
     }
     assert validate_options({"store_max_size": 0}) == {"spark.shuffle.adaptive.store.maxSize": "0b"}
     for name, bad, allowed in (
-        ("mode", "push", "'pull', 'store'"),
+        ("mode", "pushy", "'pull', 'store', 'push'"),
         ("store_max_size", -1, ">= 0"),
         ("store_offer_order", "random", "'capacity', 'pairwise', 'naive'"),
     ):

@@ -8,7 +8,14 @@ from typing import Optional, Sequence
 from .environment import environment
 from .options import parse_args
 from .plot import PlotUnavailable, require_matplotlib, write_plot
-from .report import format_table, network_table, result_mismatches, store_table, summarize
+from .report import (
+    format_table,
+    network_table,
+    push_table,
+    result_mismatches,
+    store_table,
+    summarize,
+)
 from .runner import plan, run_all
 
 
@@ -48,7 +55,7 @@ def _run(config, argv) -> int:
     summaries = summarize(records)
     print()
     print(format_table(summaries))
-    for extra in (network_table(records), store_table(records)):
+    for extra in (network_table(records), store_table(records), push_table(records)):
         if extra:
             print()
             print(extra)

@@ -173,6 +173,46 @@ def store_table(records: Sequence[Dict[str, Any]]) -> Optional[str]:
     return _format(STORE_COLUMNS, rows)
 
 
+PUSH_COLUMNS = (
+    ("workload", "<"), ("skew", ">"), ("manager", "<"), ("to owners MiB", ">"),
+    ("during map MiB", ">"), ("after map MiB", ">"), ("left to pull MiB", ">"),
+    ("queue hw MiB", ">"), ("on owner", ">"), ("crossed twice MiB", ">"),
+)
+
+
+def push_table(records: Sequence[Dict[str, Any]]) -> Optional[str]:
+    """What mode="push" did, medians over the ok runs: bytes placed in their partition owner's
+    store, pushed bytes that arrived during and after the map stage, bytes full push queues left
+    in their files, the largest push queue, the share of reduce tasks reading from stores that
+    ran on their owner, and bytes that crossed the network twice. None when no run pushed."""
+    groups: Dict[Key, List[Dict[str, Any]]] = {}
+    for r in records:
+        push = (r.get("store") or {}).get("push") or {}
+        if r.get("status") == "ok" and any(push.values()):
+            groups.setdefault((r["workload"], float(r["skew"]), r["manager"]), []).append(r)
+    if not groups:
+        return None
+    rows = []
+    for (workload, skew, manager), runs in groups.items():
+        push = [r["store"]["push"] for r in runs]
+        plugin = [r.get("plugin") or {} for r in runs]
+        on_owner = [
+            p.get("stored_reduce_tasks_on_owner", 0) / p["stored_reduce_tasks"]
+            for p in plugin if p.get("stored_reduce_tasks")
+        ]
+        rows.append([
+            workload, f"{skew:g}", manager,
+            _num(median(p.get("placed_at_owners") for p in push), 1 << 20),
+            _num(median(p.get("arrived_during_map_stage") for p in push), 1 << 20),
+            _num(median(p.get("arrived_after_map_stage") for p in push), 1 << 20),
+            _num(median(p.get("left_to_pull") for p in push), 1 << 20),
+            _num(median(p.get("queue_high_water") for p in push), 1 << 20),
+            _num(median(on_owner), digits=2),
+            _num(median(p.get("bytes_crossed_twice") for p in plugin), 1 << 20),
+        ])
+    return _format(PUSH_COLUMNS, rows)
+
+
 def _format(columns, rows: List[List[str]]) -> str:
     header = [name for name, _ in columns]
     widths = [max(len(row[i]) for row in [header] + rows) for i in range(len(header))]

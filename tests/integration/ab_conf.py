@@ -55,13 +55,18 @@ UCX_VARIANTS = {"ucx-shm": "posix,cma,self", "ucx-tcp": "tcp,self"} if UCX_AVAIL
 #: Spark unregisters shuffles, so later workloads find them fuller).
 STORE_VARIANT = {"order": "adaptive", "mode": "store", "store_max_size": "64k"}
 
+#: mode="push" with the same small stores: blocks pushed to their owners in the background,
+#: spilled, left in their files by a full store or push queue, or read before they arrived.
+PUSH_VARIANT = {"order": "adaptive", "mode": "push", "store_max_size": "64k"}
+
 #: On local-cluster every order runs with those features on (Spark's defaults), the adaptive
 #: order once more with them off, so the network path is checked A/B there too, once in
-#: mode="store" and once per UCX transport.
+#: mode="store", once in mode="push" and once per UCX transport.
 LOCAL_VARIANTS = dict(
     FETCH_ORDER_VARIANTS,
     network={"order": "adaptive"},
     store=STORE_VARIANT,
+    push=PUSH_VARIANT,
     **{name: {"order": "adaptive", "transport": "ucx"} for name in UCX_VARIANTS},
 )
 LOCAL_VARIANT_CONF = dict(

@@ -5,7 +5,7 @@ reason, without the privileges to create namespaces)."""
 import pytest
 import test_rdd_ab
 import test_sql_ab
-from ab_conf import FETCH_ORDER_VARIANTS, SQL_AQE_CONF, STORE_VARIANT, UCX_AVAILABLE
+from ab_conf import FETCH_ORDER_VARIANTS, PUSH_VARIANT, SQL_AQE_CONF, STORE_VARIANT, UCX_AVAILABLE
 
 from pyspark_shuffle.testing import ShuffleComparison
 
@@ -23,7 +23,7 @@ CLUSTER_CONF = dict(SQL_AQE_CONF, **{
 UCX_VARIANT = {"ucx-tcp": {"order": "adaptive", "transport": "ucx"}} if UCX_AVAILABLE else {}
 ab = ShuffleComparison(
     conf=CLUSTER_CONF,
-    variants=dict(FETCH_ORDER_VARIANTS, store=STORE_VARIANT, **UCX_VARIANT),
+    variants=dict(FETCH_ORDER_VARIANTS, store=STORE_VARIANT, push=PUSH_VARIANT, **UCX_VARIANT),
     variant_conf={name: {"spark.executorEnv.UCX_TLS": "tcp,self"} for name in UCX_VARIANT},
 )
 ab.extend(test_rdd_ab.ab, prefix="rdd_")

@@ -100,7 +100,9 @@ def test_same_result(name):
 def test_both_sides_ran_their_manager():
     result = ab.run()
     assert result.sort.manager_class.endswith("SortShuffleManager")
-    assert set(result.plugins) == {"adaptive", "naive", "pairwise", "network", "store", *UCX_VARIANTS}
+    assert set(result.plugins) == {
+        "adaptive", "naive", "pairwise", "network", "store", "push", *UCX_VARIANTS
+    }
     for side in result.plugins.values():
         assert side.manager_class.endswith("AdaptiveShuffleManager")
 
@@ -129,6 +131,15 @@ def test_store_variant_reads_blocks_from_the_stores():
     assert all(s["high_water"] <= 64 * 1024 for s in report["stores"].values()), report
     assert 0 < counters["bytes_from_stores"] < sum(counters["bytes_by_transport"].values()), counters
     assert result.plugins["adaptive"].metrics["store"] == {}
+
+
+def test_push_variant_pushes_blocks_to_their_owners():
+    report = ab.run().plugins["push"].metrics["store"]
+    push = report["push"]
+    assert push["placed_at_owners"] > 0, report
+    assert push["arrived_during_map_stage"] + push["arrived_after_map_stage"] > 0, report
+    assert 0 < push["queue_high_water"] <= 64 * 1024, report
+    assert all(s["placed_high_water"] <= 64 * 1024 for s in report["stores"].values()), report
 
 
 @pytest.mark.skipif(not UCX_AVAILABLE, reason="no UCX libraries: pip install 'pyspark-shuffle[ucx]'")

@@ -11,6 +11,7 @@ import org.apache.spark.shuffle.adaptive.fetch.{AdaptiveShuffleReader, BatchFetc
 import org.apache.spark.shuffle.adaptive.flow.PeerTraffic
 import org.apache.spark.internal.config.SHUFFLE_SERVICE_ENABLED
 import org.apache.spark.shuffle.adaptive.metrics.{FetchCounters, FetchMetricsAccumulator, FetchMetricsListener, StoreAccumulators}
+import org.apache.spark.shuffle.adaptive.push.PushQueue
 import org.apache.spark.shuffle.adaptive.store.{ShuffleStore, StoreExecutor, StoreRegistry, StoreReport, StoreRoutes, StoreTransport}
 import org.apache.spark.shuffle.adaptive.testing.ServeDelay
 import org.apache.spark.shuffle.adaptive.config.AdaptiveShuffleConf.{MODE, STORE_OFFER_ORDER, TRANSPORT}
@@ -36,6 +37,16 @@ import org.apache.spark.shuffle.sort.SortShuffleManager
  *    ([[store.StoreMapOutputServing]]): the driver's [[store.StoreRegistry]] runs the skew-aware
  *    meta-shuffle (own store first, the rest offered to other executors' stores), blocks are
  *    copied to the own store and uploaded to peers' ([[store.SpillSender]]); the files stay.
+ *    With `mode=push` (shuffle-on-write), the map task only announces and queues its output;
+ *    the executor's pusher ([[push.PushMapOutputServing]]) places it in the background while
+ *    later map tasks run, each block first in the store of its partition's owner (the
+ *    registry's [[push.PushPlan]]: balanced placement of predicted partition sizes), the rest
+ *    through the same meta-shuffle. Reduce tasks are not moved to their partition's owner:
+ *    Spark asks only its MapOutputTrackerMaster where a reduce task should run, which prefers
+ *    the hosts of merged blocks of push-based shuffle (YARN with the external shuffle service
+ *    and Spark's own SortShuffleManager only) or of the map outputs' MapStatus locations (which
+ *    must stay the map tasks' executors, whose files are the source of truth); neither is a
+ *    plugin's to set. How often reduce tasks still ran on the owner is counted.
  *  - '''Reduce side''' (`getReader`): [[fetch.AdaptiveShuffleReader]] over
  *    [[fetch.ShuffleBlockFetcher]]. Blocks of this executor are read from its files; blocks of
  *    other executors go through the [[transport.BlockTransport]] chain that
@@ -55,12 +66,12 @@ import org.apache.spark.shuffle.sort.SortShuffleManager
  *    task's [[flow.ElasticLimit]] (`fetch.elastic.enabled`). Map ranges (AQE skew splits, local
  *    shuffle reader) select the map outputs.
  *    AQE's coalesced reads of contiguous partitions fetch one batch block per map output under
- *    Spark's conditions ([[fetch.BatchFetch]]). In mode=store the task first asks the registry
+ *    Spark's conditions ([[fetch.BatchFetch]]). In mode=store and push the task first asks the registry
  *    where its blocks are and reads each from the store that holds it ([[store.StoreRoutes]]:
  *    its own executor's through the resolver, another's through Spark's block server,
  *    [[store.StoreTransport]]), falling back to the map output's files block by block; batch
  *    fetch is off there, since stores hold blocks, not map outputs.
- *  - Push-based shuffle never runs: Spark enables it only for its own SortShuffleManager.
+ *  - Spark's push-based shuffle never runs: Spark enables it only for its own SortShuffleManager.
  *  - Testing only: with `spark.shuffle.adaptive.testing.serveDelay` naming this executor, its
  *    blocks are served through a [[testing.DelayedShuffleBlockResolver]] (a slow node).
  *  - '''Metrics''': each shuffle's [[AdaptiveShuffleHandle]] carries a
@@ -70,8 +81,10 @@ import org.apache.spark.shuffle.sort.SortShuffleManager
  */
 private[spark] class AdaptiveShuffleManager(conf: SparkConf) extends ShuffleManager with Logging {
 
-  private[this] val storeMode = conf.get(MODE) == "store"
-  require(!(storeMode && conf.get(SHUFFLE_SERVICE_ENABLED)), s"${MODE.key}=store needs " +
+  private[this] val mode = conf.get(MODE)
+  /** mode=store or push: executors have shuffle stores. */
+  private[this] val storeMode = mode != "pull"
+  require(!(storeMode && conf.get(SHUFFLE_SERVICE_ENABLED)), s"${MODE.key}=$mode needs " +
     s"${SHUFFLE_SERVICE_ENABLED.key}=false: the external shuffle service serves files only")
 
   private[this] val sortShuffle = new SortShuffleManager(conf)
@@ -104,13 +117,17 @@ private[spark] class AdaptiveShuffleManager(conf: SparkConf) extends ShuffleMana
       sc.addSparkListener(fetchMetrics)
       if (conf.get(TRANSPORT) != "netty") ucxRegistry = Some(UcxRegistry.start(sc))
       if (storeMode) {
-        storeRegistry =
-          Some(StoreRegistry.start(sc, conf.get(STORE_OFFER_ORDER), StoreExecutor.capacity(conf)))
+        storeRegistry = Some(StoreRegistry.start(sc, conf.get(STORE_OFFER_ORDER),
+          StoreExecutor.capacity(conf), push = mode == "push"))
       }
     }
+    storeRegistry.foreach(_.send(StoreRegistry.ShuffleRegistered(shuffleId,
+      dependency.rdd.partitions.length, dependency.partitioner.numPartitions)))
     val accumulator = new FetchMetricsAccumulator
     sc.register(accumulator, FetchMetricsAccumulator.NamePrefix + shuffleId)
-    val storeMetrics = if (storeMode) Some(StoreAccumulators.register(sc, shuffleId)) else None
+    // Pushes finish after their map task, too late for its accumulators: the report counts them.
+    val storeMetrics =
+      if (mode == "store") Some(StoreAccumulators.register(sc, shuffleId)) else None
     new AdaptiveShuffleHandle(shuffleId, dependency,
       sortShuffle.registerShuffle(shuffleId, dependency), accumulator, storeMetrics)
   }
@@ -189,8 +206,11 @@ private[spark] class AdaptiveShuffleManager(conf: SparkConf) extends ShuffleMana
 
   override def shuffleBlockResolver: ShuffleBlockResolver = servingResolver
 
-  /** This executor's shuffle store, in mode=store. */
+  /** This executor's shuffle store, in mode=store and push. */
   private[spark] def shuffleStore: Option[ShuffleStore] = storeExecutor.map(_.store)
+
+  /** This executor's push queue, in mode=push. */
+  private[spark] def pushQueue: Option[PushQueue] = storeExecutor.flatMap(_.pushQueue)
 
   /** Driver only, in mode=store: what the meta-shuffle did, and each store's memory. */
   private[spark] def storeReport: Option[StoreReport] =

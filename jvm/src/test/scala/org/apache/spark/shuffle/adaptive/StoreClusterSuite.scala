@@ -6,10 +6,10 @@ import org.scalatest.concurrent.Eventually
 
 import org.apache.spark.{ExecutorAllocationClient, HashPartitioner, LocalSparkContext, ShuffleDependency, SparkConf, SparkContext, SparkEnv, SparkFunSuite, TestUtils}
 import org.apache.spark.internal.config.{AUTH_SECRET, DYN_ALLOCATION_EXECUTOR_IDLE_TIMEOUT, DYN_ALLOCATION_SHUFFLE_TRACKING_ENABLED, IO_ENCRYPTION_ENABLED, NETWORK_AUTH_ENABLED, SHUFFLE_MANAGER}
-import org.apache.spark.rdd.{RDD, ShuffledRDD}
+import org.apache.spark.rdd.ShuffledRDD
 import org.apache.spark.scheduler.dynalloc.ExecutorMonitor
 import org.apache.spark.shuffle.adaptive.config.AdaptiveShuffleConf.{MODE, STORE_MAX_SIZE, TRANSPORT, UCX_LIBRARY_PATH}
-import org.apache.spark.shuffle.adaptive.dummy.{DestinationPartitioner, DummyRDD, DummySpec, PinnedRDD}
+import org.apache.spark.shuffle.adaptive.dummy.{DummySpec, PinnedRDD}
 import org.apache.spark.shuffle.adaptive.testing.ExecutorProbe
 import org.apache.spark.util.ManualClock
 
@@ -19,7 +19,7 @@ import org.apache.spark.util.ManualClock
  * other executors' memory.
  */
 class StoreClusterSuite extends SparkFunSuite with LocalSparkContext with Eventually {
-  import StoreClusterSuite._
+  import SkewedShuffles.shuffledDigest
 
   private val MiB = 1024L * 1024
   private val storeSize = 5 * MiB
@@ -39,17 +39,9 @@ class StoreClusterSuite extends SparkFunSuite with LocalSparkContext with Eventu
   }
 
   private def skewed(sc: SparkContext): ShuffledRDD[Int, Array[Byte], Array[Byte]] =
-    new ShuffledRDD[Int, Array[Byte], Array[Byte]](
-      new PinnedRDD(new DummyRDD(sc, spec), ExecutorProbe.location(sc, "0")),
-      new DestinationPartitioner(spec.numPartitions))
+    SkewedShuffles.onExecutor(sc, spec, "0")
 
-  /** What the shuffle must deliver, from the generator itself: no shuffle involved. */
-  private def expected(sc: SparkContext): Map[Int, (Long, Long)] = {
-    val dummy = new DummyRDD(sc, spec)
-    val partitioner = new DestinationPartitioner(spec.numPartitions)
-    digest(dummy.partitions.iterator.flatMap(p => dummy.compute(p, null))
-      .map(r => partitioner.getPartition(r._1) -> r))
-  }
+  private def expected(sc: SparkContext) = SkewedShuffles.expected(sc, spec)
 
   private def manager: AdaptiveShuffleManager =
     sc.env.shuffleManager.asInstanceOf[AdaptiveShuffleManager]
@@ -160,17 +152,4 @@ class StoreClusterSuite extends SparkFunSuite with LocalSparkContext with Eventu
     // What the lost store held came from executor 0's files.
     assert(app("bytes_from_stores").asInstanceOf[Long] < read, app)
   }
-}
-
-private object StoreClusterSuite {
-  /** Per reduce partition: records and the sum of their payloads' hashes (order-free). */
-  def digest(records: Iterator[(Int, (Int, Array[Byte]))]): Map[Int, (Long, Long)] =
-    records.foldLeft(Map.empty[Int, (Long, Long)]) { case (acc, (partition, (_, payload))) =>
-      val (n, h) = acc.getOrElse(partition, (0L, 0L))
-      acc.updated(partition, (n + 1, h + java.util.Arrays.hashCode(payload)))
-    }
-
-  def shuffledDigest(rdd: RDD[(Int, Array[Byte])]): Map[Int, (Long, Long)] =
-    rdd.mapPartitionsWithIndex((i, it) => Iterator(digest(it.map(r => i -> r))))
-      .collect().foldLeft(Map.empty[Int, (Long, Long)])(_ ++ _)
 }

@@ -150,7 +150,7 @@ private[spark] object AdaptiveShuffleConf {
       .checkValue(_ > 0, "must be a positive duration")
       .createOptional
 
-  val Modes: Seq[String] = Seq("pull", "store")
+  val Modes: Seq[String] = Seq("pull", "store", "push")
 
   val MODE: ConfigEntry[String] =
     ConfigBuilder(Prefix + "mode")
@@ -161,7 +161,13 @@ private[spark] object AdaptiveShuffleConf {
         "fit, the rest are offered to other executors in store.offerOrder (remote-memory " +
         "spill), what no store holds is read from the file. Reduce tasks read each block from " +
         "the store that holds it, falling back to the file when that store is gone. The files " +
-        "stay the source of truth. Needs spark.shuffle.service.enabled=false.")
+        "stay the source of truth. 'push' (shuffle-on-write): as 'store', but in the " +
+        "background while later map tasks run, each block goes first to the store of its " +
+        "reduce partition's owner, the executors chosen by balanced placement of the " +
+        "partition sizes predicted from the map outputs so far; what an owner cannot hold " +
+        "goes through the same meta-shuffle as in 'store'; map outputs the push queue " +
+        "(push.queueSize) cannot take are read from their files. 'store' and 'push' need " +
+        "spark.shuffle.service.enabled=false.")
       .version("0.1.0")
       .stringConf
       .transform(_.toLowerCase(Locale.ROOT))
@@ -173,7 +179,7 @@ private[spark] object AdaptiveShuffleConf {
 
   val STORE_MAX_SIZE: OptionalConfigEntry[Long] =
     ConfigBuilder(Prefix + "store.maxSize")
-      .doc("The most bytes of shuffle blocks one executor's store holds (mode=store). The " +
+      .doc("The most bytes of shuffle blocks one executor's store holds (mode=store, push). The " +
         "store keeps them in direct (off-heap) memory, outside the heap and outside Spark's " +
         "unified memory: raise spark.executor.memoryOverhead by as much. Unset means 10% of " +
         "spark.executor.memory. Blocks leave the store when their shuffle is unregistered.")
@@ -198,6 +204,18 @@ private[spark] object AdaptiveShuffleConf {
       .checkValues(OfferOrders.toSet)
       .createWithDefault("capacity")
 
+  val PUSH_QUEUE_SIZE: OptionalConfigEntry[Long] =
+    ConfigBuilder(Prefix + "push.queueSize")
+      .doc("mode=push: the most bytes of committed map outputs one executor holds waiting to " +
+        "be pushed (they wait in their files, not in memory). A map task only queues its " +
+        "blocks and returns; blocks that would exceed this stay in their file and are read " +
+        "from it as in mode=pull. It bounds how far pushing may fall behind the map tasks. " +
+        "Unset means store.maxSize.")
+      .version("0.1.0")
+      .bytesConf(ByteUnit.BYTE)
+      .checkValue(_ >= 0, "must not be negative")
+      .createOptional
+
   val TESTING_SERVE_DELAY: ConfigEntry[String] =
     ConfigBuilder(Prefix + "testing.serveDelay")
       .doc("TESTING ONLY, off by default: reproduces a slow node on one machine. " +
@@ -218,5 +236,5 @@ private[spark] object AdaptiveShuffleConf {
     FETCH_ORDER, FETCH_IN_FLIGHT_INCREMENT, FETCH_MAX_IN_FLIGHT, FETCH_ELASTIC,
     FETCH_ELASTIC_SHRINK_BELOW, FETCH_ELASTIC_GROW_ABOVE, FETCH_WAIT_WINDOW,
     FETCH_SCORE_LOAD_WEIGHT, FETCH_SCORE_WAIT_WEIGHT, TRANSPORT, UCX_LIBRARY_PATH, UCX_TIMEOUT,
-    MODE, STORE_MAX_SIZE, STORE_OFFER_ORDER, TESTING_SERVE_DELAY)
+    MODE, STORE_MAX_SIZE, STORE_OFFER_ORDER, PUSH_QUEUE_SIZE, TESTING_SERVE_DELAY)
 }

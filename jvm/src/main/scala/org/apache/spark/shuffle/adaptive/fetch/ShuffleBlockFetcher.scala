@@ -304,7 +304,10 @@ private[spark] final class ShuffleBlockFetcher(
         }
         countFetched(buf, via)
         counters.served(address.executorId, via, buf.size)
-        if (routes.stored(block.blockId)) counters.servedFromStore(buf.size)
+        if (routes.stored(block.blockId)) {
+          counters.servedFromStore(address.executorId, buf.size,
+            crossedTwice = routes.homes.contains(block.blockId))
+        }
         counters.waited(address.executorId, waitMs)
         executorState.recordWait(address.executorId, waitMs)
         observeWait(waitMs)
@@ -332,7 +335,9 @@ private[spark] final class ShuffleBlockFetcher(
     readMetrics.incLocalBlocksFetched(1)
     readMetrics.incLocalBytesRead(buf.size)
     counters.served(local.address.executorId, FetchCounters.Local, buf.size)
-    if (routes.stored(block.blockId)) counters.servedFromStore(buf.size)
+    if (routes.stored(block.blockId)) {
+      counters.servedFromStore(local.address.executorId, buf.size, crossedTwice = false)
+    }
     openStream(block, local.address, buf, remote = false)
   }
 

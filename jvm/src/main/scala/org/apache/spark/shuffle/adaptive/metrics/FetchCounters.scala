@@ -13,8 +13,14 @@ import scala.collection.mutable
  *  - `bytes_by_transport` / `blocks_by_transport`: the same per path: `local` (read from this
  *    executor's files), `host-local` (read from the files of another executor on this host),
  *    `netty` or `ucx` (one-sided reads of the serving executor's memory);
- *  - `bytes_from_stores` / `blocks_from_stores` (mode=store): those read from a shuffle store's
- *    memory, this executor's or another's, rather than from a map-output file;
+ *  - `bytes_from_stores` / `blocks_from_stores` (mode=store, push): those read from a shuffle
+ *    store's memory, this executor's or another's, rather than from a map-output file;
+ *    `bytes_from_stores_by_source` splits the bytes by the store's executor;
+ *  - `bytes_crossed_twice`: bytes read from another executor's store that had come there from
+ *    a third (pushed or spilled): they crossed the network after the map task and again now;
+ *  - `stored_reduce_tasks` / `stored_reduce_tasks_on_owner`: tasks that read from stores, and
+ *    those of them that ran on the executor whose store held most of the bytes they read from
+ *    stores (in mode=push, their partition's owner);
  *  - `requests`: requests sent to other executors; `requests_by_transport` splits them by the
  *    path they took first; `blocks_per_request` = blocks not local / requests;
  *  - `transport_fallbacks`: blocks their first path could not serve (UCX: no region for the
@@ -42,6 +48,10 @@ private[spark] final class FetchCounters extends Serializable {
   val blocksByTransport: mutable.Map[String, Long] = mutable.TreeMap.empty
   var bytesFromStores = 0L
   var blocksFromStores = 0L
+  val bytesFromStoresBySource: mutable.Map[String, Long] = mutable.TreeMap.empty
+  var bytesCrossedTwice = 0L
+  var storedReduceTasks = 0L
+  var storedReduceTasksOnOwner = 0L
   var requests = 0L
   val requestsByTransport: mutable.Map[String, Long] = mutable.TreeMap.empty
   var transportFallbacks = 0L
@@ -71,9 +81,11 @@ private[spark] final class FetchCounters extends Serializable {
     add(blocksByTransport, transport, 1)
   }
 
-  def servedFromStore(bytes: Long): Unit = {
+  def servedFromStore(source: String, bytes: Long, crossedTwice: Boolean): Unit = {
     bytesFromStores += bytes
     blocksFromStores += 1
+    add(bytesFromStoresBySource, source, bytes)
+    if (crossedTwice) bytesCrossedTwice += bytes
   }
 
   def requested(path: String): Unit = {
@@ -90,9 +102,15 @@ private[spark] final class FetchCounters extends Serializable {
     limitChanges += changes
   }
 
-  /** A task ends: it read from the sources in [[bytesBySource]] but `self`. */
-  def taskRead(self: String): Unit =
+  /** A task on `self` ends (these counters are its own). */
+  def taskRead(self: String): Unit = {
     add(tasksByRemoteSources, bytesBySource.keysIterator.count(_ != self).toString, 1)
+    if (bytesFromStoresBySource.nonEmpty) {
+      storedReduceTasks += 1
+      val owner = bytesFromStoresBySource.maxBy { case (id, bytes) => (bytes, id == self) }._1
+      if (owner == self) storedReduceTasksOnOwner += 1
+    }
+  }
 
   def merge(other: FetchCounters): Unit = {
     reduceTasks += other.reduceTasks
@@ -102,6 +120,10 @@ private[spark] final class FetchCounters extends Serializable {
     other.blocksByTransport.foreach { case (k, v) => add(blocksByTransport, k, v) }
     bytesFromStores += other.bytesFromStores
     blocksFromStores += other.blocksFromStores
+    other.bytesFromStoresBySource.foreach { case (k, v) => add(bytesFromStoresBySource, k, v) }
+    bytesCrossedTwice += other.bytesCrossedTwice
+    storedReduceTasks += other.storedReduceTasks
+    storedReduceTasksOnOwner += other.storedReduceTasksOnOwner
     requests += other.requests
     other.requestsByTransport.foreach { case (k, v) => add(requestsByTransport, k, v) }
     transportFallbacks += other.transportFallbacks
@@ -139,6 +161,10 @@ private[spark] final class FetchCounters extends Serializable {
       "blocks_by_transport" -> blocksByTransport.toMap,
       "bytes_from_stores" -> bytesFromStores,
       "blocks_from_stores" -> blocksFromStores,
+      "bytes_from_stores_by_source" -> bytesFromStoresBySource.toMap,
+      "bytes_crossed_twice" -> bytesCrossedTwice,
+      "stored_reduce_tasks" -> storedReduceTasks,
+      "stored_reduce_tasks_on_owner" -> storedReduceTasksOnOwner,
       "requests" -> requests,
       "requests_by_transport" -> requestsByTransport.toMap,
       "transport_fallbacks" -> transportFallbacks,

@@ -16,7 +16,8 @@ import org.apache.spark.storage.{ShuffleBlockBatchId, ShuffleBlockId}
  * memory, never more than `capacity` bytes (each block's bytes are reserved before they are
  * copied in). Blocks arrive from this executor's map tasks ([[putFromFile]]) or from other
  * executors' ([[receiveRun]], through Spark's block upload); they leave when their shuffle is
- * unregistered ([[removeShuffle]]) or the executor stops. The memory itself is returned by the
+ * unregistered ([[removeShuffle]]; later arrivals of that shuffle are refused, as pushes may
+ * still be under way) or the executor stops. The memory itself is returned by the
  * JVM once no reader holds a view of it. `onChange` is told the usage after every change.
  * Thread-safe.
  */
@@ -29,6 +30,7 @@ private[spark] final class ShuffleStore(
   private[this] val usedBytes = new AtomicLong
   private[this] val highWaterBytes = new AtomicLong
   private[this] val receivedBytes = new AtomicLong
+  private[this] val removedShuffles = ConcurrentHashMap.newKeySet[Integer]()
 
   def used: Long = usedBytes.get
   def highWater: Long = highWaterBytes.get
@@ -39,7 +41,10 @@ private[spark] final class ShuffleStore(
 
   def contains(id: ShuffleBlockId): Boolean = blocks.containsKey(id)
 
-  /** Copies `length` bytes of `file` from `offset` in; false (nothing held) if they do not fit. */
+  /**
+   * Copies `length` bytes of `file` from `offset` in; false (nothing new held) if they do not
+   * fit, the block is held already or its shuffle was removed.
+   */
   def putFromFile(id: ShuffleBlockId, file: File, offset: Long, length: Long): Boolean = {
     require(length <= Int.MaxValue, s"$id: $length bytes do not fit one buffer")
     if (!reserve(length)) return false
@@ -48,7 +53,6 @@ private[spark] final class ShuffleStore(
       RunUpload.readFully(file, offset, buffer)
       buffer.flip()
       add(id, new StoredBlock(buffer), received = false)
-      true
     } catch {
       case e: Throwable =>
         unreserve(length)
@@ -124,12 +128,15 @@ private[spark] final class ShuffleStore(
   }
 
   def removeShuffle(shuffleId: Int): Unit = {
+    removedShuffles.add(shuffleId)
     val gone = blocks.keySet.asScala.filter(_.shuffleId == shuffleId).toList
     gone.foreach(id => Option(blocks.remove(id)).foreach(b => unreserve(b.size)))
     if (gone.nonEmpty) onChange(this)
   }
 
   def clear(): Unit = blocks.keySet.asScala.map(_.shuffleId).toSet.foreach(removeShuffle)
+
+  def isRemoved(shuffleId: Int): Boolean = removedShuffles.contains(shuffleId)
 
   private def reserve(bytes: Long): Boolean = {
     var done = false
@@ -149,9 +156,14 @@ private[spark] final class ShuffleStore(
 
   private def unreserve(bytes: Long): Unit = usedBytes.addAndGet(-bytes)
 
-  /** False if the store held the block already (a retried upload): it keeps the first copy. */
+  /**
+   * False if the store held the block already (a retried upload: it keeps the first copy) or its
+   * shuffle was removed.
+   */
   private def add(id: ShuffleBlockId, block: StoredBlock, received: Boolean): Boolean = {
-    val added = blocks.putIfAbsent(id, block) == null
+    var added = !isRemoved(id.shuffleId) && blocks.putIfAbsent(id, block) == null
+    // removeShuffle marks before it empties: either it saw this block, or this sees the mark.
+    if (added && isRemoved(id.shuffleId)) added = !blocks.remove(id, block)
     if (!added) unreserve(block.size)
     else if (received) receivedBytes.addAndGet(block.size)
     onChange(this)

@@ -8,22 +8,28 @@ import scala.util.{Failure, Success, Try}
 
 import org.apache.spark.internal.Logging
 import org.apache.spark.network.buffer.ManagedBuffer
-import org.apache.spark.shuffle.adaptive.flow.{BlockRef, FlowLimits, FlowState, PeerQueue, PeerTraffic, SendRule}
+import org.apache.spark.shuffle.adaptive.flow.{BlockRef, ElasticLimit, ExecutorOrder, FlowLimits, FlowState, PeerQueue, PeerTraffic, SendRule}
 import org.apache.spark.storage.{BlockId, BlockManagerId}
+import org.apache.spark.util.{Clock, SystemClock}
 
 /**
- * Sends what a map task spills to other executors' stores (the block-shuffle after the
- * meta-shuffle; each item a run of blocks, see [[RunUpload]]), under the send rule every sender of the plugin follows: batches of about one
- * `increment`, at most `maxBytesInFlight` bytes and Spark's request and per-address caps in
- * flight, peers taken in the order the meta-shuffle offered them. The executor-wide
- * [[PeerTraffic]] sees the bytes in flight to each peer. Runs on the map task's thread.
+ * Sends a map output's blocks to other executors' stores (the block-shuffle after the
+ * meta-shuffle, or a push; each item a run of blocks, see [[RunUpload]]) under the rules every
+ * sender of the plugin follows: batches of about one `increment`, Spark's request and
+ * per-address caps, peers in circular order starting after this executor (`self`), and at most
+ * `elastic.current` bytes in flight. That limit is elastic as a reduce task's: the sender blocks for
+ * uploads to finish as a reduce task blocks for blocks to arrive, and how long it waits shrinks
+ * or grows it. The executor-wide [[PeerTraffic]] sees the bytes in flight to each peer, so
+ * fetchers choosing sources see them too. Runs on the calling thread.
  */
 private[spark] final class SpillSender(
     upload: (BlockManagerId, BlockId, ManagedBuffer) => Future[Unit],
     limits: FlowLimits,
     increment: Long,
-    maxBytesInFlight: Long,
-    traffic: PeerTraffic) extends FlowState with Logging {
+    elastic: ElasticLimit,
+    traffic: PeerTraffic,
+    self: String,
+    clock: Clock = new SystemClock) extends FlowState with Logging {
 
   private[this] val done = new LinkedBlockingQueue[(BlockManagerId, BlockId, Long, Try[Unit])]
   private[this] val perPeer = mutable.HashMap.empty[BlockManagerId, Int]
@@ -34,7 +40,7 @@ private[spark] final class SpillSender(
   override def bytesInFlight: Long = bytes
   override def requestsInFlight: Int = openBatches.size
   override def blocksInFlightTo(address: BlockManagerId): Int = perPeer.getOrElse(address, 0)
-  override def limit: Long = maxBytesInFlight
+  override def limit: Long = elastic.current
 
   /**
    * Sends every item to its peer and returns those that arrived; the others (a failed upload,
@@ -43,7 +49,9 @@ private[spark] final class SpillSender(
   def send(
       peers: Seq[(BlockManagerId, Seq[(BlockId, Long)])],
       data: BlockId => ManagedBuffer): Set[BlockId] = {
-    val queues = peers.map { case (address, blocks) =>
+    val inOrder = ExecutorOrder.successors(self, peers.map(_._1.executorId).distinct)
+      .flatMap(id => peers.filter(_._1.executorId == id))
+    val queues = inOrder.map { case (address, blocks) =>
       // A sender has no use for the map index (reduce tasks report it on fetch failures).
       new PeerQueue(address, blocks.map { case (id, size) => BlockRef(id, size, -1) })
     }
@@ -69,7 +77,9 @@ private[spark] final class SpillSender(
           sent = true
         }
       }
+      val waitStart = clock.nanoTime()
       val (address, id, size, result) = done.take()
+      elastic.observeWait((clock.nanoTime() - waitStart) / 1e6)
       finish(address, id, size)
       result match {
         case Success(_) => arrived += id

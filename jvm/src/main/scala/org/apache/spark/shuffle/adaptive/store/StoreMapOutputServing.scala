@@ -2,112 +2,27 @@ package org.apache.spark.shuffle.adaptive.store
 
 import java.io.File
 
-import scala.collection.mutable
-import scala.reflect.ClassTag
-import scala.util.control.NonFatal
-
-import org.apache.spark.SparkEnv
-import org.apache.spark.internal.Logging
-import org.apache.spark.network.buffer.ManagedBuffer
-import org.apache.spark.rpc.RpcEndpointRef
-import org.apache.spark.shuffle.adaptive.fetch.FetchSettings
-import org.apache.spark.shuffle.adaptive.flow.PeerTraffic
 import org.apache.spark.shuffle.adaptive.metrics.StoreAccumulators
-import org.apache.spark.shuffle.adaptive.store.StoreRegistry.{Arrived, Place}
 import org.apache.spark.shuffle.adaptive.transport.MapOutputServing
-import org.apache.spark.storage.{BlockId, BlockManagerId, ShuffleBlockBatchId, ShuffleBlockId, StorageLevel}
 
 /**
  * Places each committed map output in the shuffle stores (mode=store), on the map task's
- * thread before its MapStatus leaves: the driver's meta-shuffle decides which store takes
- * which block ([[StoreRegistry]]), the blocks for this executor's store are copied from the
- * file, those for other executors are uploaded to them ([[SpillSender]]), and the driver learns
- * which arrived (and `metrics`, the Spark UI's accumulators, how many bytes went where).
- * Whatever did not stays readable from the file, which is kept in every case.
+ * thread before its MapStatus leaves ([[MapOutputPlacer]]), and tells `metrics`, the Spark UI's
+ * accumulators, how many bytes went where.
  */
 private[spark] final class StoreMapOutputServing(
-    env: SparkEnv,
-    store: ShuffleStore,
-    registry: RpcEndpointRef,
-    metrics: Option[StoreAccumulators]) extends MapOutputServing with Logging {
-
-  private[this] val self = env.executorId
+    placer: MapOutputPlacer,
+    metrics: Option[StoreAccumulators]) extends MapOutputServing {
 
   override def committed(shuffleId: Int, mapId: Long, dataFile: File, offsets: Array[Long]): Unit = {
-    val blocks = offsets.indices.dropRight(1).iterator
-      .map(r => (r, offsets(r + 1) - offsets(r)))
-      .filter(_._2 > 0).toIndexedSeq
-    if (blocks.isEmpty) return
-    val holders = registry.askSync[Array[(String, String, Int)]](
-      Place(self, shuffleId, mapId, blocks.map(_._1).toArray, blocks.map(_._2).toArray))
-    val placed = blocks.zip(holders).filter(_._2._1.nonEmpty)
-    val arrived = mutable.ArrayBuffer.empty[Int]
-    try {
-      placed.filter(_._2._1 == self).foreach { case ((reduceId, size), _) =>
-        val id = ShuffleBlockId(shuffleId, mapId, reduceId)
-        try {
-          if (store.putFromFile(id, dataFile, offsets(reduceId), size)) arrived += reduceId
-        } catch {
-          case NonFatal(e) => logWarning(s"Could not store $id; it stays in its file", e)
-        }
-      }
-      // Each peer takes a run of adjacent blocks, in the order the meta-shuffle offered them.
-      val runs = StoreMapOutputServing.runs(blocks.zip(holders).map { case ((r, _), h) => (r, h) })
-        .filter { case ((id, _, _), _) => id.nonEmpty && id != self }
-      if (runs.nonEmpty) {
-        val uploads = runs.map { case ((id, host, port), (first, last)) =>
-          BlockManagerId(id, host, port) -> ShuffleBlockBatchId(shuffleId, mapId, first, last + 1)
-        }
-        val byId = uploads.map { case (_, run) => (run: BlockId) -> run }.toMap
-        def bytes(run: ShuffleBlockBatchId) = offsets(run.endReduceId) - offsets(run.startReduceId)
-        def upload(run: ShuffleBlockBatchId) = new RunUpload(
-          (run.startReduceId until run.endReduceId).map(r => offsets(r + 1) - offsets(r)).toArray,
-          dataFile, offsets(run.startReduceId))
-        val toSend = uploads.map { case (peer, run) => peer -> Seq(run -> bytes(run)) }
-        sender().send(toSend, id => upload(byId(id))).foreach { id =>
-          val run = byId(id)
-          arrived ++= (run.startReduceId until run.endReduceId).filter(r => offsets(r + 1) > offsets(r))
-        }
-      }
-    } finally {
-      registry.askSync[Boolean](Arrived(shuffleId, mapId, arrived.toArray))
-    }
-    metrics.foreach { m =>
-      val sizeOf = blocks.toMap
-      val holderOf = placed.map { case ((r, _), (holder, _, _)) => r -> holder }.toMap
-      val (kept, spilled) = arrived.partition(holderOf(_) == self)
-      val (local, remote) = (kept.map(sizeOf).sum, spilled.map(sizeOf).sum)
-      m.add(local, remote, sizeOf.values.sum - local - remote)
-    }
+    val blocks = MapOutputPlacer.blocks(offsets)
+    val placed = placer.place(shuffleId, mapId, dataFile, offsets, blocks)
+    metrics.foreach(_.add(placed.local, placed.remote,
+      blocks.iterator.map(_._2).sum - placed.local - placed.remote))
   }
-
-  private def sender(): SpillSender = {
-    val settings = FetchSettings(env.conf)
-    new SpillSender(upload, settings, settings.requestSize, settings.maxBytesInFlight,
-      PeerTraffic.shared(settings.waitWindow))
-  }
-
-  private def upload(peer: BlockManagerId, id: BlockId, data: ManagedBuffer) =
-    env.blockManager.blockTransferService.uploadBlock(peer.host, peer.port, peer.executorId, id,
-      data, StorageLevel.OFF_HEAP, ClassTag.Byte)
 
   // The store outlives this serving side (peers spill to it too): StoreExecutor empties it.
   override def removed(shuffleId: Int): Unit = ()
 
   override def stop(): Unit = ()
-}
-
-private[spark] object StoreMapOutputServing {
-
-  /**
-   * A map output's non-empty blocks `(reduceId, holder)` in reduce order, grouped into runs of
-   * neighbours with the same holder: `(holder, (first reduce id, last reduce id))`, in order.
-   * The blocks of a run are adjacent in the data file (empty blocks between them hold no bytes).
-   */
-  def runs[H](blocks: Seq[(Int, H)]): Seq[(H, (Int, Int))] =
-    blocks.foldLeft(List.empty[(H, (Int, Int))]) {
-      case ((holder, (first, _)) :: rest, (reduceId, h)) if h == holder =>
-        (holder, (first, reduceId)) :: rest
-      case (acc, (reduceId, h)) => (h, (reduceId, reduceId)) :: acc
-    }.reverse
 }

@@ -4,7 +4,8 @@ import scala.collection.mutable
 
 import org.apache.spark.{SparkContext, SparkEnv}
 import org.apache.spark.rpc.{RpcCallContext, RpcEndpointRef, RpcEnv, ThreadSafeRpcEndpoint}
-import org.apache.spark.scheduler.{SparkListener, SparkListenerBlockManagerAdded, SparkListenerExecutorRemoved}
+import org.apache.spark.scheduler.{SparkListener, SparkListenerBlockManagerAdded, SparkListenerExecutorRemoved, SparkListenerStageCompleted, SparkListenerStageSubmitted}
+import org.apache.spark.shuffle.adaptive.push.PushPlan
 import org.apache.spark.storage.BlockManagerId
 import org.apache.spark.util.RpcUtils
 
@@ -16,27 +17,45 @@ import org.apache.spark.util.RpcUtils
  * A block is placed (its bytes counted against the store) before it is copied, and located
  * only once its map task reports it arrived; placed blocks that did not arrive are released.
  * Entries of an executor go when Spark removes it (its blocks are then read from their files);
- * those of a shuffle when it is unregistered.
+ * those of a shuffle when it is unregistered, after which nothing of it is placed.
+ *
+ * With `push` (mode=push) the registry also keeps each shuffle's [[PushPlan]]: it observes every
+ * committed map output's block sizes, and blocks are offered to their partition's owner first.
  */
-private[spark] final class StoreRegistry(override val rpcEnv: RpcEnv, offerOrder: String)
-  extends ThreadSafeRpcEndpoint {
+private[spark] final class StoreRegistry(
+    override val rpcEnv: RpcEnv,
+    offerOrder: String,
+    push: Boolean) extends ThreadSafeRpcEndpoint {
   import StoreRegistry._
 
   private[this] val ledger = new StoreLedger(offerOrder)
   private[this] val addresses = mutable.HashMap.empty[String, BlockManagerId]
-  private[this] val reported = mutable.HashMap.empty[String, (Long, Long)]
+  private[this] val reported = mutable.HashMap.empty[String, Reported]
   /** shuffle -> map -> reduce -> (holder, size) */
   private[this] val located =
     mutable.HashMap.empty[Int, mutable.HashMap[Long, mutable.HashMap[Int, (String, Long)]]]
-  private[this] val pending = mutable.HashMap.empty[(Int, Long), Seq[(Int, Long, String)]]
+  /** (shuffle, map) -> (the map task's executor, blocks placed: (reduce, size, holder)) */
+  private[this] val pending =
+    mutable.HashMap.empty[(Int, Long), (String, Seq[(Int, Long, String)])]
+  private[this] val plans = mutable.HashMap.empty[Int, PushPlan]
+  private[this] val removedShuffles = mutable.HashSet.empty[Int]
+  private[this] val mapStagesDone = mutable.HashSet.empty[Int]
   private[this] val totals = new Totals
 
   override def receive: PartialFunction[Any, Unit] = {
     case StoreAdded(address, capacity) =>
       addresses(address.executorId) = address
       ledger.register(address.executorId, capacity)
-    case StoreUsage(executorId, used, highWater) =>
-      if (addresses.contains(executorId)) reported(executorId) = (used, highWater)
+    case StoreUsage(executorId, used, highWater, queueHighWater, queueRefused) =>
+      if (addresses.contains(executorId)) {
+        reported(executorId) = Reported(used, highWater, queueHighWater, queueRefused)
+      }
+    case Observed(shuffleId, reduceIds, sizes) =>
+      plans.get(shuffleId).foreach(_.observe(reduceIds, sizes))
+    case ShuffleRegistered(shuffleId, numMaps, numPartitions) =>
+      if (push) plans(shuffleId) = new PushPlan(numMaps, numPartitions)
+    case MapStageEnded(shuffleId, ended) =>
+      if (ended) mapStagesDone += shuffleId else mapStagesDone -= shuffleId
     case ExecutorLost(executorId) =>
       ledger.remove(executorId)
       addresses -= executorId
@@ -44,33 +63,47 @@ private[spark] final class StoreRegistry(override val rpcEnv: RpcEnv, offerOrder
       located.values.foreach(_.values.foreach(_.filterInPlace { case (_, (holder, _)) =>
         holder != executorId
       }))
+      // A lost map task's executor never says what arrived.
+      pending.filter(_._2._1 == executorId).keys.toList.foreach(releasePending)
+      plans.values.foreach(_.executorLost(executorId))
     case ShuffleRemoved(shuffleId) =>
+      removedShuffles += shuffleId
+      plans -= shuffleId
+      mapStagesDone -= shuffleId
       located.remove(shuffleId).foreach(_.values.foreach(_.values.foreach {
         case (holder, size) => ledger.release(holder, size)
       }))
-      pending.keys.filter(_._1 == shuffleId).toList.foreach { key =>
-        pending.remove(key).foreach(_.foreach { case (_, size, holder) =>
-          ledger.release(holder, size)
-        })
-      }
+      pending.keys.filter(_._1 == shuffleId).toList.foreach(releasePending)
   }
+
+  private def releasePending(key: (Int, Long)): Unit =
+    pending.remove(key).foreach(_._2.foreach { case (_, size, holder) =>
+      ledger.release(holder, size)
+    })
 
   override def receiveAndReply(context: RpcCallContext): PartialFunction[Any, Unit] = {
     case Place(executorId, shuffleId, mapId, reduceIds, sizes) =>
-      val placed = ledger.place(executorId, reduceIds.toSeq.zip(sizes.toSeq))
-      pending((shuffleId, mapId)) = placed.collect {
+      val blocks = reduceIds.toSeq.zip(sizes.toSeq)
+      val plan = plans.get(shuffleId)
+      val owners = plan.flatMap(_.ownersAmong(ledger.executors))
+      val placed =
+        if (removedShuffles(shuffleId)) blocks.map { case (r, size) => (r, size, None) }
+        else ledger.place(executorId, blocks, r => owners.map(_(r)))
+      for (p <- plan; o <- owners; (r, _, Some(holder)) <- placed if holder == o(r)) p.pin(r, holder)
+      pending((shuffleId, mapId)) = (executorId, placed.collect {
         case (reduceId, size, Some(holder)) => (reduceId, size, holder)
-      }
-      totals.count(executorId, placed)
+      })
+      totals.count(executorId, placed, owners)
       context.reply(placed.map { case (_, _, holder) =>
         holder.flatMap(addresses.get).map(a => (a.executorId, a.host, a.port)).getOrElse(("", "", 0))
       }.toArray)
     case Arrived(shuffleId, mapId, reduceIds) =>
       val arrived = reduceIds.toSet
-      pending.remove((shuffleId, mapId)).foreach(_.foreach { case (reduceId, size, holder) =>
+      pending.remove((shuffleId, mapId)).foreach(_._2.foreach { case (reduceId, size, holder) =>
         if (arrived(reduceId) && addresses.contains(holder)) {
           located.getOrElseUpdate(shuffleId, mutable.HashMap.empty)
             .getOrElseUpdate(mapId, mutable.HashMap.empty)(reduceId) = (holder, size)
+          if (push) totals.pushed(size, afterMapStage = mapStagesDone(shuffleId))
         } else {
           ledger.release(holder, size)
           totals.failed(size)
@@ -93,11 +126,13 @@ private[spark] final class StoreRegistry(override val rpcEnv: RpcEnv, offerOrder
 
   private def snapshot(): StoreReport = {
     val stores = ledger.snapshot.map { case (id, usage) =>
-      val (used, highWater) = reported.getOrElse(id, (0L, 0L))
-      id -> StoreReport.Store(usage.capacity, used, highWater, usage.highWater)
+      val r = reported.getOrElse(id, Reported(0, 0, 0, 0))
+      id -> StoreReport.Store(usage.capacity, r.used, r.highWater, usage.highWater,
+        r.queueHighWater, r.queueRefused)
     }
     StoreReport(stores, totals.local, totals.spilled, totals.onDisk, totals.notArrived,
-      ledger.metaShuffleRounds)
+      ledger.metaShuffleRounds, StoreReport.Push(totals.toOwners, totals.pushedDuring,
+        totals.pushedAfter))
   }
 }
 
@@ -144,18 +179,40 @@ private[spark] object StoreRegistry {
     }
   }
 
-  /** A store's bytes held and high-water mark, as the executor measured them. */
+  /**
+   * A store's bytes held and high-water mark, and (mode=push) its executor's push queue's
+   * high-water mark and the bytes it refused, as the executor measured them.
+   */
   object StoreUsage {
     private val Tag = "store.usage"
-    def apply(executorId: String, used: Long, highWater: Long): Product =
-      (Tag, executorId, used, highWater)
-    def unapply(m: Any): Option[(String, Long, Long)] = m match {
-      case (Tag, id: String, used: Long, highWater: Long) => Some((id, used, highWater))
+    def apply(executorId: String, used: Long, highWater: Long, queueHighWater: Long,
+        queueRefused: Long): Product = (Tag, executorId, used, highWater, queueHighWater, queueRefused)
+    def unapply(m: Any): Option[(String, Long, Long, Long, Long)] = m match {
+      case (Tag, id: String, used: Long, highWater: Long, queueHighWater: Long, refused: Long) =>
+        Some((id, used, highWater, queueHighWater, refused))
       case _ => None
     }
   }
 
+  /** mode=push: the non-empty blocks of a committed map output, for its shuffle's [[PushPlan]]. */
+  object Observed {
+    private val Tag = "store.observed"
+    def apply(shuffleId: Int, reduceIds: Array[Int], sizes: Array[Long]): Product =
+      (Tag, shuffleId, reduceIds, sizes)
+    def unapply(m: Any): Option[(Int, Array[Int], Array[Long])] = m match {
+      case (Tag, shuffleId: Int, reduceIds: Array[Int], sizes: Array[Long]) =>
+        Some((shuffleId, reduceIds, sizes))
+      case _ => None
+    }
+  }
+
+  private final case class Reported(used: Long, highWater: Long, queueHighWater: Long,
+      queueRefused: Long)
+
   /** Driver-local messages (never serialized). */
+  final case class ShuffleRegistered(shuffleId: Int, numMaps: Int, numPartitions: Int)
+  /** The map stage of a shuffle ended (`ended`) or was submitted (again). */
+  final case class MapStageEnded(shuffleId: Int, ended: Boolean)
   final case class StoreAdded(address: BlockManagerId, capacity: Long)
   final case class ExecutorLost(executorId: String)
   final case class ShuffleRemoved(shuffleId: Int)
@@ -168,12 +225,19 @@ private[spark] object StoreRegistry {
     var spilled = 0L
     var onDisk = 0L
     var notArrived = 0L
-    def count(self: String, placed: Seq[(Int, Long, Option[String])]): Unit = placed.foreach {
+    var toOwners = 0L
+    var pushedDuring = 0L
+    var pushedAfter = 0L
+    def count(self: String, placed: Seq[(Int, Long, Option[String])],
+        owners: Option[Array[String]]): Unit = placed.foreach {
+      case (r, size, Some(holder)) if owners.exists(_(r) == holder) => toOwners += size
       case (_, size, Some(holder)) if holder == self => local += size
       case (_, size, Some(_)) => spilled += size
       case (_, size, None) => onDisk += size
     }
     def failed(size: Long): Unit = notArrived += size
+    def pushed(size: Long, afterMapStage: Boolean): Unit =
+      if (afterMapStage) pushedAfter += size else pushedDuring += size
   }
 
   /**
@@ -181,8 +245,8 @@ private[spark] object StoreRegistry {
    * `capacity` bytes on every executor, those that come later included. The driver's own block
    * manager runs tasks, and so has a store, in local mode only.
    */
-  def start(sc: SparkContext, offerOrder: String, capacity: Long): RpcEndpointRef = {
-    val ref = sc.env.rpcEnv.setupEndpoint(Name, new StoreRegistry(sc.env.rpcEnv, offerOrder))
+  def start(sc: SparkContext, offerOrder: String, capacity: Long, push: Boolean): RpcEndpointRef = {
+    val ref = sc.env.rpcEnv.setupEndpoint(Name, new StoreRegistry(sc.env.rpcEnv, offerOrder, push))
     def add(address: BlockManagerId): Unit =
       if (!address.isDriver || sc.isLocal) ref.send(StoreAdded(address, capacity))
     sc.addSparkListener(new SparkListener {
@@ -190,6 +254,11 @@ private[spark] object StoreRegistry {
         add(added.blockManagerId)
       override def onExecutorRemoved(removed: SparkListenerExecutorRemoved): Unit =
         ref.send(ExecutorLost(removed.executorId))
+      override def onStageSubmitted(submitted: SparkListenerStageSubmitted): Unit =
+        submitted.stageInfo.shuffleDepId.foreach(id => ref.send(MapStageEnded(id, ended = false)))
+      override def onStageCompleted(completed: SparkListenerStageCompleted): Unit =
+        completed.stageInfo.shuffleDepId.filter(_ => completed.stageInfo.failureReason.isEmpty)
+          .foreach(id => ref.send(MapStageEnded(id, ended = true)))
     })
     sc.env.blockManager.master.getMemoryStatus.keys.foreach(add)
     ref

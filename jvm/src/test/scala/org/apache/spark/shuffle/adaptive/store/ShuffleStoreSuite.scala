@@ -148,11 +148,26 @@ class ShuffleStoreSuite extends AnyFunSuite {
     }
   }
 
+  test("blocks of a removed shuffle that arrive late (pushes under way) are refused") {
+    withFile(data) { file =>
+      var offers = 0
+      val store = new ShuffleStore(1000, _ => (), (_, _, _) => offers += 1)
+      store.removeShuffle(1)
+      assert(store.isRemoved(1) && !store.isRemoved(2))
+      assert(!store.putFromFile(ShuffleBlockId(1, 7, 0), file, 0, 10))
+      val run = ShuffleBlockBatchId(1, 9, 0, 1)
+      val stream = store.receiveRun(run)
+      feed(stream, runStream(Array(30L), file, 0), 1000)
+      stream.onComplete(run.name)
+      assert(store.used === 0 && offers === 0 && !store.contains(ShuffleBlockId(1, 9, 0)))
+    }
+  }
+
   test("a block placed twice keeps one copy and one reservation") {
     withFile(data) { file =>
       val store = new ShuffleStore(1000, _ => ())
-      store.putFromFile(ShuffleBlockId(1, 7, 0), file, 0, 10)
-      store.putFromFile(ShuffleBlockId(1, 7, 0), file, 0, 10)
+      assert(store.putFromFile(ShuffleBlockId(1, 7, 0), file, 0, 10))
+      assert(!store.putFromFile(ShuffleBlockId(1, 7, 0), file, 0, 10))
       assert(store.used === 10)
     }
   }

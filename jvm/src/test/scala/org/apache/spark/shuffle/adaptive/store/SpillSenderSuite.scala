@@ -9,8 +9,9 @@ import scala.concurrent.{Future, Promise}
 import org.scalatest.funsuite.AnyFunSuite
 
 import org.apache.spark.network.buffer.{ManagedBuffer, NioManagedBuffer}
-import org.apache.spark.shuffle.adaptive.flow.{FlowLimits, PeerTraffic}
+import org.apache.spark.shuffle.adaptive.flow.{ElasticLimit, FlowLimits, PeerTraffic}
 import org.apache.spark.storage.{BlockId, BlockManagerId, ShuffleBlockId}
+import org.apache.spark.util.ManualClock
 
 class SpillSenderSuite extends AnyFunSuite {
   private val b = BlockManagerId("b", "host-b", 2)
@@ -19,6 +20,8 @@ class SpillSenderSuite extends AnyFunSuite {
     override val maxReqsInFlight = requests
     override val maxBlocksInFlightPerAddress = perAddress
   }
+  /** A limit that stays at `max`. */
+  private def fixed(increment: Long, max: Long) = new ElasticLimit(increment, max, false, 4, 0.5, 2)
   private def data(id: BlockId): ManagedBuffer = new NioManagedBuffer(java.nio.ByteBuffer.allocate(1))
 
   /** Completes each upload on another thread, recording what was in flight when it started. */
@@ -52,7 +55,7 @@ class SpillSenderSuite extends AnyFunSuite {
     val toC = blocks(2, 5, 5)
     val sizes: Map[BlockId, Long] = (toB ++ toC).toMap
     val peers = new Peers(fail = Set(ShuffleBlockId(0, 1, 1)))
-    val sender = new SpillSender(peers.upload(sizes), limits(5, 100), 15, 1000, new PeerTraffic(4))
+    val sender = new SpillSender(peers.upload(sizes), limits(5, 100), 15, fixed(15, 1000), new PeerTraffic(4), "a")
     val arrived = sender.send(Seq(b -> toB, c -> toC), data)
     peers.stop()
     assert(peers.started.map(_._2).sortBy(_.name) === sizes.keys.toSeq.sortBy(_.name))
@@ -67,13 +70,13 @@ class SpillSenderSuite extends AnyFunSuite {
     val toB = blocks(1, Seq.fill(20)(30L): _*)
     val sizes = toB.toMap
     val peers = new Peers()
-    val sender = new SpillSender(peers.upload(sizes), limits(100, 100), 30, 100, new PeerTraffic(4))
+    val sender = new SpillSender(peers.upload(sizes), limits(100, 100), 30, fixed(30, 100), new PeerTraffic(4), "a")
     assert(sender.send(Seq(b -> toB), data).size === 20)
     peers.stop()
     assert(peers.peak <= 100)
     val alone = new Peers()
     val big = blocks(2, 500, 500)
-    new SpillSender(alone.upload(big.toMap), limits(100, 100), 30, 100, new PeerTraffic(4))
+    new SpillSender(alone.upload(big.toMap), limits(100, 100), 30, fixed(30, 100), new PeerTraffic(4), "a")
       .send(Seq(c -> big), data)
     alone.stop()
     assert(alone.peak === 500)
@@ -83,7 +86,7 @@ class SpillSenderSuite extends AnyFunSuite {
     val traffic = new PeerTraffic(4)
     val toB = blocks(1, 10, 10)
     val peers = new Peers()
-    new SpillSender(peers.upload(toB.toMap), limits(5, 5), 10, 100, traffic)
+    new SpillSender(peers.upload(toB.toMap), limits(5, 5), 10, fixed(10, 100), traffic, "a")
       .send(Seq(b -> toB), data)
     peers.stop()
     assert(traffic.inFlightTo("b") === 0)
@@ -93,7 +96,26 @@ class SpillSenderSuite extends AnyFunSuite {
     val toB = blocks(1, 10, 10)
     val sender = new SpillSender((_, id, _) =>
       if (id == ShuffleBlockId(0, 1, 0)) throw new IOException("no connection") else Future.unit,
-      limits(5, 5), 10, 100, new PeerTraffic(4))
+      limits(5, 5), 10, fixed(10, 100), new PeerTraffic(4), "a")
     assert(sender.send(Seq(b -> toB), data) === Set[BlockId](ShuffleBlockId(0, 1, 1)))
+  }
+
+  test("peers are sent to in circular order, starting after this executor") {
+    val order = mutable.ArrayBuffer.empty[String]
+    val d = BlockManagerId("d", "host-d", 4)
+    // One block in flight at a time: the order of the sends is the order of the peers.
+    new SpillSender((peer, _, _) => { order += peer.executorId; Future.unit }, limits(1, 1), 10,
+      fixed(10, 10), new PeerTraffic(4), "c")
+      .send(Seq(b -> blocks(1, 10), c -> blocks(2, 10), d -> blocks(3, 10)), data)
+    assert(order === Seq("d", "b", "c"))
+  }
+
+  test("the limit shrinks while uploads finish before the sender waits for them, to one increment") {
+    val elastic = new ElasticLimit(10, 100, true, 4, 0.5, 2)
+    val toB = blocks(1, Seq.fill(20)(10L): _*)
+    // Uploads that are done when started, on a clock that never moves: no wait at all.
+    new SpillSender((_, _, _) => Future.unit, limits(100, 100), 10, elastic, new PeerTraffic(4),
+      "a", new ManualClock()).send(Seq(b -> toB), data)
+    assert(elastic.min === 10 && elastic.current === 10)
   }
 }
