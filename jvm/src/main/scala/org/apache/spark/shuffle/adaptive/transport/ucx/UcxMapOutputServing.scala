@@ -62,13 +62,14 @@ private[spark] final class UcxMapOutputServing(
   /**
    * Serves blocks of map output `mapId` that this executor's shuffle store holds in `buffer`
    * (`offsets` as the map output's index gives them, empty outside the blocks held): called on
-   * the block server's thread as a spilled run arrives, so the region is published without
-   * waiting; until the driver has it, readers go through Netty.
+   * the block server's thread as a spilled run arrives, before the upload is acknowledged. The
+   * driver has the region before the sender hears of the arrival, and so before any reader is
+   * routed to this store: readers never find a stored block without its region.
    */
   def servedFromMemory(shuffleId: Int, mapId: Long, buffer: ByteBuffer, offsets: Array[Long]): Unit =
     try {
       register(shuffleId, mapId, buffer, offsets, owned = false).foreach { region =>
-        registry.ask[Boolean](RegisterRegion(executorId, shuffleId, mapId, region))
+        registry.askSync[Boolean](RegisterRegion(executorId, shuffleId, mapId, region))
       }
     } catch {
       case NonFatal(e) => logWarning(s"Stored blocks of map output $mapId of shuffle $shuffleId " +
