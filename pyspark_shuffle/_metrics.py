@@ -125,7 +125,8 @@ def metrics(spark: Any) -> Dict[str, Any]:
     read from their files), ``meta_shuffle_rounds`` (offers of a map output's blocks to one
     store, own and peers alike), ``push`` (``mode="push"``, else zeros: ``placed_at_owners``, bytes
     placed in their partition owner's store; ``arrived_during_map_stage`` /
-    ``arrived_after_map_stage``, pushed bytes by when they arrived; ``left_to_pull``, bytes full
+    ``arrived_after_map_stage``, pushed bytes by when they arrived; ``not_pushed_after_map_stage``,
+    bytes still queued when their map stage ended, left in their files; ``left_to_pull``, bytes full
     push queues left in their files; ``queue_high_water``, the most bytes one executor had queued)
     and ``stores``: ``{executor id: {"capacity", "used", "high_water", "placed_high_water",
     "push_queue_high_water", "push_refused"}}`` in bytes, ``used`` and ``high_water`` as the

@@ -243,6 +243,14 @@ OPTIONS: Dict[str, Option] = {
             parse=_size(0, (1 << 63) - 1),
         ),
         Option(
+            name="push_after_map_stage",
+            key=PREFIX + "push.afterMapStage",
+            allowed="a boolean (True/False or 'true'/'false')",
+            doc="mode='push': whether map outputs still queued when their map stage ends are "
+            "pushed all the same (default False: they are read from their files).",
+            parse=_boolean,
+        ),
+        Option(
             name="testing_serve_delay",
             key=PREFIX + "testing.serveDelay",
             allowed="TESTING ONLY: '' or 'executorId:millis' pairs separated by commas, e.g. '1:50'",

@@ -161,12 +161,12 @@ def test_push_table_medians_and_absence():
                 "store": {"push": {"placed_at_owners": owners * mib,
                                    "arrived_during_map_stage": during * mib,
                                    "arrived_after_map_stage": after * mib,
-                                   "left_to_pull": 0, "queue_high_water": 2 * mib}}}
+                                   "not_pushed_after_map_stage": 3 * mib, "left_to_pull": 0, "queue_high_water": 2 * mib}}}
 
     table = push_table([run(10, 6, 4, 1), run(20, 12, 8, 2), run(30, 18, 12, 3),
                         run(99, 99, 99, 4, status="failed")]).splitlines()
     assert table[0].split()[:5] == ["workload", "skew", "manager", "to", "owners"]
-    assert table[2].split() == ["dummy", "2", "adaptive:mode=push", "20.0", "12.0", "8.0", "0.0", "2.0",
+    assert table[2].split() == ["dummy", "2", "adaptive:mode=push", "20.0", "12.0", "8.0", "3.0", "0.0", "2.0",
                                 "0.50", "12.0"]
     store_only = {"status": "ok", "workload": "w", "skew": 0, "manager": "adaptive:mode=store",
                   "store": {"push": {"placed_at_owners": 0, "arrived_during_map_stage": 0}}}

@@ -175,15 +175,15 @@ def store_table(records: Sequence[Dict[str, Any]]) -> Optional[str]:
 
 PUSH_COLUMNS = (
     ("workload", "<"), ("skew", ">"), ("manager", "<"), ("to owners MiB", ">"),
-    ("during map MiB", ">"), ("after map MiB", ">"), ("left to pull MiB", ">"),
+    ("during map MiB", ">"), ("after map MiB", ">"), ("not pushed MiB", ">"), ("left to pull MiB", ">"),
     ("queue hw MiB", ">"), ("on owner", ">"), ("crossed twice MiB", ">"),
 )
 
 
 def push_table(records: Sequence[Dict[str, Any]]) -> Optional[str]:
     """What mode="push" did, medians over the ok runs: bytes placed in their partition owner's
-    store, pushed bytes that arrived during and after the map stage, bytes full push queues left
-    in their files, the largest push queue, the share of reduce tasks reading from stores that
+    store, pushed bytes that arrived during and after the map stage, bytes still queued when the
+    map stage ended and so not pushed, bytes full push queues left in their files, the largest push queue, the share of reduce tasks reading from stores that
     ran on their owner, and bytes that crossed the network twice. None when no run pushed."""
     groups: Dict[Key, List[Dict[str, Any]]] = {}
     for r in records:
@@ -205,6 +205,7 @@ def push_table(records: Sequence[Dict[str, Any]]) -> Optional[str]:
             _num(median(p.get("placed_at_owners") for p in push), 1 << 20),
             _num(median(p.get("arrived_during_map_stage") for p in push), 1 << 20),
             _num(median(p.get("arrived_after_map_stage") for p in push), 1 << 20),
+            _num(median(p.get("not_pushed_after_map_stage") for p in push), 1 << 20),
             _num(median(p.get("left_to_pull") for p in push), 1 << 20),
             _num(median(p.get("queue_high_water") for p in push), 1 << 20),
             _num(median(on_owner), digits=2),

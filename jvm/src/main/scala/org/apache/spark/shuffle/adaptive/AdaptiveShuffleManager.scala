@@ -14,7 +14,7 @@ import org.apache.spark.shuffle.adaptive.metrics.{FetchCounters, FetchMetricsAcc
 import org.apache.spark.shuffle.adaptive.push.PushQueue
 import org.apache.spark.shuffle.adaptive.store.{ShuffleStore, StoreExecutor, StoreRegistry, StoreReport, StoreRoutes, StoreTransport}
 import org.apache.spark.shuffle.adaptive.testing.ServeDelay
-import org.apache.spark.shuffle.adaptive.config.AdaptiveShuffleConf.{MODE, STORE_OFFER_ORDER, TRANSPORT}
+import org.apache.spark.shuffle.adaptive.config.AdaptiveShuffleConf.{MODE, PUSH_AFTER_MAP_STAGE, STORE_OFFER_ORDER, TRANSPORT}
 import org.apache.spark.shuffle.adaptive.transport.{MapOutputServing, ServingShuffleWriter, TransportFactory}
 import org.apache.spark.shuffle.adaptive.transport.ucx.UcxRegistry
 import org.apache.spark.shuffle.sort.SortShuffleManager
@@ -118,7 +118,7 @@ private[spark] class AdaptiveShuffleManager(conf: SparkConf) extends ShuffleMana
       if (conf.get(TRANSPORT) != "netty") ucxRegistry = Some(UcxRegistry.start(sc))
       if (storeMode) {
         storeRegistry = Some(StoreRegistry.start(sc, conf.get(STORE_OFFER_ORDER),
-          StoreExecutor.capacity(conf), push = mode == "push"))
+          StoreExecutor.capacity(conf), push = mode == "push", conf.get(PUSH_AFTER_MAP_STAGE)))
       }
     }
     storeRegistry.foreach(_.send(StoreRegistry.ShuffleRegistered(shuffleId,

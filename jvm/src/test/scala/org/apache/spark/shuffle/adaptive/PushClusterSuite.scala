@@ -6,12 +6,13 @@ import org.scalatest.concurrent.Eventually
 
 import org.apache.spark.{LocalSparkContext, MapOutputTrackerMaster, ShuffleDependency, SparkConf, SparkContext, SparkFunSuite, TestUtils}
 import org.apache.spark.internal.config.SHUFFLE_MANAGER
-import org.apache.spark.shuffle.adaptive.config.AdaptiveShuffleConf.{MODE, STORE_MAX_SIZE}
+import org.apache.spark.shuffle.adaptive.config.AdaptiveShuffleConf.{MODE, PUSH_AFTER_MAP_STAGE, STORE_MAX_SIZE}
 import org.apache.spark.shuffle.adaptive.dummy.DummySpec
 
 /**
  * mode=push on three executors: a skewed DummyRDD (Zipf alpha = 1, 80 partitions) whose map
- * tasks all run on executor 0, so every byte the other executors hold was pushed there.
+ * tasks all run on executor 0, so every byte the other executors hold was pushed there. Pushes
+ * go on after the map stage, so that every block reaches a store.
  */
 class PushClusterSuite extends SparkFunSuite with LocalSparkContext with Eventually {
   import SkewedShuffles.shuffledDigest
@@ -26,6 +27,7 @@ class PushClusterSuite extends SparkFunSuite with LocalSparkContext with Eventua
       .set(SHUFFLE_MANAGER, classOf[AdaptiveShuffleManager].getName)
       .set(MODE, "push")
       .set(STORE_MAX_SIZE, 32 * MiB)
+      .set(PUSH_AFTER_MAP_STAGE, true)
       // The pinned map tasks wait for executor 0 rather than run elsewhere.
       .set("spark.locality.wait", "120s")
     sc = new SparkContext("local-cluster[3,1,1024]", "test", conf)

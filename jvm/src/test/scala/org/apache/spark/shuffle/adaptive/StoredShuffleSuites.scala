@@ -4,12 +4,13 @@ import org.scalatest.{BeforeAndAfterAll, Tag}
 
 import org.apache.spark.{HashPartitioner, ShuffleDependency, ShuffleSuite, SparkContext, TestUtils}
 import org.apache.spark.internal.config.SHUFFLE_MANAGER
-import org.apache.spark.shuffle.adaptive.config.AdaptiveShuffleConf.{MODE, STORE_MAX_SIZE}
+import org.apache.spark.shuffle.adaptive.config.AdaptiveShuffleConf.{MODE, PUSH_AFTER_MAP_STAGE, STORE_MAX_SIZE}
 import org.apache.spark.shuffle.adaptive.store.StoreReport
 
 /**
  * Apache Spark's `ShuffleSuite` in a mode with shuffle stores, small enough (64 KiB) that its
- * shuffles mix blocks held in stores and left in their files.
+ * shuffles mix blocks held in stores and left in their files. In mode=push, pushes go on after
+ * the map stage, so that blocks also arrive while reduce tasks read.
  *
  * One test of the contract cannot hold as written: SPARK-36206 corrupts a map-output file after
  * the map stage and expects the read to fail, but a block in a store is the copy taken at
@@ -24,6 +25,7 @@ abstract class StoredShuffleSuite(mode: String) extends ShuffleSuite with Before
     conf.set(SHUFFLE_MANAGER, classOf[AdaptiveShuffleManager].getName)
     conf.set(MODE, mode)
     conf.set(STORE_MAX_SIZE, storeSize)
+    conf.set(PUSH_AFTER_MAP_STAGE, true)
   }
 
   override protected def test(testName: String, testTags: Tag*)(

@@ -216,6 +216,17 @@ private[spark] object AdaptiveShuffleConf {
       .checkValue(_ >= 0, "must not be negative")
       .createOptional
 
+  val PUSH_AFTER_MAP_STAGE: ConfigEntry[Boolean] =
+    ConfigBuilder(Prefix + "push.afterMapStage")
+      .doc("mode=push: whether map outputs still queued when their map stage ends are pushed " +
+        "all the same. Off: they stay in their files and are read from them as in mode=pull, " +
+        "since the reduce tasks are running by then: such a push would compete with their " +
+        "fetches on the links and, unless its reducer runs on the owner, cross the network " +
+        "twice. Pushes already under way finish in either case.")
+      .version("0.1.0")
+      .booleanConf
+      .createWithDefault(false)
+
   val TESTING_SERVE_DELAY: ConfigEntry[String] =
     ConfigBuilder(Prefix + "testing.serveDelay")
       .doc("TESTING ONLY, off by default: reproduces a slow node on one machine. " +
@@ -236,5 +247,6 @@ private[spark] object AdaptiveShuffleConf {
     FETCH_ORDER, FETCH_IN_FLIGHT_INCREMENT, FETCH_MAX_IN_FLIGHT, FETCH_ELASTIC,
     FETCH_ELASTIC_SHRINK_BELOW, FETCH_ELASTIC_GROW_ABOVE, FETCH_WAIT_WINDOW,
     FETCH_SCORE_LOAD_WEIGHT, FETCH_SCORE_WAIT_WEIGHT, TRANSPORT, UCX_LIBRARY_PATH, UCX_TIMEOUT,
-    MODE, STORE_MAX_SIZE, STORE_OFFER_ORDER, PUSH_QUEUE_SIZE, TESTING_SERVE_DELAY)
+    MODE, STORE_MAX_SIZE, STORE_OFFER_ORDER, PUSH_QUEUE_SIZE, PUSH_AFTER_MAP_STAGE,
+    TESTING_SERVE_DELAY)
 }

@@ -21,11 +21,14 @@ import org.apache.spark.util.RpcUtils
  *
  * With `push` (mode=push) the registry also keeps each shuffle's [[PushPlan]]: it observes every
  * committed map output's block sizes, and blocks are offered to their partition's owner first.
+ * Unless `pushAfterMapStage`, nothing of a shuffle whose map stage has ended is placed any more:
+ * its reduce tasks are reading by then.
  */
 private[spark] final class StoreRegistry(
     override val rpcEnv: RpcEnv,
     offerOrder: String,
-    push: Boolean) extends ThreadSafeRpcEndpoint {
+    push: Boolean,
+    pushAfterMapStage: Boolean) extends ThreadSafeRpcEndpoint {
   import StoreRegistry._
 
   private[this] val ledger = new StoreLedger(offerOrder)
@@ -86,14 +89,16 @@ private[spark] final class StoreRegistry(
       val blocks = reduceIds.toSeq.zip(sizes.toSeq)
       val plan = plans.get(shuffleId)
       val owners = plan.flatMap(_.ownersAmong(ledger.executors))
+      val late = plan.nonEmpty && !pushAfterMapStage && mapStagesDone(shuffleId)
       val placed =
-        if (removedShuffles(shuffleId)) blocks.map { case (r, size) => (r, size, None) }
+        if (removedShuffles(shuffleId) || late) blocks.map { case (r, size) => (r, size, None) }
         else ledger.place(executorId, blocks, r => owners.map(_(r)))
       for (p <- plan; o <- owners; (r, _, Some(holder)) <- placed if holder == o(r)) p.pin(r, holder)
       pending((shuffleId, mapId)) = (executorId, placed.collect {
         case (reduceId, size, Some(holder)) => (reduceId, size, holder)
       })
-      totals.count(executorId, placed, owners)
+      if (late) totals.notPushed += blocks.iterator.map(_._2).sum
+      else totals.count(executorId, placed, owners)
       context.reply(placed.map { case (_, _, holder) =>
         holder.flatMap(addresses.get).map(a => (a.executorId, a.host, a.port)).getOrElse(("", "", 0))
       }.toArray)
@@ -132,7 +137,7 @@ private[spark] final class StoreRegistry(
     }
     StoreReport(stores, totals.local, totals.spilled, totals.onDisk, totals.notArrived,
       ledger.metaShuffleRounds, StoreReport.Push(totals.toOwners, totals.pushedDuring,
-        totals.pushedAfter))
+        totals.pushedAfter, totals.notPushed))
   }
 }
 
@@ -228,6 +233,7 @@ private[spark] object StoreRegistry {
     var toOwners = 0L
     var pushedDuring = 0L
     var pushedAfter = 0L
+    var notPushed = 0L
     def count(self: String, placed: Seq[(Int, Long, Option[String])],
         owners: Option[Array[String]]): Unit = placed.foreach {
       case (r, size, Some(holder)) if owners.exists(_(r) == holder) => toOwners += size
@@ -245,8 +251,10 @@ private[spark] object StoreRegistry {
    * `capacity` bytes on every executor, those that come later included. The driver's own block
    * manager runs tasks, and so has a store, in local mode only.
    */
-  def start(sc: SparkContext, offerOrder: String, capacity: Long, push: Boolean): RpcEndpointRef = {
-    val ref = sc.env.rpcEnv.setupEndpoint(Name, new StoreRegistry(sc.env.rpcEnv, offerOrder, push))
+  def start(sc: SparkContext, offerOrder: String, capacity: Long, push: Boolean,
+      pushAfterMapStage: Boolean): RpcEndpointRef = {
+    val ref = sc.env.rpcEnv.setupEndpoint(Name,
+      new StoreRegistry(sc.env.rpcEnv, offerOrder, push, pushAfterMapStage))
     def add(address: BlockManagerId): Unit =
       if (!address.isDriver || sc.isLocal) ref.send(StoreAdded(address, capacity))
     sc.addSparkListener(new SparkListener {

@@ -30,6 +30,7 @@ private[spark] final case class StoreReport(
       "placed_at_owners" -> push.placedAtOwners,
       "arrived_during_map_stage" -> push.duringMapStage,
       "arrived_after_map_stage" -> push.afterMapStage,
+      "not_pushed_after_map_stage" -> push.notPushed,
       "left_to_pull" -> stores.values.map(_.pushRefused).sum,
       "queue_high_water" -> stores.values.map(_.pushQueueHighWater).maxOption.getOrElse(0L)),
     "stores" -> stores.map { case (id, s) =>
@@ -56,6 +57,9 @@ private[spark] object StoreReport {
    * @param duringMapStage bytes pushed that arrived in a store while their map stage ran
    * @param afterMapStage bytes pushed that arrived after it ended (reduce tasks may have read
    *                      them from their files already)
+   * @param notPushed bytes still queued when their map stage ended, left in their files
+   *                  (`push.afterMapStage=false`)
    */
-  final case class Push(placedAtOwners: Long, duringMapStage: Long, afterMapStage: Long)
+  final case class Push(placedAtOwners: Long, duringMapStage: Long, afterMapStage: Long,
+      notPushed: Long)
 }

@@ -9,8 +9,9 @@ import org.apache.spark.storage.BlockManagerId
 class StoreRegistrySuite extends AnyFunSuite {
 
   /** The registry driven by hand, as its RPC endpoint thread would drive it. */
-  private final class Driven(capacity: Long, executors: String*)(push: Boolean = false) {
-    val registry = new StoreRegistry(null, "pairwise", push)
+  private final class Driven(capacity: Long, executors: String*)(
+      push: Boolean = false, pushAfterMapStage: Boolean = false) {
+    val registry = new StoreRegistry(null, "pairwise", push, pushAfterMapStage)
     def start(): this.type = {
       executors.foreach(id =>
         registry.receive(StoreAdded(BlockManagerId(id, s"host-$id", 7000), capacity)))
@@ -44,8 +45,12 @@ class StoreRegistrySuite extends AnyFunSuite {
   private def driven(capacity: Long, executors: String*) = new Driven(capacity, executors: _*)().start()
 
   /** mode=push, with shuffle 0 of `numMaps` map tasks and `numPartitions` reduce partitions. */
-  private def pushing(capacity: Long, numMaps: Int, numPartitions: Int, executors: String*) = {
-    val d = new Driven(capacity, executors: _*)(push = true).start()
+  private def pushing(capacity: Long, numMaps: Int, numPartitions: Int, executors: String*)
+      : Driven = pushing(afterMapStage = false, capacity, numMaps, numPartitions, executors: _*)
+
+  private def pushing(afterMapStage: Boolean, capacity: Long, numMaps: Int, numPartitions: Int,
+      executors: String*): Driven = {
+    val d = new Driven(capacity, executors: _*)(push = true, afterMapStage).start()
     d.registry.receive(ShuffleRegistered(0, numMaps, numPartitions))
     d
   }
@@ -163,6 +168,28 @@ class StoreRegistrySuite extends AnyFunSuite {
     d.place("1", 2, 20)
     d.registry.receive(MapStageEnded(0, ended = true))
     d.ask[Boolean](Arrived(0, 2, Array(0)))
-    assert(d.report.push === StoreReport.Push(30, 10, 20))
+    assert(d.report.push === StoreReport.Push(30, 10, 20, 0))
+  }
+
+  test("push: nothing is placed once the map stage ended, unless push.afterMapStage") {
+    Seq(false, true).foreach { afterMapStage =>
+      val d = pushing(afterMapStage, 1000, 3, 2, "0", "1")
+      d.registry.receive(Observed(0, Array(0, 1), Array(20, 10)))
+      assert(d.place("0", 1, 20, 10) === Seq("0", "1"))
+      d.registry.receive(MapStageEnded(0, ended = true))
+      val late = d.place("0", 2, 20, 10)
+      assert(late === (if (afterMapStage) Seq("0", "1") else Seq("", "")), afterMapStage)
+      assert(d.report.push.notPushed === (if (afterMapStage) 0 else 30), afterMapStage)
+      assert(d.report.leftOnDisk === 0, afterMapStage)
+      // A map stage submitted again (a retry) pushes again.
+      d.registry.receive(MapStageEnded(0, ended = false))
+      assert(d.place("0", 3, 20, 10) === Seq("0", "1"), afterMapStage)
+    }
+  }
+
+  test("mode=store places blocks after the map stage ended (it has no push plan)") {
+    val d = driven(100, "0", "1")
+    d.registry.receive(MapStageEnded(0, ended = true))
+    assert(d.place("0", 7, 60, 60) === Seq("0", "1"))
   }
 }
