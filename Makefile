@@ -1,17 +1,37 @@
 # `make test` and `make demo` work on a fresh machine with Java 17, Maven and Python 3.10+:
-# they create .venv, install the package, and build the plugin jar when its sources changed.
+# they create .venv, install the package, and build the plugin jars when their sources changed.
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 JARS_DIR := pyspark_shuffle/jars
 JAR_STAMP := $(JARS_DIR)/.built
-JVM_SOURCES := $(shell find jvm/src/main -type f) build.sbt project/build.properties pyproject.toml
-SPARK_HOME_OF_VENV = $$($(PY) -c 'import os, pyspark; print(os.path.dirname(pyspark.__file__))')
+
+# One plugin jar per Spark minor, each line of jvm/spark-versions.txt: minor spark scala jars tests.
+SPARK_VERSIONS := jvm/spark-versions.txt
+spark_column = $(shell awk '!/^\#/ && NF && $(1) {print $$$(2)}' $(SPARK_VERSIONS))
+# The pyspark `make test` runs every suite on, and the minors that get the reduced set.
+FULL_SPARK := $(call spark_column,$$5 == "full",2)
+REDUCED_MINORS := $(call spark_column,$$5 == "reduced",1)
+# The minors with JVM suites: every suite on the full one, ShuffleSuite on the other Maven ones.
+JVM_TEST_MINORS := $(call spark_column,($$5 == "full" || $$4 == "maven"),1)
+# Releases compiled against the jars of their pyspark sdist (Maven Central lacks them).
+PYPI_SPARKS := $(call spark_column,$$4 == "pypi",2)
+spark_of = $(shell awk '!/^\#/ && $$1 == "$(1)" {print $$2}' $(SPARK_VERSIONS))
+minor_venv = .venv-spark$(1)
+MINOR_VENVS := $(foreach m,$(REDUCED_MINORS),$(call minor_venv,$(m))/.installed)
+PYPI_SPARK_JARS := $(foreach v,$(PYPI_SPARKS),jvm/target/spark-jars/$(v)/.complete)
+
+JVM_SOURCES := $(shell find jvm/src/main -type f) build.sbt $(wildcard project/*.scala project/*.sbt) \
+  project/build.properties $(SPARK_VERSIONS)
+spark_home_of = $$($(1)/bin/python -c 'import os, pyspark; print(os.path.dirname(pyspark.__file__))')
 UCX_LIBRARY_PATH_OF_VENV = $$($(PY) -c 'from pyspark_shuffle import _ucx; print(_ucx.library_dir() or "")')
+# local-cluster executors of each minor's suites start from that minor's pip-installed pyspark.
+SPARK_HOMES = SPARK_HOME=$(call spark_home_of,$(VENV)) \
+  $(foreach m,$(REDUCED_MINORS),SPARK_HOME_$(subst .,_,$(m))=$(call spark_home_of,$(call minor_venv,$(m))))
 
-.PHONY: test test-jvm test-python demo jar venv wheel clean
+.PHONY: test lint test-jvm test-python test-spark-minors demo jar venv wheel clean
 
-test: test-jvm test-python
+test: lint test-jvm test-python test-spark-minors
 
 # The benchmark harness at a small size: the same skewed shuffles (a Zipf hot key, skew 2) under
 # Spark's sort shuffle and the plugin, results checked equal, medians and ratios printed.
@@ -23,25 +43,43 @@ jar: $(JAR_STAMP)
 
 venv: $(VENV)/.installed
 
-$(VENV)/.installed: pyproject.toml
+$(VENV)/.installed: pyproject.toml $(SPARK_VERSIONS)
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e '.[test]'
+	$(PY) -m pip install -q -e '.[test]' 'pyspark==$(FULL_SPARK)'
 	touch $@
 
-$(JAR_STAMP): $(JVM_SOURCES)
-	build/sbt package bundledJars
+# A virtualenv per other supported minor, with that minor's pyspark and this checkout.
+.venv-spark%/.installed: pyproject.toml $(SPARK_VERSIONS)
+	test -x $(@D)/bin/python || $(PYTHON) -m venv $(@D)
+	$(@D)/bin/python -m pip install -q -e '.[test]' 'pyspark==$(call spark_of,$*)'
+	touch $@
+
+jvm/target/spark-jars/%/.complete: | venv
+	PYTHON=$(PY) build/spark-jars $* $(@D)
+
+$(JAR_STAMP): $(JVM_SOURCES) $(PYPI_SPARK_JARS)
+	build/sbt package spark41/bundledJars
 	rm -f $(JARS_DIR)/*.jar
-	cp jvm/target/scala-2.13/pyspark-shuffle-spark*_2.13-*.jar jvm/target/bundled/*.jar $(JARS_DIR)/
+	cp jvm/target/spark-*/scala-2.13/pyspark-shuffle-spark*_2.13-*.jar jvm/target/bundled/*.jar $(JARS_DIR)/
 	touch $@
 
-# Spark's local-cluster executors are started from the pip-installed pyspark (spark.test.home);
-# the UCX suites load UCX from the pip-installed libucx-cu11 (the test extra).
-test-jvm: venv jar
-	SPARK_HOME=$(SPARK_HOME_OF_VENV) UCX_LIBRARY_PATH=$(UCX_LIBRARY_PATH_OF_VENV) build/sbt test
+lint: venv
+	$(PY) -m ruff check .
+	$(PY) -m ruff format --check .
+
+# Every suite on the full minor; Spark's ShuffleSuite on the other Maven minors; scalafmt first.
+# The UCX suites load UCX from the pip-installed libucx-cu11 (the test extra).
+test-jvm: venv jar $(MINOR_VENVS)
+	$(SPARK_HOMES) UCX_LIBRARY_PATH=$(UCX_LIBRARY_PATH_OF_VENV) build/sbt scalafmtCheckAll scalafmtSbtCheck \
+	  $(foreach m,$(JVM_TEST_MINORS),spark$(subst .,,$(m))/test)
 
 test-python: venv jar
-	$(PY) -m pytest tests
+	$(PY) -m pytest -m 'not spark_minor' --durations=25 tests
+
+# The reduced A/B set on each other supported minor, in its own virtualenv.
+test-spark-minors: jar $(MINOR_VENVS)
+	$(foreach m,$(REDUCED_MINORS),$(call minor_venv,$(m))/bin/python -m pytest -m spark_minor tests/integration &&) true
 
 wheel: venv jar
 	$(PY) -m pip wheel --no-deps --no-build-isolation -w dist .

@@ -3,6 +3,7 @@
 Run it with spark-submit, once as is and once with the plugin's --jars/--conf
 (see spark_submit.sh), and compare the printed results and timings.
 """
+
 import argparse
 import time
 
@@ -15,8 +16,7 @@ def skewed_rows(spark, rows, keys, hot_fraction, partitions, seed=7):
     payload = F.concat(*[F.sha2((F.col("id") + i).cast("string"), 256) for i in range(3)])
     return (
         spark.range(rows, numPartitions=partitions)
-        .withColumn("key", F.when(F.rand(seed) < hot_fraction, F.lit(0))
-                    .otherwise(F.col("id") % keys + 1))
+        .withColumn("key", F.when(F.rand(seed) < hot_fraction, F.lit(0)).otherwise(F.col("id") % keys + 1))
         .withColumn("payload", payload)
     )
 
@@ -28,7 +28,8 @@ def run(spark, rows, keys=1000, hot_fraction=0.8, partitions=8):
     result = shuffled.groupBy("key").agg(
         F.count("*").alias("rows"),
         # XOR of row hashes: independent of row order, and no overflow under ANSI mode.
-        F.bit_xor(F.xxhash64("payload")).alias("payload_hash"))
+        F.bit_xor(F.xxhash64("payload")).alias("payload_hash"),
+    )
     start = time.perf_counter()
     out = sorted(tuple(r) for r in result.collect())
     return out, time.perf_counter() - start
@@ -44,7 +45,7 @@ def main():
     hot = next(r for r in out if r[0] == 0)
     print(f"shuffle manager: {manager}")
     print(f"keys: {len(out)}, rows: {sum(r[1] for r in out)}, hot key rows: {hot[1]}")
-    print(f"result digest: {hash(tuple(out)) & 0xffffffff:08x}")
+    print(f"result digest: {hash(tuple(out)) & 0xFFFFFFFF:08x}")
     print(f"job time: {seconds:.1f} s")
     spark.stop()
 

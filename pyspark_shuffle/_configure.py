@@ -5,9 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Callable, List, Optional, Tuple, TypeVar
 
-from . import _jars, _ucx
+from . import _jars, _jvm, _ucx
 from ._jvm import SHUFFLE_MANAGER_CLASS
-from .options import OPTIONS, format_size, parse_size, validate_options
+from .configure_options import OPTIONS, validate_options
+from .values import format_size, parse_size
 
 B = TypeVar("B")
 
@@ -46,8 +47,10 @@ def configure(builder: B, **options: Any) -> B:
     get, set_ = _accessors(builder)
     _check_in_flight(settings, get(MAX_SIZE_IN_FLIGHT_KEY))
     _check_store_mode(settings, get)
+    plugin_jars = _jars.jar_paths()
+    _prepare_running_driver(builder, plugin_jars)
     jars = get("spark.jars")
-    for jar in _jars.jar_paths():
+    for jar in plugin_jars:
         jars = append_jar(jars, jar)
     set_("spark.jars", jars)
     _locate_ucx(settings, get)
@@ -55,6 +58,46 @@ def configure(builder: B, **options: Any) -> B:
     for key, value in settings.items():
         set_(key, value)
     return builder
+
+
+RESTART_HINT = (
+    "Restart the Python process (in Jupyter: restart the kernel), then call "
+    "pyspark_shuffle.configure(...) before the first getOrCreate()."
+)
+
+
+def _prepare_running_driver(builder: Any, jars: List[str]) -> None:
+    """A notebook's usual flow: a plain SparkSession ran (and stopped) in this process before.
+    Its driver JVM lives on, and Spark puts ``spark.jars`` on the driver's class path only when
+    it starts that JVM, so the next session's driver could not load the plugin. The jars join
+    the class loader every driver thread loads Spark's configured classes with (the one
+    SparkSubmit gave the JVM's main thread, which py4j's and Spark's own threads inherit), as if
+    they had been there from the start. A session still running without the plugin is refused:
+    ``getOrCreate()`` would return it unchanged."""
+    jvm = _jvm.running_driver_jvm()
+    if jvm is None:
+        return  # the driver JVM starts with spark.jars on its class path
+    from pyspark import SparkContext
+    from pyspark.sql import SparkSession
+
+    active = SparkContext._active_spark_context
+    if active is not None:
+        running = _jvm.active_shuffle_manager_class(active)
+        if isinstance(builder, SparkSession.Builder) and running != SHUFFLE_MANAGER_CLASS:
+            raise RuntimeError(
+                f"a SparkSession runs in this process with shuffle manager {running}, and "
+                "getOrCreate() would return it unchanged: a running session's shuffle manager "
+                "cannot change. Stop it first (spark.stop()), then call configure() again."
+            )
+        return
+    if _jvm.driver_loads(jvm, SHUFFLE_MANAGER_CLASS):
+        return
+    if not _jvm.add_to_driver_class_path(jvm, jars):
+        raise RuntimeError(
+            "this Python process already started a Spark driver JVM without the pyspark-shuffle "
+            "jar, and that JVM's class loader cannot take jars (it was not started by "
+            f"spark-submit). {RESTART_HINT}"
+        )
 
 
 def _locate_ucx(settings: dict, get: Callable[[str], Optional[str]]) -> None:
@@ -102,6 +145,7 @@ def _accessors(builder: Any) -> Tuple[Callable[[str], Optional[str]], Callable[[
     from pyspark.sql import SparkSession
 
     if isinstance(builder, SparkSession.Builder):
+
         def get(key: str) -> Optional[str]:
             value = builder._options.get(key)
             return None if value is None else str(value)
@@ -148,7 +192,7 @@ def _same_file(entry: str, jar: str) -> bool:
     path = entry
     for scheme in ("file://", "file:", "local://", "local:"):
         if path.startswith(scheme):
-            path = path[len(scheme):]
+            path = path[len(scheme) :]
             break
     try:
         return Path(path).resolve() == Path(jar).resolve()

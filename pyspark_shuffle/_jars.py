@@ -14,7 +14,6 @@ Everything here is a pure function of its arguments except :func:`jar_path`,
 from __future__ import annotations
 
 import re
-import warnings
 import zipfile
 from dataclasses import dataclass
 from importlib import metadata, util
@@ -95,19 +94,20 @@ def select_jar(
     if not jars:
         raise JarNotFoundError(
             f"no pyspark-shuffle plugin jar is bundled in {where}; {BUILD_HINT} "
-            "(it builds the jar for the pyspark version pinned in pyproject.toml and copies it there)"
+            "(it builds a jar for each Spark minor in jvm/spark-versions.txt and copies them there)"
         )
     fitting = [j for j in jars if j.spark_minor == wanted]
     if scala_binary is not None:
         fitting = [j for j in fitting if j.scala_binary == scala_binary]
     if not fitting:
-        built = ", ".join(f"Spark {j.spark_minor_text} / Scala {j.scala_binary} ({j.file_name})" for j in jars)
         runtime = f"pyspark {pyspark_version}" + (f" (Scala {scala_binary})" if scala_binary else "")
+        scalas = ", ".join(sorted({j.scala_binary for j in jars}))
+        oldest, newest = min(j.spark_minor for j in jars), max(j.spark_minor for j in jars)
         raise SparkVersionMismatchError(
-            f"the bundled pyspark-shuffle jar was built for {built}, but the installed {runtime} "
-            f"needs a build for Spark {wanted[0]}.{wanted[1]}. Install a pyspark {built_minors(jars)} "
-            f"release, or rebuild the jar for Spark {wanted[0]}.{wanted[1]} (pin that pyspark in "
-            "pyproject.toml, then run `make jar`)."
+            f"pyspark-shuffle supports Spark {supported_minors(jars)} (Scala {scalas}), but the "
+            f"installed {runtime} is Spark {wanted[0]}.{wanted[1]}. Install a supported pyspark "
+            f"(pip install 'pyspark>={oldest[0]}.{oldest[1]},<{newest[0]}.{newest[1] + 1}'), or add "
+            f"Spark {wanted[0]}.{wanted[1]} to jvm/spark-versions.txt and run `make jar`."
         )
     if len(fitting) > 1:
         raise JarError(
@@ -117,8 +117,9 @@ def select_jar(
     return fitting[0].file_name
 
 
-def built_minors(jars: Sequence[JarName]) -> str:
-    return " or ".join(sorted({j.spark_minor_text + ".x" for j in jars}))
+def supported_minors(jars: Sequence[JarName]) -> str:
+    """ "4.0, 4.1, 4.2, 4.3": the Spark minors ``jars`` are built for, in order."""
+    return ", ".join("%d.%d" % m for m in sorted({j.spark_minor for j in jars}))
 
 
 def parse_properties(text: str) -> dict:
@@ -146,7 +147,9 @@ def read_build_properties(jar: Path) -> dict:
         with zipfile.ZipFile(jar) as archive:
             text = archive.read(BUILD_PROPERTIES).decode("utf-8")
     except KeyError:
-        raise JarError(f"{jar} has no {BUILD_PROPERTIES} resource; it is not a pyspark-shuffle build, {BUILD_HINT}") from None
+        raise JarError(
+            f"{jar} has no {BUILD_PROPERTIES} resource; it is not a pyspark-shuffle build, {BUILD_HINT}"
+        ) from None
     except (OSError, zipfile.BadZipFile) as error:
         raise JarError(f"cannot read {jar}: {error}; {BUILD_HINT}") from error
     return parse_properties(text)
@@ -154,22 +157,14 @@ def read_build_properties(jar: Path) -> dict:
 
 def check_built_for(pyspark_version: str, properties: Mapping[str, str], jar: Path) -> None:
     """Raise :class:`SparkVersionMismatchError` when the jar was built for another Spark minor
-    release than ``pyspark_version``; warn when only the patch release differs."""
+    release than ``pyspark_version`` (the patch releases of a minor share its jar)."""
     built = properties.get("spark.version")
     if not built:
         raise JarError(f"{jar}: {BUILD_PROPERTIES} has no spark.version; {BUILD_HINT}")
     if spark_minor(built) != spark_minor(pyspark_version):
         raise SparkVersionMismatchError(
-            f"{jar.name} was built for Spark {built}, but the installed pyspark is {pyspark_version}. "
-            f"Install pyspark=={built}, or rebuild the jar against pyspark {pyspark_version} "
-            "(pin it in pyproject.toml, then run `make jar`)."
-        )
-    if built != pyspark_version:
-        warnings.warn(
-            f"{jar.name} was built for Spark {built} and runs on pyspark {pyspark_version}; "
-            "patch releases are expected to be compatible, rebuild with `make jar` if it fails",
-            RuntimeWarning,
-            stacklevel=3,
+            f"{jar.name} was built for Spark {built}, but the installed pyspark is {pyspark_version}: "
+            "the jar is misnamed or stale; rebuild the jars with `make jar`."
         )
 
 

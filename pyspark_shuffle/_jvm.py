@@ -6,7 +6,7 @@ a rename on the Scala side is a one-line change on the Python side.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Sequence
 
 #: ``spark.shuffle.manager`` value that selects the plugin.
 SHUFFLE_MANAGER_CLASS = "org.apache.spark.shuffle.adaptive.AdaptiveShuffleManager"
@@ -22,12 +22,13 @@ SLOW_SERVING_SORT_SHUFFLE_MANAGER_CLASS = (
 
 
 def active_shuffle_manager_class(spark: Any) -> str:
-    """Class name of the shuffle manager of the driver JVM behind ``spark`` (a SparkSession).
+    """Class name of the shuffle manager of the driver JVM behind ``spark`` (a SparkSession or
+    SparkContext).
 
     Reads ``SparkEnv.get().shuffleManager()`` through py4j, so it reports what Spark really
     instantiated, not what the configuration asked for.
     """
-    env = spark.sparkContext._jvm.org.apache.spark.SparkEnv.get()
+    env = getattr(spark, "sparkContext", spark)._jvm.org.apache.spark.SparkEnv.get()
     if env is None:
         raise RuntimeError("no SparkEnv in the driver JVM: the SparkContext is not running")
     return str(env.shuffleManager().getClass().getName())
@@ -84,3 +85,42 @@ def java_spark_session(spark: Any) -> Any:
             f"{type(spark).__module__}.{type(spark).__qualname__}"
         )
     return jsession
+
+
+#: The class loader Spark's launcher (SparkSubmit) gives the driver's threads: it holds the
+#: driver's ``spark.jars`` as of the JVM's start, and its ``addURL`` is public.
+MUTABLE_CLASS_LOADER_CLASS = "org.apache.spark.util.MutableURLClassLoader"
+
+
+def running_driver_jvm() -> Any:
+    """The py4j view of the driver JVM this Python process already started (an earlier
+    SparkSession or SparkContext, stopped or not), or None when it has started none."""
+    from pyspark import SparkContext
+
+    gateway = SparkContext._gateway
+    return None if gateway is None else gateway.jvm
+
+
+def driver_loads(jvm: Any, class_name: str) -> bool:
+    """Whether the driver's threads can load ``class_name`` (through their context class loader,
+    the one Spark instantiates a shuffle manager with)."""
+    from py4j.protocol import Py4JJavaError
+
+    loader = jvm.java.lang.Thread.currentThread().getContextClassLoader()
+    try:
+        jvm.java.lang.Class.forName(class_name, False, loader)
+        return True
+    except Py4JJavaError:
+        return False
+
+
+def add_to_driver_class_path(jvm: Any, jars: Sequence[str]) -> bool:
+    """Adds ``jars`` to the class loader of the driver's threads, as SparkSubmit does with the
+    ``spark.jars`` it starts with; False (nothing added) when that loader is not Spark's
+    :data:`MUTABLE_CLASS_LOADER_CLASS` (a JVM not started by SparkSubmit)."""
+    loader = jvm.java.lang.Thread.currentThread().getContextClassLoader()
+    if not jvm.java.lang.Class.forName(MUTABLE_CLASS_LOADER_CLASS).isInstance(loader):
+        return False
+    for jar in jars:
+        loader.addURL(jvm.java.io.File(jar).toURI().toURL())
+    return True

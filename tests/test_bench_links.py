@@ -8,8 +8,13 @@ def test_usage_splits_bytes_by_span_and_divides_by_span_and_rate():
     samples = [(float(t), {"1": (t * 10**6, 0), "2": (0, max(0, t - 5) * 2 * 10**6)}) for t in range(11)]
     rates = {"1": 80 * 10**6, "2": 160 * 10**6}
     result = usage(samples, rates, {"map": (0.0, 5.0), "reduce": (5.0, 10.0), "half": (2.5, 3.5)})
-    assert result["1"]["map"] == {"seconds": 5.0, "down_bytes": 5 * 10**6, "up_bytes": 0,
-                                  "down_util": 0.1, "up_util": 0.0}
+    assert result["1"]["map"] == {
+        "seconds": 5.0,
+        "down_bytes": 5 * 10**6,
+        "up_bytes": 0,
+        "down_util": 0.1,
+        "up_util": 0.0,
+    }
     assert result["2"]["map"]["up_bytes"] == 0
     assert result["2"]["reduce"]["up_bytes"] == 10 * 10**6 and result["2"]["reduce"]["up_util"] == 0.1
     assert result["1"]["half"]["down_bytes"] == 10**6  # interpolated between samples
@@ -22,7 +27,10 @@ def test_sampler_reads_host_side_counters(tmp_path):
         stats.mkdir(parents=True)
         (stats / "tx_bytes").write_text(f"{tx}\n")
         (stats / "rx_bytes").write_text(f"{rx}\n")
-    assert read_counters({"1": "pss-w1-h", "2": "pss-w2-h"}, root=str(tmp_path)) == {"1": (100, 7), "2": (5, 9)}
+    assert read_counters({"1": "pss-w1-h", "2": "pss-w2-h"}, root=str(tmp_path)) == {
+        "1": (100, 7),
+        "2": (5, 9),
+    }
 
 
 def test_sampler_samples_until_stopped(monkeypatch):
@@ -42,16 +50,43 @@ def test_run_figures_and_network_table():
     def phase(down, util):
         return {"seconds": 1.0, "down_bytes": down, "up_bytes": 0, "down_util": util, "up_util": 0.0}
 
-    links = {"1": {"rate_bps": 10**8, "map": phase(1 << 20, 0.1), "reduce": phase(8 << 20, 0.9)},
-             "2": {"rate_bps": 10**8, "map": phase(0, 0.0), "reduce": phase(2 << 20, 0.3)}}
+    links = {
+        "1": {"rate_bps": 10**8, "map": phase(1 << 20, 0.1), "reduce": phase(8 << 20, 0.9)},
+        "2": {"rate_bps": 10**8, "map": phase(0, 0.0), "reduce": phase(2 << 20, 0.3)},
+    }
     figures = run_figures(links)
-    assert figures == {"link_map_bytes": float(1 << 20), "link_reduce_bytes": float(10 << 20),
-                       "reduce_util_mean": 0.6, "reduce_util_max": 0.9}
+    assert figures == {
+        "link_map_bytes": float(1 << 20),
+        "link_reduce_bytes": float(10 << 20),
+        "reduce_util_mean": 0.6,
+        "reduce_util_max": 0.9,
+    }
     assert run_figures({})["link_reduce_bytes"] is None
 
-    run = {"workload": "dummy", "skew": 2.0, "manager": "adaptive", "status": "ok", "map_stage_s": 3.0,
-           "reduce_stage_s": 4.0, "fetch_wait_ms": 1500, "plugin": {"mean_buffered_bytes": 3 << 20}, "links": links}
+    run = {
+        "workload": "dummy",
+        "skew": 2.0,
+        "manager": "adaptive",
+        "status": "ok",
+        "map_stage_s": 3.0,
+        "reduce_stage_s": 4.0,
+        "fetch_wait_ms": 1500,
+        "plugin": {"mean_buffered_bytes": 3 << 20},
+        "links": links,
+    }
     table = network_table([run, dict(run, status="failed", links={})]).splitlines()
     assert table[0].split()[:3] == ["workload", "skew", "manager"]
-    assert table[2].split() == ["dummy", "2", "adaptive", "3.00", "4.00", "1.50", "3.0", "1", "10", "0.60", "0.90"]
+    assert table[2].split() == [
+        "dummy",
+        "2",
+        "adaptive",
+        "3.00",
+        "4.00",
+        "1.50",
+        "3.0",
+        "1",
+        "10",
+        "0.60",
+        "0.90",
+    ]
     assert network_table([dict(run, links={})]) is None

@@ -6,16 +6,28 @@ from pyspark_shuffle.bench.sparkmetrics import heartbeat_interval_s, interval_un
 
 
 def stage(sid, status, start, end, write=0, read=0, run_ms=1000, tasks=2):
-    return {"stageId": sid, "attemptId": 0, "status": status, "numTasks": tasks,
-            "submissionTime": f"2026-01-01T00:00:{start:06.3f}GMT",
-            "completionTime": f"2026-01-01T00:00:{end:06.3f}GMT",
-            "executorRunTime": run_ms, "shuffleWriteBytes": write, "shuffleReadBytes": read,
-            "shuffleWriteRecords": 1 if write else 0, "shuffleReadRecords": 1 if read else 0}
+    return {
+        "stageId": sid,
+        "attemptId": 0,
+        "status": status,
+        "numTasks": tasks,
+        "submissionTime": f"2026-01-01T00:00:{start:06.3f}GMT",
+        "completionTime": f"2026-01-01T00:00:{end:06.3f}GMT",
+        "executorRunTime": run_ms,
+        "shuffleWriteBytes": write,
+        "shuffleReadBytes": read,
+        "shuffleWriteRecords": 1 if write else 0,
+        "shuffleReadRecords": 1 if read else 0,
+    }
 
 
 def task(remote, local, wait, status="SUCCESS"):
-    return {"status": status, "taskMetrics": {"shuffleReadMetrics": {
-        "remoteBytesRead": remote, "localBytesRead": local, "fetchWaitTime": wait}}}
+    return {
+        "status": status,
+        "taskMetrics": {
+            "shuffleReadMetrics": {"remoteBytesRead": remote, "localBytesRead": local, "fetchWaitTime": wait}
+        },
+    }
 
 
 def test_summarize_stages_tasks_executors():

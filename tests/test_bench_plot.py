@@ -10,9 +10,17 @@ def test_plot_writes_png(tmp_path):
     from pyspark_shuffle.bench.plot import write_plot
 
     records = [
-        {"manager": m, "workload": w, "skew": s, "status": "ok", "wall_s": 1.0 + s,
-         "peak_executor_memory_bytes": (100 + 10 * s) * (1 << 20)}
-        for w in ("dummy", "join") for s in (0, 1, 2) for m in ("sort", "adaptive")
+        {
+            "manager": m,
+            "workload": w,
+            "skew": s,
+            "status": "ok",
+            "wall_s": 1.0 + s,
+            "peak_executor_memory_bytes": (100 + 10 * s) * (1 << 20),
+        }
+        for w in ("dummy", "join")
+        for s in (0, 1, 2)
+        for m in ("sort", "adaptive")
     ]
     path = tmp_path / "bench.png"
     write_plot(summarize(records), str(path))

@@ -5,30 +5,44 @@ import json
 import pytest
 
 from pyspark_shuffle.bench import runner
-from pyspark_shuffle.bench.options import parse_args
+from pyspark_shuffle.bench.command_line import parse_args
 from pyspark_shuffle.bench.report import format_table, median, result_mismatches, summarize
 from pyspark_shuffle.bench.runner import RECORD_FIELDS, empty_record, plan, run_all
 
 
 def record(manager, skew, wall, workload="dummy", status="ok", peak=100 << 20, result=None):
     return {
-        "manager": manager, "workload": workload, "skew": skew, "status": status,
-        "wall_s": wall if status == "ok" else None, "map_stage_s": wall / 2, "reduce_stage_s": wall / 3,
-        "shuffle_write_bytes": 64 << 20, "shuffle_read_bytes": 64 << 20, "fetch_wait_ms": 1500,
-        "max_reduce_partition_bytes": 8 << 20, "peak_executor_memory_bytes": peak,
+        "manager": manager,
+        "workload": workload,
+        "skew": skew,
+        "status": status,
+        "wall_s": wall if status == "ok" else None,
+        "map_stage_s": wall / 2,
+        "reduce_stage_s": wall / 3,
+        "shuffle_write_bytes": 64 << 20,
+        "shuffle_read_bytes": 64 << 20,
+        "fetch_wait_ms": 1500,
+        "max_reduce_partition_bytes": 8 << 20,
+        "peak_executor_memory_bytes": peak,
         "result": result if result is not None else {"checksum": "abc"},
     }
 
 
 def test_alternation_order():
-    config = parse_args(["--managers", "sort,adaptive", "--skew", "0,2", "--repeat", "2", "--workload", "dummy,join"])
+    config = parse_args(
+        ["--managers", "sort,adaptive", "--skew", "0,2", "--repeat", "2", "--workload", "dummy,join"]
+    )
     order = [(r.repeat, r.workload, r.skew, r.manager.label) for r in plan(config)]
     assert [r.index for r in plan(config)] == list(range(16))
     assert order[:8] == [
-        (0, "dummy", 0.0, "sort"), (0, "dummy", 0.0, "adaptive"),
-        (0, "dummy", 2.0, "sort"), (0, "dummy", 2.0, "adaptive"),
-        (0, "join", 0.0, "sort"), (0, "join", 0.0, "adaptive"),
-        (0, "join", 2.0, "sort"), (0, "join", 2.0, "adaptive"),
+        (0, "dummy", 0.0, "sort"),
+        (0, "dummy", 0.0, "adaptive"),
+        (0, "dummy", 2.0, "sort"),
+        (0, "dummy", 2.0, "adaptive"),
+        (0, "join", 0.0, "sort"),
+        (0, "join", 0.0, "adaptive"),
+        (0, "join", 2.0, "sort"),
+        (0, "join", 2.0, "adaptive"),
     ]
     # the next repeat starts with the other manager, and still alternates
     assert [o[3] for o in order[8:]] == ["adaptive", "sort"] * 4
@@ -37,10 +51,14 @@ def test_alternation_order():
 
 def test_median_and_ratio():
     records = [
-        record("sort", 0, 10.0), record("adaptive", 0, 6.0),
-        record("sort", 0, 12.0), record("adaptive", 0, 9.0),
-        record("sort", 0, 11.0), record("adaptive", 0, 7.0),
-        record("sort", 2, 20.0), record("adaptive", 2, 5.0, status="failed"),
+        record("sort", 0, 10.0),
+        record("adaptive", 0, 6.0),
+        record("sort", 0, 12.0),
+        record("adaptive", 0, 9.0),
+        record("sort", 0, 11.0),
+        record("adaptive", 0, 7.0),
+        record("sort", 2, 20.0),
+        record("adaptive", 2, 5.0, status="failed"),
         record("adaptive", 2, 10.0),
     ]
     summaries = {(s.workload, s.skew, s.manager): s for s in summarize(records)}
@@ -78,9 +96,22 @@ def test_result_mismatches():
 
 
 def test_run_records_schema_and_json(tmp_path, capsys):
-    config = parse_args(["--managers", "sort,adaptive:in_flight_increment=4m", "--skew", "0,1",
-                         "--size", "16m", "--partition-size", "4m", "--repeat", "1",
-                         "--json", str(tmp_path / "out.json")])
+    config = parse_args(
+        [
+            "--managers",
+            "sort,adaptive:in_flight_increment=4m",
+            "--skew",
+            "0,1",
+            "--size",
+            "16m",
+            "--partition-size",
+            "4m",
+            "--repeat",
+            "1",
+            "--json",
+            str(tmp_path / "out.json"),
+        ]
+    )
 
     def fake_run(config, spec):  # stands in for the child process
         rec = empty_record(config, spec)
@@ -107,7 +138,9 @@ def test_run_records_schema_and_json(tmp_path, capsys):
 
 
 def test_harness_conf_lets_conf_override():
-    config = parse_args(["--conf", "spark.sql.adaptive.enabled=true", "--size", "64m", "--partition-size", "8m"])
+    config = parse_args(
+        ["--conf", "spark.sql.adaptive.enabled=true", "--size", "64m", "--partition-size", "8m"]
+    )
     conf = runner.harness_conf(config)
     assert conf["spark.sql.adaptive.enabled"] == "true"
     assert conf["spark.sql.shuffle.partitions"] == "8"
@@ -135,17 +168,38 @@ def test_store_table_medians_and_absence():
     mib = 1 << 20
 
     def run(local, spilled, disk, high):
-        return {"status": "ok", "workload": "dummy", "skew": 3.0, "manager": "adaptive:mode=store",
-                "plugin": {"bytes_from_stores": (local + spilled) * mib},
-                "store": {"accepted_locally": local * mib, "spilled_to_peers": spilled * mib,
-                          "left_on_disk": disk * mib, "stores": {
-                              "0": {"high_water": high * mib, "capacity": 8 * mib},
-                              "1": {"high_water": 1 * mib, "capacity": 8 * mib}}}}
+        return {
+            "status": "ok",
+            "workload": "dummy",
+            "skew": 3.0,
+            "manager": "adaptive:mode=store",
+            "plugin": {"bytes_from_stores": (local + spilled) * mib},
+            "store": {
+                "accepted_locally": local * mib,
+                "spilled_to_peers": spilled * mib,
+                "left_on_disk": disk * mib,
+                "stores": {
+                    "0": {"high_water": high * mib, "capacity": 8 * mib},
+                    "1": {"high_water": 1 * mib, "capacity": 8 * mib},
+                },
+            },
+        }
 
-    table = store_table([run(4, 2, 0, 5), run(6, 4, 2, 7), run(8, 6, 4, 8),
-                         dict(run(100, 100, 100, 100), status="failed")]).splitlines()
+    table = store_table(
+        [run(4, 2, 0, 5), run(6, 4, 2, 7), run(8, 6, 4, 8), dict(run(100, 100, 100, 100), status="failed")]
+    ).splitlines()
     assert table[0].split()[:4] == ["workload", "skew", "manager", "own"]
-    assert table[2].split() == ["dummy", "3", "adaptive:mode=store", "6.0", "4.0", "2.0", "10.0", "7.0", "8.0"]
+    assert table[2].split() == [
+        "dummy",
+        "3",
+        "adaptive:mode=store",
+        "6.0",
+        "4.0",
+        "2.0",
+        "10.0",
+        "7.0",
+        "8.0",
+    ]
     assert store_table([{"status": "ok", "store": {}, "workload": "w", "skew": 0, "manager": "sort"}]) is None
 
 
@@ -155,20 +209,50 @@ def test_push_table_medians_and_absence():
     mib = 1 << 20
 
     def run(owners, during, after, on_owner, status="ok"):
-        return {"status": status, "workload": "dummy", "skew": 2.0, "manager": "adaptive:mode=push",
-                "plugin": {"stored_reduce_tasks": 4, "stored_reduce_tasks_on_owner": on_owner,
-                           "bytes_crossed_twice": during * mib},
-                "store": {"push": {"placed_at_owners": owners * mib,
-                                   "arrived_during_map_stage": during * mib,
-                                   "arrived_after_map_stage": after * mib,
-                                   "not_pushed_after_map_stage": 3 * mib, "left_to_pull": 0, "queue_high_water": 2 * mib}}}
+        return {
+            "status": status,
+            "workload": "dummy",
+            "skew": 2.0,
+            "manager": "adaptive:mode=push",
+            "plugin": {
+                "stored_reduce_tasks": 4,
+                "stored_reduce_tasks_on_owner": on_owner,
+                "bytes_crossed_twice": during * mib,
+            },
+            "store": {
+                "push": {
+                    "placed_at_owners": owners * mib,
+                    "arrived_during_map_stage": during * mib,
+                    "arrived_after_map_stage": after * mib,
+                    "not_pushed_after_map_stage": 3 * mib,
+                    "left_to_pull": 0,
+                    "queue_high_water": 2 * mib,
+                }
+            },
+        }
 
-    table = push_table([run(10, 6, 4, 1), run(20, 12, 8, 2), run(30, 18, 12, 3),
-                        run(99, 99, 99, 4, status="failed")]).splitlines()
+    table = push_table(
+        [run(10, 6, 4, 1), run(20, 12, 8, 2), run(30, 18, 12, 3), run(99, 99, 99, 4, status="failed")]
+    ).splitlines()
     assert table[0].split()[:5] == ["workload", "skew", "manager", "to", "owners"]
-    assert table[2].split() == ["dummy", "2", "adaptive:mode=push", "20.0", "12.0", "8.0", "3.0", "0.0", "2.0",
-                                "0.50", "12.0"]
-    store_only = {"status": "ok", "workload": "w", "skew": 0, "manager": "adaptive:mode=store",
-                  "store": {"push": {"placed_at_owners": 0, "arrived_during_map_stage": 0}}}
+    assert table[2].split() == [
+        "dummy",
+        "2",
+        "adaptive:mode=push",
+        "20.0",
+        "12.0",
+        "8.0",
+        "3.0",
+        "0.0",
+        "2.0",
+        "0.50",
+        "12.0",
+    ]
+    store_only = {
+        "status": "ok",
+        "workload": "w",
+        "skew": 0,
+        "manager": "adaptive:mode=store",
+        "store": {"push": {"placed_at_owners": 0, "arrived_during_map_stage": 0}},
+    }
     assert push_table([store_only]) is None
-

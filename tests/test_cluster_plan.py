@@ -2,8 +2,17 @@
 
 import pytest
 
-from pyspark_shuffle.cluster import ClusterSpec, ClusterSpecError, format_rate, parse_cluster, parse_rate
-from pyspark_shuffle.cluster import lifecycle, plan, state, system
+from pyspark_shuffle.cluster import (
+    ClusterSpec,
+    ClusterSpecError,
+    format_rate,
+    lifecycle,
+    parse_cluster,
+    parse_rate,
+    plan,
+    state,
+    system,
+)
 from pyspark_shuffle.cluster.cli import build_parser, main
 from pyspark_shuffle.cluster.driver import driver_host
 from pyspark_shuffle.cluster.plan import Resource
@@ -28,20 +37,23 @@ def test_parse_cluster_option():
     assert ClusterSpec.from_json(spec.to_json()) == spec
 
 
-@pytest.mark.parametrize("text, message", [
-    ("workers=0", "workers: 0 is not between"),
-    ("workers=2,link-of=3:10mbit", "link-of: worker 3"),
-    ("link-of=1:10mbit,link-of=1:20mbit", "given twice"),
-    ("link=fast", "link: 'fast' is not a rate"),
-    ("memory=100m", "below 450 MiB"),
-    ("memory=2g,memory-cap=1g", "memory-cap: 1g is below the worker's memory"),
-    ("name=Pss", "name: 'Pss'"),
-    ("name=toolongname", "name:"),
-    ("subnet=10.0.0.0/30", "no room"),
-    ("subnet=nonsense", "subnet:"),
-    ("colour=red", "unknown key 'colour'; choose from workers"),
-    ("workers", "expected key=value"),
-])
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("workers=0", "workers: 0 is not between"),
+        ("workers=2,link-of=3:10mbit", "link-of: worker 3"),
+        ("link-of=1:10mbit,link-of=1:20mbit", "given twice"),
+        ("link=fast", "link: 'fast' is not a rate"),
+        ("memory=100m", "below 450 MiB"),
+        ("memory=2g,memory-cap=1g", "memory-cap: 1g is below the worker's memory"),
+        ("name=Pss", "name: 'Pss'"),
+        ("name=toolongname", "name:"),
+        ("subnet=10.0.0.0/30", "no room"),
+        ("subnet=nonsense", "subnet:"),
+        ("colour=red", "unknown key 'colour'; choose from workers"),
+        ("workers", "expected key=value"),
+    ],
+)
 def test_bad_cluster_options_name_the_key(text, message):
     with pytest.raises(ClusterSpecError, match=message):
         parse_cluster(text)
@@ -52,7 +64,11 @@ def test_addresses_and_names():
     assert spec.bridge_address == "10.231.0.1"
     assert [spec.worker_address(w) for w in (1, 2, 3)] == ["10.231.0.11", "10.231.0.12", "10.231.0.13"]
     assert (plan.bridge(spec), plan.netns(spec, 2), plan.host_link(spec, 2), plan.ns_link(spec, 2)) == (
-        "pss-br", "pss-w2", "pss-w2-h", "pss-w2-n")
+        "pss-br",
+        "pss-w2",
+        "pss-w2-h",
+        "pss-w2-n",
+    )
     longest = ClusterSpec(workers=99, name="abcdef", subnet="10.0.0.0/16")
     assert max(len(plan.host_link(longest, w)) for w in range(1, 100)) <= 15  # IFNAMSIZ - 1
 
@@ -62,19 +78,31 @@ def test_network_steps():
     steps = plan.network_steps(spec)
     commands = [str(s) for s in steps]
     assert commands[:3] == [
-        "ip link add pss-br type bridge", "ip addr add 10.231.0.1/24 dev pss-br", "ip link set pss-br up"]
+        "ip link add pss-br type bridge",
+        "ip addr add 10.231.0.1/24 dev pss-br",
+        "ip link set pss-br up",
+    ]
     assert "ip netns add pss-w1" in commands
     assert "ip link add pss-w1-h type veth peer name pss-w1-n" in commands
     assert "ip -n pss-w2 addr add 10.231.0.12/24 dev pss-w2-n" in commands
     # both directions of each link are limited, each at its worker's rate
     assert "tc qdisc add dev pss-w1-h root tbf rate 250000000bit burst 125000 latency 50ms" in commands
-    assert "tc -n pss-w1 qdisc add dev pss-w1-n root tbf rate 250000000bit burst 125000 latency 50ms" in commands
+    assert (
+        "tc -n pss-w1 qdisc add dev pss-w1-n root tbf rate 250000000bit burst 125000 latency 50ms" in commands
+    )
     assert "tc qdisc add dev pss-w2-h root tbf rate 100000000bit burst 65536 latency 50ms" in commands
-    assert "tc -n pss-w2 qdisc add dev pss-w2-n root tbf rate 100000000bit burst 65536 latency 50ms" in commands
+    assert (
+        "tc -n pss-w2 qdisc add dev pss-w2-n root tbf rate 100000000bit burst 65536 latency 50ms" in commands
+    )
     # each resource is recorded by the step that creates it, before anything is put inside it
     created = [s.creates for s in steps if s.creates]
-    assert created == [Resource("bridge", "pss-br"), Resource("netns", "pss-w1"), Resource("link", "pss-w1-h"),
-                       Resource("netns", "pss-w2"), Resource("link", "pss-w2-h")]
+    assert created == [
+        Resource("bridge", "pss-br"),
+        Resource("netns", "pss-w1"),
+        Resource("link", "pss-w1-h"),
+        Resource("netns", "pss-w2"),
+        Resource("link", "pss-w2-h"),
+    ]
 
 
 def test_cut_and_heal_take_the_host_end_down_and_up():
@@ -86,26 +114,59 @@ def test_cut_and_heal_take_the_host_end_down_and_up():
 def test_worker_command_joins_its_cgroups_then_runs_spark_worker_in_its_namespace():
     spec = ClusterSpec(workers=2, cores=2, memory_mb=1024)
     env = plan.daemon_env("/spark", "10.231.0.1", "/venv/bin/python")
-    argv = plan.worker_argv(spec, 2, "/spark/bin/spark-class", "spark://10.231.0.1:7077", "/tmp/c/worker-2", env,
-                            ["/cg/memory/pss-w2/cgroup.procs"])
-    assert argv[:3] == ("sh", "-ec", "echo $$ > /cg/memory/pss-w2/cgroup.procs; exec \"$@\"")
+    argv = plan.worker_argv(
+        spec,
+        2,
+        "/spark/bin/spark-class",
+        "spark://10.231.0.1:7077",
+        "/tmp/c/worker-2",
+        env,
+        ["/cg/memory/pss-w2/cgroup.procs"],
+    )
+    assert argv[:3] == ("sh", "-ec", 'echo $$ > /cg/memory/pss-w2/cgroup.procs; exec "$@"')
     command = argv[4:]
     assert command[:4] == ("ip", "netns", "exec", "pss-w2")
     assert "SPARK_LOCAL_IP=10.231.0.12" in command and "SPARK_LOCAL_DIRS=/tmp/c/worker-2/local" in command
-    assert command[command.index(plan.WORKER_CLASS):] == (
-        plan.WORKER_CLASS, "--host", "10.231.0.12", "--cores", "2", "--memory", "1024m",
-        "--work-dir", "/tmp/c/worker-2/work", "--webui-port", "8081", "spark://10.231.0.1:7077")
+    assert command[command.index(plan.WORKER_CLASS) :] == (
+        plan.WORKER_CLASS,
+        "--host",
+        "10.231.0.12",
+        "--cores",
+        "2",
+        "--memory",
+        "1024m",
+        "--work-dir",
+        "/tmp/c/worker-2/work",
+        "--webui-port",
+        "8081",
+        "spark://10.231.0.1:7077",
+    )
     assert plan.worker_argv(spec, 1, "sc", "m", "/d", env)[0] == "ip"  # no cgroups: no shell
 
 
 def test_teardown_order_processes_first_dirs_last_reverse_within_a_kind():
-    created = [Resource("dir", "/tmp/pss-cluster-x"), Resource("bridge", "pss-br"), Resource("netns", "pss-w1"),
-               Resource("link", "pss-w1-h"), Resource("netns", "pss-w2"), Resource("link", "pss-w2-h"),
-               Resource("cgroup", "/cg/pss-w1"), Resource("process", "master:10"), Resource("process", "worker-1:11")]
+    created = [
+        Resource("dir", "/tmp/pss-cluster-x"),
+        Resource("bridge", "pss-br"),
+        Resource("netns", "pss-w1"),
+        Resource("link", "pss-w1-h"),
+        Resource("netns", "pss-w2"),
+        Resource("link", "pss-w2-h"),
+        Resource("cgroup", "/cg/pss-w1"),
+        Resource("process", "master:10"),
+        Resource("process", "worker-1:11"),
+    ]
     assert plan.teardown_order(created) == [
-        Resource("process", "worker-1:11"), Resource("process", "master:10"), Resource("cgroup", "/cg/pss-w1"),
-        Resource("netns", "pss-w2"), Resource("netns", "pss-w1"), Resource("link", "pss-w2-h"),
-        Resource("link", "pss-w1-h"), Resource("bridge", "pss-br"), Resource("dir", "/tmp/pss-cluster-x")]
+        Resource("process", "worker-1:11"),
+        Resource("process", "master:10"),
+        Resource("cgroup", "/cg/pss-w1"),
+        Resource("netns", "pss-w2"),
+        Resource("netns", "pss-w1"),
+        Resource("link", "pss-w2-h"),
+        Resource("link", "pss-w1-h"),
+        Resource("bridge", "pss-br"),
+        Resource("dir", "/tmp/pss-cluster-x"),
+    ]
     with pytest.raises(ValueError, match="unknown resource kinds"):
         plan.teardown_order([Resource("volume", "x")])
 
@@ -129,8 +190,12 @@ def test_without_privileges_one_clear_error_and_nothing_created(tmp_path, monkey
     with pytest.raises(system.PrivilegeError, match="needs root .* local-cluster"):
         system.require_privileges(capabilities=0, euid=1000)
     with pytest.raises(system.PrivilegeError, match="tc .*iproute2"):
-        system.require_privileges(capabilities=0, euid=0, which=lambda tool: None if tool == "tc" else "/sbin/ip")
-    system.require_privileges(capabilities=(1 << 12) | (1 << 21), euid=1000, which=lambda tool: "/sbin/" + tool)
+        system.require_privileges(
+            capabilities=0, euid=0, which=lambda tool: None if tool == "tc" else "/sbin/ip"
+        )
+    system.require_privileges(
+        capabilities=(1 << 12) | (1 << 21), euid=1000, which=lambda tool: "/sbin/" + tool
+    )
 
     monkeypatch.setenv(state.STATE_DIR_ENV, str(tmp_path))
 
@@ -167,9 +232,28 @@ def test_preflight_refuses_names_and_subnets_in_use(tmp_path, monkeypatch):
 
 
 def test_cli_parses_up_and_refuses_bad_values(capsys):
-    ns = build_parser().parse_args(["up", "--workers", "3", "--link", "100mbit", "--link-of", "2=10mbit",
-                                    "--memory", "1g", "--memory-cap", "2g"])
-    assert (ns.workers, ns.link, ns.link_of, ns.memory, ns.memory_cap) == (3, 10**8, [(2, 10**7)], 1024, 2 << 30)
+    ns = build_parser().parse_args(
+        [
+            "up",
+            "--workers",
+            "3",
+            "--link",
+            "100mbit",
+            "--link-of",
+            "2=10mbit",
+            "--memory",
+            "1g",
+            "--memory-cap",
+            "2g",
+        ]
+    )
+    assert (ns.workers, ns.link, ns.link_of, ns.memory, ns.memory_cap) == (
+        3,
+        10**8,
+        [(2, 10**7)],
+        1024,
+        2 << 30,
+    )
     with pytest.raises(SystemExit):
         build_parser().parse_args(["up", "--link", "fast"])
     assert "argument --link: link: 'fast' is not a rate" in capsys.readouterr().err

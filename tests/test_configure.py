@@ -77,7 +77,9 @@ def test_increment_checked_against_max_in_flight_when_given():
     builder = SparkSession.builder.config("spark.reducer.maxSizeInFlight", "4")  # MiB
     # The plugin's own hard limit replaces Spark's reducer limit.
     pyspark_shuffle.configure(builder, in_flight_increment="6m", max_in_flight="12m")
-    with pytest.raises(ValueError, match=r"max_in_flight \(spark.shuffle.adaptive.fetch.maxInFlight\) \(2m\)"):
+    with pytest.raises(
+        ValueError, match=r"max_in_flight \(spark.shuffle.adaptive.fetch.maxInFlight\) \(2m\)"
+    ):
         pyspark_shuffle.configure(SparkSession.builder, in_flight_increment="3m", max_in_flight="2m")
 
 
@@ -94,7 +96,9 @@ def test_configure_passes_the_ucx_wheel_libraries_where_a_transport_may_use_them
         assert builder._options[TRANSPORT] == transport and builder._options[UCX_PATH] == str(tmp_path)
     conf = pyspark_shuffle.configure(SparkConf(loadDefaults=False), transport="netty")
     assert conf.get(UCX_PATH) is None
-    conf = pyspark_shuffle.configure(SparkConf(loadDefaults=False), transport="ucx", ucx_library_path="/opt/ucx/lib")
+    conf = pyspark_shuffle.configure(
+        SparkConf(loadDefaults=False), transport="ucx", ucx_library_path="/opt/ucx/lib"
+    )
     assert conf.get(UCX_PATH) == "/opt/ucx/lib"
 
 
@@ -125,7 +129,8 @@ def test_configure_store_mode_refuses_the_external_shuffle_service():
     conf = pyspark_shuffle.configure(SparkConf(loadDefaults=False), mode="store", store_max_size="32m")
     assert conf.get("spark.shuffle.adaptive.mode") == "store"
     assert conf.get("spark.shuffle.adaptive.store.maxSize") == "32m"
-    conf = pyspark_shuffle.configure(SparkConf(loadDefaults=False), mode="push", push_queue_size="8m",
-                                     push_after_map_stage=True)
+    conf = pyspark_shuffle.configure(
+        SparkConf(loadDefaults=False), mode="push", push_queue_size="8m", push_after_map_stage=True
+    )
     assert conf.get("spark.shuffle.adaptive.push.queueSize") == "8m"
     assert conf.get("spark.shuffle.adaptive.push.afterMapStage") == "true"

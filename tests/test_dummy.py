@@ -1,9 +1,12 @@
 """JVM-free parts of pyspark_shuffle.dummy: the DummyRDD shape, validation and the Python generator."""
 
+import json
 import math
+import re
 import subprocess
 import sys
 import zlib
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -157,9 +160,10 @@ def test_validation_happens_before_the_jvm():
 def test_importing_the_package_stays_light():
     code = (
         "import sys, pyspark_shuffle\n"
-        "heavy = [m for m in ('numpy', 'msgpack', 'pyspark', 'py4j', 'pyspark_shuffle.dummy') if m in sys.modules]\n"
+        "heavy = ('numpy', 'msgpack', 'pyspark', 'py4j', 'pyspark_shuffle.dummy')\n"
+        "heavy = [m for m in heavy if m in sys.modules]\n"
         "assert not heavy, heavy\n"
-        "assert pyspark_shuffle.DummyRDD.__module__ == 'pyspark_shuffle.dummy'\n"
+        "assert pyspark_shuffle.DummyRDD.__module__ == 'pyspark_shuffle.dummy.jvm'\n"
         "assert callable(pyspark_shuffle.metrics) and callable(pyspark_shuffle.skewed_fact)\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
@@ -239,7 +243,9 @@ def test_destinations_follow_zipf(alpha, n):
 
 def test_alpha_zero_is_uniform():
     n = 100
-    counts = np.bincount(destinations_of(DummySpec.of(size=n * n, skew=0, partition_size=n, seed=11)), minlength=n)
+    counts = np.bincount(
+        destinations_of(DummySpec.of(size=n * n, skew=0, partition_size=n, seed=11)), minlength=n
+    )
     assert_fits(counts, np.full(n, 1 / n))
     # Each destination's count is Binomial(10000, 1/100): mean 100, std 9.95.
     assert counts.min() >= 100 - 4.5 * 9.95 and counts.max() <= 100 + 4.5 * 9.95
@@ -267,3 +273,22 @@ def test_payloads_incompressible_unless_asked():
     assert len(zlib.compress(payload)) < 0.01 * MIB
     # Compressible or not, the same seed draws the same destinations.
     assert [d for d, _ in chunks] == [d for d, _ in generate_partition(random_spec, 0)]
+
+
+# ---------------------------------------------------------------------------------------------
+# The shape rule, judged alike by the JVM (DummySpecSuite reads the same cases)
+
+SHARED_CASES = json.loads(
+    (Path(__file__).resolve().parent / "shared" / "dummy_spec_cases.json").read_text(encoding="utf-8")
+)["cases"]
+
+
+@pytest.mark.parametrize("case", SHARED_CASES, ids=lambda c: f"{c['size']}/{c['partition_size']}/{c['skew']}")
+def test_shared_shape_cases(case):
+    if case["valid"]:
+        spec = DummySpec(case["size"], case["partition_size"], float(case["skew"]))
+        assert spec.num_partitions == case["num_partitions"]
+        assert spec.chunk_sizes(spec.num_partitions - 1) == case["last_chunk_sizes"]
+    else:
+        with pytest.raises(ValueError, match=re.escape(case["error"])):
+            DummySpec(case["size"], case["partition_size"], float(case["skew"]))

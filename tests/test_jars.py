@@ -13,7 +13,13 @@ JAR40 = "pyspark-shuffle-spark4.0_2.13-0.1.0.jar"
 
 @pytest.mark.parametrize(
     "version, minor",
-    [("4.1.3", (4, 1)), ("4.1.0-preview2", (4, 1)), ("4.2.dev0", (4, 2)), ("3.5", (3, 5)), ("4.1.3+local", (4, 1))],
+    [
+        ("4.1.3", (4, 1)),
+        ("4.1.0-preview2", (4, 1)),
+        ("4.2.dev0", (4, 2)),
+        ("3.5", (3, 5)),
+        ("4.1.3+local", (4, 1)),
+    ],
 )
 def test_spark_minor(version, minor):
     assert _jars.spark_minor(version) == minor
@@ -42,11 +48,12 @@ def test_select_jar_without_jar_says_how_to_build():
         _jars.select_jar("4.1.3", ["notes.txt"])
 
 
-def test_select_jar_version_mismatch_names_both_versions():
+def test_select_jar_version_mismatch_names_the_supported_minors():
     with pytest.raises(SparkVersionMismatchError) as info:
-        _jars.select_jar("3.5.1", [JAR41])
+        _jars.select_jar("3.5.1", [JAR41, JAR40])
     message = str(info.value)
-    assert "3.5.1" in message and "4.1" in message and "make jar" in message
+    assert "supports Spark 4.0, 4.1 (Scala 2.13)" in message and "pyspark 3.5.1" in message
+    assert "pip install 'pyspark>=4.0,<4.2'" in message and "jvm/spark-versions.txt" in message
     with pytest.raises(SparkVersionMismatchError, match="Scala 2.12"):
         _jars.select_jar("4.1.3", [JAR41], scala_binary="2.12")
 
@@ -66,7 +73,10 @@ def make_jar(path, properties):
 def test_jar_path_reads_built_version(tmp_path):
     make_jar(tmp_path / JAR41, "# built\nspark.version=4.1.3\nscala.version = 2.13.17\nversion=0.1.0\n")
     assert _jars.read_build_properties(tmp_path / JAR41) == {
-        "spark.version": "4.1.3", "scala.version": "2.13.17", "version": "0.1.0"}
+        "spark.version": "4.1.3",
+        "scala.version": "2.13.17",
+        "version": "0.1.0",
+    }
     assert _jars.jar_path("4.1.3", tmp_path) == str((tmp_path / JAR41).resolve())
 
 
@@ -76,10 +86,11 @@ def test_jar_path_rejects_jar_built_for_another_minor(tmp_path):
         _jars.jar_path("4.1.3", tmp_path)
 
 
-def test_jar_path_warns_on_patch_difference(tmp_path):
-    make_jar(tmp_path / JAR41, "spark.version=4.1.2\n")
-    with pytest.warns(RuntimeWarning, match="4.1.2"):
-        _jars.jar_path("4.1.3", tmp_path)
+def test_jar_path_serves_every_patch_release_of_its_minor(tmp_path, recwarn):
+    make_jar(tmp_path / JAR41, "spark.version=4.1.3\n")
+    for version in ("4.1.0", "4.1.4"):
+        assert _jars.jar_path(version, tmp_path) == str((tmp_path / JAR41).resolve())
+    assert not recwarn.list
 
 
 def test_jar_path_without_properties(tmp_path):

@@ -14,7 +14,7 @@ SOURCE = (
 
 def jvm_counter_names():
     text = SOURCE.read_text(encoding="utf-8")
-    body = text[text.index("def toMap"):]
+    body = text[text.index("def toMap") :]
     body = body[: body.index("override def toString")]
     return re.findall(r'^\s*"([a-z_]+)" ->', body, flags=re.MULTILINE)
 
@@ -36,7 +36,7 @@ def test_store_report_names_match_the_jvm_and_are_documented():
 
     source = SOURCE.parents[1] / "store/StoreReport.scala"
     text = source.read_text(encoding="utf-8")
-    body = text[text.index("def toMap"):]
+    body = text[text.index("def toMap") :]
     keys = re.findall(r'^(\s*)"([a-z_]+)" ->', body, flags=re.MULTILINE)
     # Top-level keys share the first key's indentation; nested maps' keys are indented deeper.
     top_level = [name for indent, name in keys if indent == keys[0][0]]

@@ -4,7 +4,13 @@ import pytest
 from pyspark.sql import Row
 
 from pyspark_shuffle._jvm import SHUFFLE_MANAGER_CLASS, SORT_SHUFFLE_MANAGER_CLASS
-from pyspark_shuffle.testing import ShuffleComparison, difference, parse_conf_env, resolve_master, session_conf
+from pyspark_shuffle.testing import (
+    ShuffleComparison,
+    difference,
+    parse_conf_env,
+    resolve_master,
+    session_conf,
+)
 
 
 def test_parse_conf_env():
@@ -21,7 +27,9 @@ def test_master_override():
 
 def test_session_confs_differ_only_in_manager():
     env = {"PYSPARK_SHUFFLE_TEST_CONF": "spark.x=1"}
-    plugin = session_conf("plugin", {"spark.reducer.maxSizeInFlight": "1m"}, {"in_flight_increment": "256k"}, env)
+    plugin = session_conf(
+        "plugin", {"spark.reducer.maxSizeInFlight": "1m"}, {"in_flight_increment": "256k"}, env
+    )
     sort = session_conf("sort", {"spark.reducer.maxSizeInFlight": "1m"}, {"in_flight_increment": "256k"}, env)
     assert plugin.pop("spark.shuffle.manager") == SHUFFLE_MANAGER_CLASS
     assert sort.pop("spark.shuffle.manager") == SORT_SHUFFLE_MANAGER_CLASS

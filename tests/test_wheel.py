@@ -3,21 +3,50 @@ import sys
 import zipfile
 from pathlib import Path
 
+from pyspark_shuffle import _jars
+
 ROOT = Path(__file__).resolve().parents[1]
+
+
+def spark_builds():
+    """(minor, Spark release) of each line of jvm/spark-versions.txt."""
+    lines = (ROOT / "jvm/spark-versions.txt").read_text(encoding="utf-8").splitlines()
+    return [tuple(line.split()[:2]) for line in lines if line.strip() and not line.startswith("#")]
 
 
 def test_wheel_bundles_the_jar(tmp_path):
     subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(tmp_path), str(ROOT)],
-        check=True, capture_output=True,
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "--no-deps",
+            "--no-build-isolation",
+            "-q",
+            "-w",
+            str(tmp_path),
+            str(ROOT),
+        ],
+        check=True,
+        capture_output=True,
     )
     (wheel,) = tmp_path.glob("pyspark_shuffle-0.1.0-*.whl")
     names = zipfile.ZipFile(wheel).namelist()
     jars = [n for n in names if n.startswith("pyspark_shuffle/jars/") and n.endswith(".jar")]
-    assert sorted(jars) == [
-        "pyspark_shuffle/jars/jucx-1.18.1.jar",
-        "pyspark_shuffle/jars/pyspark-shuffle-spark4.1_2.13-0.1.0.jar",
-    ]
+    builds = spark_builds()
+    assert len(builds) >= 4
+    assert sorted(jars) == sorted(
+        ["pyspark_shuffle/jars/jucx-1.18.1.jar"]
+        + [f"pyspark_shuffle/jars/pyspark-shuffle-spark{minor}_2.13-0.1.0.jar" for minor, _ in builds]
+    )
+    with zipfile.ZipFile(wheel) as archive:
+        for minor, spark in builds:
+            with zipfile.ZipFile(
+                archive.open(f"pyspark_shuffle/jars/pyspark-shuffle-spark{minor}_2.13-0.1.0.jar")
+            ) as jar:
+                properties = _jars.parse_properties(jar.read(_jars.BUILD_PROPERTIES).decode())
+            assert properties["spark.version"] == spark
     assert "pyspark_shuffle/testing/plugin.py" in names
     entry_points = next(n for n in names if n.endswith(".dist-info/entry_points.txt"))
     assert "pyspark_shuffle.testing.plugin" in zipfile.ZipFile(wheel).read(entry_points).decode()

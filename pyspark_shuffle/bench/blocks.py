@@ -18,7 +18,7 @@ import sys
 import time
 from typing import Dict, List, Optional
 
-from ..options import format_size, parse_size
+from ..values import format_size, parse_size
 
 VARIANTS: Dict[str, dict] = {
     "netty": {"options": {"transport": "netty"}, "conf": {}},
@@ -39,7 +39,7 @@ SESSION_CONF = {
 def plan(total_bytes: int, block_bytes: int) -> tuple:
     """(maps, reducers), square, with maps x reducers x block_bytes close to ``total_bytes``."""
     blocks = max(1, total_bytes // block_bytes)
-    side = max(1, int(round(blocks ** 0.5)))
+    side = max(1, int(round(blocks**0.5)))
     return side, max(1, blocks // side)
 
 
@@ -57,7 +57,7 @@ def _two_executors(sc, timeout_s: float = 120.0) -> tuple:
 
 def run_once(variant: str, block_bytes: int, total_bytes: int) -> dict:
     from .._jvm import java_spark_context, python_api
-    from ..testing.session import PLUGIN, start_session
+    from ..sessions import PLUGIN, start_session
 
     maps, reducers = plan(total_bytes, block_bytes)
     spec = VARIANTS[variant]
@@ -88,14 +88,20 @@ def run_once(variant: str, block_bytes: int, total_bytes: int) -> dict:
         bytes_by_transport=metrics["application"].get("bytes_by_transport", {}),
     )
     expected = maps * reducers * block_bytes
-    if result["bytes"] != expected or result["map_executors"] != [serving] or result["reduce_executors"] != [reading]:
+    if (
+        result["bytes"] != expected
+        or result["map_executors"] != [serving]
+        or result["reduce_executors"] != [reading]
+    ):
         raise RuntimeError(f"the run did not go as pinned or lost bytes (expected {expected}): {result}")
     return result
 
 
 def summarize(runs: List[dict]) -> List[dict]:
     rows = []
-    keys = sorted({(r["block_bytes"], r["variant"]) for r in runs}, key=lambda k: (-k[0], list(VARIANTS).index(k[1])))
+    keys = sorted(
+        {(r["block_bytes"], r["variant"]) for r in runs}, key=lambda k: (-k[0], list(VARIANTS).index(k[1]))
+    )
     for block_bytes, variant in keys:
         mine = [r for r in runs if r["block_bytes"] == block_bytes and r["variant"] == variant]
         gb = mine[0]["bytes"] / 1e9
@@ -130,16 +136,21 @@ def format_table(rows: List[dict]) -> str:
         ratio = "-" if r["x_netty_read"] is None else f"{r['x_netty_read']:.2f}"
         cpu_ratio = "-" if r["serving_cpu_vs_netty"] is None else f"{r['serving_cpu_vs_netty']:.2f}"
         lines.append(
-            f"{r['block']:>6} {r['variant']:<8} {r['runs']:>4} {r['stage_gbps']:>10.2f} {r['read_gbps']:>9.2f} "
+            f"{r['block']:>6} {r['variant']:<8} {r['runs']:>4} {r['stage_gbps']:>10.2f} "
+            f"{r['read_gbps']:>9.2f} "
             f"{ratio:>7} {r['serving_cpu_s_per_gb']:>16.3f} {cpu_ratio:>8} {r['reading_cpu_s_per_gb']:>16.3f}"
         )
     return "\n".join(lines)
 
 
 def main(argv: Optional[List[str]] = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m pyspark_shuffle blocks", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m pyspark_shuffle blocks", description=__doc__.split("\n\n")[0]
+    )
     parser.add_argument("--size", default="1g", help="bytes shuffled per run (default 1g)")
-    parser.add_argument("--block-size", default="1m,64k", help="block sizes, comma-separated (default 1m,64k)")
+    parser.add_argument(
+        "--block-size", default="1m,64k", help="block sizes, comma-separated (default 1m,64k)"
+    )
     parser.add_argument("--variants", default=",".join(VARIANTS), help=f"of {', '.join(VARIANTS)}")
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--json", help="write every run and the summary here")

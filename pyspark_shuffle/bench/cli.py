@@ -5,8 +5,8 @@ from __future__ import annotations
 import sys
 from typing import Optional, Sequence
 
+from .command_line import parse_args
 from .environment import environment
-from .options import parse_args
 from .plot import PlotUnavailable, require_matplotlib, write_plot
 from .report import (
     format_table,
@@ -63,8 +63,10 @@ def _run(config, argv) -> int:
         print(f"WARNING: results differ: {problem}")
     failed = [r for r in records if r["status"] != "ok"]
     if failed:
-        print(f"{len(failed)} of {len(records)} runs failed; see the errors above" +
-              (f" and in {config.json_path}" if config.json_path else ""))
+        print(
+            f"{len(failed)} of {len(records)} runs failed; see the errors above"
+            + (f" and in {config.json_path}" if config.json_path else "")
+        )
     if config.json_path:
         print(f"wrote {config.json_path}")
     if config.plot_path:

@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 from typing import Any, Dict, Optional, Sequence
 
-from .options import BenchConfig
+from .config import BenchConfig
 
 
 def _run(command: Sequence[str], cwd: Optional[str] = None) -> Optional[str]:

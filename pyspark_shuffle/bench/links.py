@@ -20,7 +20,10 @@ Sample = Tuple[float, Dict[str, Tuple[int, int]]]  # epoch seconds, worker -> (d
 def read_counters(links: Dict[str, str], root: str = "/sys/class/net") -> Dict[str, Tuple[int, int]]:
     counters = {}
     for worker, device in links.items():
-        with open(f"{root}/{device}/statistics/tx_bytes") as tx, open(f"{root}/{device}/statistics/rx_bytes") as rx:
+        with (
+            open(f"{root}/{device}/statistics/tx_bytes") as tx,
+            open(f"{root}/{device}/statistics/rx_bytes") as rx,
+        ):
             counters[worker] = (int(tx.read()), int(rx.read()))
     return counters
 
@@ -61,8 +64,9 @@ def _at(samples: Sequence[Sample], when: float, worker: str) -> Tuple[float, flo
     return samples[-1][1][worker]
 
 
-def usage(samples: Sequence[Sample], rates_bps: Dict[str, int],
-          spans: Dict[str, Optional[Tuple[float, float]]]) -> Dict[str, Dict[str, Dict[str, float]]]:
+def usage(
+    samples: Sequence[Sample], rates_bps: Dict[str, int], spans: Dict[str, Optional[Tuple[float, float]]]
+) -> Dict[str, Dict[str, Dict[str, float]]]:
     """Per worker, per span name (e.g. "map", "reduce", "workload"): bytes down and up in the
     span and utilisation = bits / (span seconds x link rate)."""
     result: Dict[str, Dict[str, Dict[str, float]]] = {}
@@ -78,7 +82,8 @@ def usage(samples: Sequence[Sample], rates_bps: Dict[str, int],
             seconds = max(end - start, 1e-9)
             result[worker][name] = {
                 "seconds": round(seconds, 3),
-                "down_bytes": int(d1 - d0), "up_bytes": int(u1 - u0),
+                "down_bytes": int(d1 - d0),
+                "up_bytes": int(u1 - u0),
                 "down_util": round((d1 - d0) * 8 / (seconds * rate), 4),
                 "up_util": round((u1 - u0) * 8 / (seconds * rate), 4),
             }
@@ -89,7 +94,11 @@ def run_figures(links: Dict[str, Dict[str, object]]) -> Dict[str, Optional[float
     """A run's link figures in one line: bytes all links carried to their workers during the map
     stage and the reduce stage, and the reduce stage's mean and largest down-link utilisation."""
     figures: Dict[str, Optional[float]] = {
-        "link_map_bytes": None, "link_reduce_bytes": None, "reduce_util_mean": None, "reduce_util_max": None}
+        "link_map_bytes": None,
+        "link_reduce_bytes": None,
+        "reduce_util_mean": None,
+        "reduce_util_max": None,
+    }
     if not links:
         return figures
     for phase in ("map", "reduce"):

@@ -32,8 +32,10 @@ def write_plot(summaries: Sequence[Summary], path: str) -> None:
     workloads = list(dict.fromkeys(s.workload for s in summaries))
     managers = list(dict.fromkeys(s.manager for s in summaries))
     figure, axes = plt.subplots(len(workloads), 2, figsize=(11, 3.8 * len(workloads)), squeeze=False)
-    panels = (("wall_s", 1.0, "median wall time (s)"), ("peak_executor_memory_bytes", float(1 << 20),
-              "median peak executor memory (MiB)"))
+    panels = (
+        ("wall_s", 1.0, "median wall time (s)"),
+        ("peak_executor_memory_bytes", float(1 << 20), "median peak executor memory (MiB)"),
+    )
     for row, workload in enumerate(workloads):
         for column, (name, scale, label) in enumerate(panels):
             ax = axes[row][column]

@@ -6,13 +6,19 @@ import statistics
 from dataclasses import dataclass, field
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 
+from .config import SORT
 from .links import run_figures
-from .options import SORT
 
 #: Run record fields summarized by their median over the ok runs of a group.
 MEDIAN_FIELDS = (
-    "wall_s", "map_stage_s", "reduce_stage_s", "shuffle_write_bytes", "shuffle_read_bytes",
-    "fetch_wait_ms", "max_reduce_partition_bytes", "peak_executor_memory_bytes",
+    "wall_s",
+    "map_stage_s",
+    "reduce_stage_s",
+    "shuffle_write_bytes",
+    "shuffle_read_bytes",
+    "fetch_wait_ms",
+    "max_reduce_partition_bytes",
+    "peak_executor_memory_bytes",
 )
 
 Key = Tuple[str, float, str]  # workload, skew, manager label
@@ -42,10 +48,16 @@ def summarize(records: Sequence[Dict[str, Any]]) -> List[Summary]:
     summaries = []
     for (workload, skew, manager), runs in groups.items():
         ok = [r for r in runs if r.get("status") == "ok"]
-        summaries.append(Summary(
-            workload, skew, manager, len(runs), len(ok),
-            {name: median(r.get(name) for r in ok) for name in MEDIAN_FIELDS},
-        ))
+        summaries.append(
+            Summary(
+                workload,
+                skew,
+                manager,
+                len(runs),
+                len(ok),
+                {name: median(r.get(name) for r in ok) for name in MEDIAN_FIELDS},
+            )
+        )
     sort_wall = {(s.workload, s.skew): s.medians["wall_s"] for s in summaries if s.manager == SORT}
     for s in summaries:
         base, wall = sort_wall.get((s.workload, s.skew)), s.medians["wall_s"]
@@ -78,9 +90,18 @@ def _num(value: Optional[float], scale: float = 1.0, digits: int = 1) -> str:
 
 
 COLUMNS = (
-    ("workload", "<"), ("skew", ">"), ("manager", "<"), ("ok", ">"), ("wall s", ">"), ("vs sort", ">"),
-    ("map s", ">"), ("reduce s", ">"), ("write MiB", ">"), ("max part MiB", ">"),
-    ("fetch wait s", ">"), ("peak exec MiB", ">"),
+    ("workload", "<"),
+    ("skew", ">"),
+    ("manager", "<"),
+    ("ok", ">"),
+    ("wall s", ">"),
+    ("vs sort", ">"),
+    ("map s", ">"),
+    ("reduce s", ">"),
+    ("write MiB", ">"),
+    ("max part MiB", ">"),
+    ("fetch wait s", ">"),
+    ("peak exec MiB", ">"),
 )
 
 
@@ -88,14 +109,22 @@ def table_rows(summaries: Sequence[Summary]) -> List[List[str]]:
     rows = []
     for s in summaries:
         m = s.medians
-        rows.append([
-            s.workload, f"{s.skew:g}", s.manager, f"{s.ok}/{s.runs}",
-            _num(m["wall_s"], digits=2),
-            "-" if s.ratio_to_sort is None else f"{s.ratio_to_sort:.2f}x",
-            _num(m["map_stage_s"], digits=2), _num(m["reduce_stage_s"], digits=2),
-            _num(m["shuffle_write_bytes"], 1 << 20), _num(m["max_reduce_partition_bytes"], 1 << 20),
-            _num(m["fetch_wait_ms"], 1000.0, 2), _num(m["peak_executor_memory_bytes"], 1 << 20, 0),
-        ])
+        rows.append(
+            [
+                s.workload,
+                f"{s.skew:g}",
+                s.manager,
+                f"{s.ok}/{s.runs}",
+                _num(m["wall_s"], digits=2),
+                "-" if s.ratio_to_sort is None else f"{s.ratio_to_sort:.2f}x",
+                _num(m["map_stage_s"], digits=2),
+                _num(m["reduce_stage_s"], digits=2),
+                _num(m["shuffle_write_bytes"], 1 << 20),
+                _num(m["max_reduce_partition_bytes"], 1 << 20),
+                _num(m["fetch_wait_ms"], 1000.0, 2),
+                _num(m["peak_executor_memory_bytes"], 1 << 20, 0),
+            ]
+        )
     return rows
 
 
@@ -104,10 +133,19 @@ def format_table(summaries: Sequence[Summary]) -> str:
     time divided by sort's for the same workload and skew."""
     return _format(COLUMNS, table_rows(summaries))
 
+
 NETWORK_COLUMNS = (
-    ("workload", "<"), ("skew", ">"), ("manager", "<"), ("map s", ">"), ("reduce s", ">"),
-    ("fetch wait s", ">"), ("buffered MiB", ">"), ("link MiB map", ">"), ("link MiB reduce", ">"),
-    ("reduce util mean", ">"), ("reduce util max", ">"),
+    ("workload", "<"),
+    ("skew", ">"),
+    ("manager", "<"),
+    ("map s", ">"),
+    ("reduce s", ">"),
+    ("fetch wait s", ">"),
+    ("buffered MiB", ">"),
+    ("link MiB map", ">"),
+    ("link MiB reduce", ">"),
+    ("reduce util mean", ">"),
+    ("reduce util max", ">"),
 )
 
 
@@ -126,24 +164,34 @@ def network_table(records: Sequence[Dict[str, Any]]) -> Optional[str]:
     for (workload, skew, manager), runs in groups.items():
         figures = [run_figures(r.get("links") or {}) for r in runs]
         buffered = [(r.get("plugin") or {}).get("mean_buffered_bytes") for r in runs]
-        rows.append([
-            workload, f"{skew:g}", manager,
-            _num(median(r.get("map_stage_s") for r in runs), digits=2),
-            _num(median(r.get("reduce_stage_s") for r in runs), digits=2),
-            _num(median(r.get("fetch_wait_ms") for r in runs), 1000.0, 2),
-            _num(median(buffered), 1 << 20),
-            _num(median(f["link_map_bytes"] for f in figures), 1 << 20, 0),
-            _num(median(f["link_reduce_bytes"] for f in figures), 1 << 20, 0),
-            _num(median(f["reduce_util_mean"] for f in figures), digits=2),
-            _num(median(f["reduce_util_max"] for f in figures), digits=2),
-        ])
+        rows.append(
+            [
+                workload,
+                f"{skew:g}",
+                manager,
+                _num(median(r.get("map_stage_s") for r in runs), digits=2),
+                _num(median(r.get("reduce_stage_s") for r in runs), digits=2),
+                _num(median(r.get("fetch_wait_ms") for r in runs), 1000.0, 2),
+                _num(median(buffered), 1 << 20),
+                _num(median(f["link_map_bytes"] for f in figures), 1 << 20, 0),
+                _num(median(f["link_reduce_bytes"] for f in figures), 1 << 20, 0),
+                _num(median(f["reduce_util_mean"] for f in figures), digits=2),
+                _num(median(f["reduce_util_max"] for f in figures), digits=2),
+            ]
+        )
     return _format(NETWORK_COLUMNS, rows)
 
 
 STORE_COLUMNS = (
-    ("workload", "<"), ("skew", ">"), ("manager", "<"), ("own store MiB", ">"),
-    ("spilled MiB", ">"), ("on disk MiB", ">"), ("from stores MiB", ">"),
-    ("max high-water MiB", ">"), ("capacity MiB", ">"),
+    ("workload", "<"),
+    ("skew", ">"),
+    ("manager", "<"),
+    ("own store MiB", ">"),
+    ("spilled MiB", ">"),
+    ("on disk MiB", ">"),
+    ("from stores MiB", ">"),
+    ("max high-water MiB", ">"),
+    ("capacity MiB", ">"),
 )
 
 
@@ -161,30 +209,43 @@ def store_table(records: Sequence[Dict[str, Any]]) -> Optional[str]:
     rows = []
     for (workload, skew, manager), runs in groups.items():
         stores = [list((r["store"].get("stores") or {}).values()) for r in runs]
-        rows.append([
-            workload, f"{skew:g}", manager,
-            _num(median(r["store"].get("accepted_locally") for r in runs), 1 << 20),
-            _num(median(r["store"].get("spilled_to_peers") for r in runs), 1 << 20),
-            _num(median(r["store"].get("left_on_disk") for r in runs), 1 << 20),
-            _num(median((r.get("plugin") or {}).get("bytes_from_stores") for r in runs), 1 << 20),
-            _num(median(max((s["high_water"] for s in ss), default=None) for ss in stores), 1 << 20),
-            _num(median(max((s["capacity"] for s in ss), default=None) for ss in stores), 1 << 20),
-        ])
+        rows.append(
+            [
+                workload,
+                f"{skew:g}",
+                manager,
+                _num(median(r["store"].get("accepted_locally") for r in runs), 1 << 20),
+                _num(median(r["store"].get("spilled_to_peers") for r in runs), 1 << 20),
+                _num(median(r["store"].get("left_on_disk") for r in runs), 1 << 20),
+                _num(median((r.get("plugin") or {}).get("bytes_from_stores") for r in runs), 1 << 20),
+                _num(median(max((s["high_water"] for s in ss), default=None) for ss in stores), 1 << 20),
+                _num(median(max((s["capacity"] for s in ss), default=None) for ss in stores), 1 << 20),
+            ]
+        )
     return _format(STORE_COLUMNS, rows)
 
 
 PUSH_COLUMNS = (
-    ("workload", "<"), ("skew", ">"), ("manager", "<"), ("to owners MiB", ">"),
-    ("during map MiB", ">"), ("after map MiB", ">"), ("not pushed MiB", ">"), ("left to pull MiB", ">"),
-    ("queue hw MiB", ">"), ("on owner", ">"), ("crossed twice MiB", ">"),
+    ("workload", "<"),
+    ("skew", ">"),
+    ("manager", "<"),
+    ("to owners MiB", ">"),
+    ("during map MiB", ">"),
+    ("after map MiB", ">"),
+    ("not pushed MiB", ">"),
+    ("left to pull MiB", ">"),
+    ("queue hw MiB", ">"),
+    ("on owner", ">"),
+    ("crossed twice MiB", ">"),
 )
 
 
 def push_table(records: Sequence[Dict[str, Any]]) -> Optional[str]:
     """What mode="push" did, medians over the ok runs: bytes placed in their partition owner's
     store, pushed bytes that arrived during and after the map stage, bytes still queued when the
-    map stage ended and so not pushed, bytes full push queues left in their files, the largest push queue, the share of reduce tasks reading from stores that
-    ran on their owner, and bytes that crossed the network twice. None when no run pushed."""
+    map stage ended and so not pushed, bytes full push queues left in their files, the largest
+    push queue, the share of reduce tasks reading from stores that ran on their owner, and bytes
+    that crossed the network twice. None when no run pushed."""
     groups: Dict[Key, List[Dict[str, Any]]] = {}
     for r in records:
         push = (r.get("store") or {}).get("push") or {}
@@ -198,19 +259,24 @@ def push_table(records: Sequence[Dict[str, Any]]) -> Optional[str]:
         plugin = [r.get("plugin") or {} for r in runs]
         on_owner = [
             p.get("stored_reduce_tasks_on_owner", 0) / p["stored_reduce_tasks"]
-            for p in plugin if p.get("stored_reduce_tasks")
+            for p in plugin
+            if p.get("stored_reduce_tasks")
         ]
-        rows.append([
-            workload, f"{skew:g}", manager,
-            _num(median(p.get("placed_at_owners") for p in push), 1 << 20),
-            _num(median(p.get("arrived_during_map_stage") for p in push), 1 << 20),
-            _num(median(p.get("arrived_after_map_stage") for p in push), 1 << 20),
-            _num(median(p.get("not_pushed_after_map_stage") for p in push), 1 << 20),
-            _num(median(p.get("left_to_pull") for p in push), 1 << 20),
-            _num(median(p.get("queue_high_water") for p in push), 1 << 20),
-            _num(median(on_owner), digits=2),
-            _num(median(p.get("bytes_crossed_twice") for p in plugin), 1 << 20),
-        ])
+        rows.append(
+            [
+                workload,
+                f"{skew:g}",
+                manager,
+                _num(median(p.get("placed_at_owners") for p in push), 1 << 20),
+                _num(median(p.get("arrived_during_map_stage") for p in push), 1 << 20),
+                _num(median(p.get("arrived_after_map_stage") for p in push), 1 << 20),
+                _num(median(p.get("not_pushed_after_map_stage") for p in push), 1 << 20),
+                _num(median(p.get("left_to_pull") for p in push), 1 << 20),
+                _num(median(p.get("queue_high_water") for p in push), 1 << 20),
+                _num(median(on_owner), digits=2),
+                _num(median(p.get("bytes_crossed_twice") for p in plugin), 1 << 20),
+            ]
+        )
     return _format(PUSH_COLUMNS, rows)
 
 

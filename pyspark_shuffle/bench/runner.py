@@ -8,27 +8,69 @@ import tempfile
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, List, Optional
 
-from .._child import run_module
+from .._child_process import run_module
 from ..cluster import plan as cluster_plan
-from .options import BenchConfig, ManagerSpec
+from .config import BenchConfig, ManagerSpec
 from .workloads import WORKLOAD_CONF
 
 #: Keys every run record has (``--json`` "runs"); None where a failed run has no value.
 RECORD_FIELDS = (
-    "index", "repeat", "manager", "manager_kind", "options", "workload", "skew", "size_bytes",
-    "partition_bytes", "num_partitions", "seed", "status", "error", "wall_s", "map_stage_s",
-    "reduce_stage_s", "map_task_s", "reduce_task_s", "shuffle_write_bytes", "shuffle_read_bytes",
-    "fetch_wait_ms", "max_reduce_partition_bytes", "reduce_tasks", "peak_executor_memory_bytes",
-    "executor_peak_memory_bytes", "plugin", "store", "result", "app_id", "session_start_s",
-    "process_s", "stages",
+    "index",
+    "repeat",
+    "manager",
+    "manager_kind",
+    "options",
+    "workload",
+    "skew",
+    "size_bytes",
+    "partition_bytes",
+    "num_partitions",
+    "seed",
+    "status",
+    "error",
+    "wall_s",
+    "map_stage_s",
+    "reduce_stage_s",
+    "map_task_s",
+    "reduce_task_s",
+    "shuffle_write_bytes",
+    "shuffle_read_bytes",
+    "fetch_wait_ms",
+    "max_reduce_partition_bytes",
+    "reduce_tasks",
+    "peak_executor_memory_bytes",
+    "executor_peak_memory_bytes",
+    "plugin",
+    "store",
+    "result",
+    "app_id",
+    "session_start_s",
+    "process_s",
+    "stages",
 )
 
 #: Copied from the child's outcome into the record.
 _OUTCOME_FIELDS = (
-    "wall_s", "map_stage_s", "reduce_stage_s", "map_task_s", "reduce_task_s", "shuffle_write_bytes",
-    "shuffle_read_bytes", "fetch_wait_ms", "max_reduce_partition_bytes", "reduce_tasks",
-    "peak_executor_memory_bytes", "executor_peak_memory_bytes", "plugin", "store", "result",
-    "app_id", "session_start_s", "stages", "spans", "links",
+    "wall_s",
+    "map_stage_s",
+    "reduce_stage_s",
+    "map_task_s",
+    "reduce_task_s",
+    "shuffle_write_bytes",
+    "shuffle_read_bytes",
+    "fetch_wait_ms",
+    "max_reduce_partition_bytes",
+    "reduce_tasks",
+    "peak_executor_memory_bytes",
+    "executor_peak_memory_bytes",
+    "plugin",
+    "store",
+    "result",
+    "app_id",
+    "session_start_s",
+    "stages",
+    "spans",
+    "links",
 )
 
 
@@ -114,17 +156,28 @@ def cluster_links(config: BenchConfig) -> Dict[str, Dict[str, Any]]:
     spec = config.cluster
     if spec is None:
         return {}
-    return {str(w): {"device": cluster_plan.host_link(spec, w), "rate_bps": spec.link_rate(w)}
-            for w in range(1, spec.workers + 1)}
+    return {
+        str(w): {"device": cluster_plan.host_link(spec, w), "rate_bps": spec.link_rate(w)}
+        for w in range(1, spec.workers + 1)
+    }
 
 
 def empty_record(config: BenchConfig, spec: RunSpec) -> Dict[str, Any]:
     record: Dict[str, Any] = {name: None for name in RECORD_FIELDS}
     record.update(
-        index=spec.index, repeat=spec.repeat, manager=spec.manager.label, manager_kind=spec.manager.kind,
-        options=spec.manager.options_dict(), workload=spec.workload, skew=spec.skew,
-        size_bytes=config.size_bytes, partition_bytes=config.partition_bytes,
-        num_partitions=config.num_partitions, seed=config.seed, status="failed", plugin={},
+        index=spec.index,
+        repeat=spec.repeat,
+        manager=spec.manager.label,
+        manager_kind=spec.manager.kind,
+        options=spec.manager.options_dict(),
+        workload=spec.workload,
+        skew=spec.skew,
+        size_bytes=config.size_bytes,
+        partition_bytes=config.partition_bytes,
+        num_partitions=config.num_partitions,
+        seed=config.seed,
+        status="failed",
+        plugin={},
     )
     return record
 
@@ -136,7 +189,7 @@ def run_one(config: BenchConfig, spec: RunSpec) -> Dict[str, Any]:
         in_path, out_path = os.path.join(tmp, "job.json"), os.path.join(tmp, "out.json")
         with open(in_path, "w") as handle:
             json.dump(job_for(config, spec), handle)
-        child = run_module("pyspark_shuffle.bench.child", [in_path, out_path], config.timeout_s)
+        child = run_module("pyspark_shuffle.bench.one_run", [in_path, out_path], config.timeout_s)
         record["process_s"] = round(child.seconds, 3)
         if child.timed_out:
             record["error"] = f"timeout: killed after {config.timeout_s:.0f} s\n{child.tail(20)}"
@@ -178,8 +231,10 @@ def run_all(
     runs: List[Dict[str, Any]] = []
     specs = plan(config)
     for spec in specs:
-        log(f"[{spec.index + 1}/{len(specs)}] repeat {spec.repeat + 1}/{config.repeat} "
-            f"{spec.workload} skew={spec.skew:g} {spec.manager.label}: running")
+        log(
+            f"[{spec.index + 1}/{len(specs)}] repeat {spec.repeat + 1}/{config.repeat} "
+            f"{spec.workload} skew={spec.skew:g} {spec.manager.label}: running"
+        )
         record = runner(config, spec)
         runs.append(record)
         log(f"[{spec.index + 1}/{len(specs)}] {progress_text(record)}")

@@ -101,7 +101,7 @@ def interval_union_s(intervals: Iterable[Tuple[float, float]]) -> float:
 
 
 def stage_kind(stage: dict) -> str:
-    """"reduce" for a stage that read shuffle data, "map" for one that only wrote it, else "other"."""
+    """ "reduce" for a stage that read shuffle data, "map" for one that only wrote it, else "other"."""
     read = (stage.get("shuffleReadBytes") or 0) + (stage.get("shuffleReadRecords") or 0)
     if read > 0:
         return "reduce"
@@ -120,7 +120,9 @@ def task_fetch_wait_ms(task: dict) -> int:
     return int(read.get("fetchWaitTime", 0))
 
 
-def summarize(stages: List[dict], tasks: Dict[Tuple[int, int], List[dict]], executors: List[dict]) -> Dict[str, Any]:
+def summarize(
+    stages: List[dict], tasks: Dict[Tuple[int, int], List[dict]], executors: List[dict]
+) -> Dict[str, Any]:
     """The run record's Spark numbers from REST data: ``stages`` (StageData of the workload's
     stages, all attempts), ``tasks`` ((stage id, attempt) -> TaskData of stages that read shuffle
     data) and ``executors`` (ExecutorSummary, the driver excluded)."""
@@ -134,24 +136,34 @@ def summarize(stages: List[dict], tasks: Dict[Tuple[int, int], List[dict]], exec
         if start is not None and end is not None:
             spans[kind].append((start, end))
         task_s[kind] += (stage.get("executorRunTime") or 0) / 1000.0
-        stage_rows.append({
-            "stage": stage["stageId"], "attempt": stage.get("attemptId", 0), "status": stage.get("status"),
-            "kind": kind, "tasks": stage.get("numTasks"),
-            "duration_s": None if start is None or end is None else round(end - start, 3),
-            "executor_run_s": (stage.get("executorRunTime") or 0) / 1000.0,
-            "shuffle_write_bytes": stage.get("shuffleWriteBytes", 0),
-            "shuffle_read_bytes": stage.get("shuffleReadBytes", 0),
-        })
+        stage_rows.append(
+            {
+                "stage": stage["stageId"],
+                "attempt": stage.get("attemptId", 0),
+                "status": stage.get("status"),
+                "kind": kind,
+                "tasks": stage.get("numTasks"),
+                "duration_s": None if start is None or end is None else round(end - start, 3),
+                "executor_run_s": (stage.get("executorRunTime") or 0) / 1000.0,
+                "shuffle_write_bytes": stage.get("shuffleWriteBytes", 0),
+                "shuffle_read_bytes": stage.get("shuffleReadBytes", 0),
+            }
+        )
     read_tasks = [t for key, ts in tasks.items() for t in ts]
     ok_read_tasks = [t for t in read_tasks if t.get("status") == "SUCCESS"]
     peaks = {}
     for executor in executors:
         metrics = executor.get("peakMemoryMetrics") or {}
         if metrics:
-            peaks[executor["id"]] = int(metrics.get("JVMHeapMemory", 0)) + int(metrics.get("JVMOffHeapMemory", 0))
+            peaks[executor["id"]] = int(metrics.get("JVMHeapMemory", 0)) + int(
+                metrics.get("JVMOffHeapMemory", 0)
+            )
     return {
-        "spans": {kind: [min(a for a, _ in ranges), max(b for _, b in ranges)]
-                  for kind, ranges in spans.items() if ranges},
+        "spans": {
+            kind: [min(a for a, _ in ranges), max(b for _, b in ranges)]
+            for kind, ranges in spans.items()
+            if ranges
+        },
         "map_stage_s": round(interval_union_s(spans["map"]), 3),
         "reduce_stage_s": round(interval_union_s(spans["reduce"]), 3),
         "map_task_s": round(task_s["map"], 3),
@@ -198,7 +210,14 @@ def collect(spark: Any, workload_ended: float, timeout: float = 60.0) -> Dict[st
 def heartbeat_interval_s(text: str) -> float:
     """Seconds of a Spark time string ("500ms", "1s", "10" = seconds)."""
     text = text.strip().lower()
-    for suffix, factor in (("ms", 0.001), ("us", 1e-6), ("s", 1.0), ("min", 60.0), ("m", 60.0), ("h", 3600.0)):
+    for suffix, factor in (
+        ("ms", 0.001),
+        ("us", 1e-6),
+        ("s", 1.0),
+        ("min", 60.0),
+        ("m", 60.0),
+        ("h", 3600.0),
+    ):
         if text.endswith(suffix) and text[: -len(suffix)].strip().isdigit():
             return int(text[: -len(suffix)]) * factor
     return float(text)

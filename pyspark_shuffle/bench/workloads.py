@@ -13,7 +13,7 @@ import json
 from typing import Any, Callable, Dict
 
 from ..dummy import DummyRDD, skewed_dimension, skewed_fact
-from .options import ROW_OVERHEAD_BYTES
+from .config import ROW_OVERHEAD_BYTES
 
 
 def fact_rows(size_bytes: int, payload_bytes: int) -> int:
@@ -28,8 +28,12 @@ def _digest(value: Any) -> str:
 def dummy(spark: Any, job: Dict[str, Any]) -> Dict[str, Any]:
     """The DummyRDD shuffle: ``size`` bytes in chunks, each to a Zipf(skew)-drawn destination."""
     out = DummyRDD(
-        spark, size=job["size_bytes"], skew=float(job["skew"]), partition_size=job["partition_bytes"],
-        seed=job["seed"], compressible=bool(job["compressible"]),
+        spark,
+        size=job["size_bytes"],
+        skew=float(job["skew"]),
+        partition_size=job["partition_bytes"],
+        seed=job["seed"],
+        compressible=bool(job["compressible"]),
     ).run()
     received = out["destination_bytes"]
     return {
@@ -42,8 +46,9 @@ def dummy(spark: Any, job: Dict[str, Any]) -> Dict[str, Any]:
 
 def _fact(spark: Any, job: Dict[str, Any]) -> Any:
     rows = fact_rows(job["size_bytes"], job["payload_bytes"])
-    fact = skewed_fact(spark, rows, job["keys"], float(job["skew"]), job["payload_bytes"],
-                       job["num_partitions"], job["seed"])
+    fact = skewed_fact(
+        spark, rows, job["keys"], float(job["skew"]), job["payload_bytes"], job["num_partitions"], job["seed"]
+    )
     return fact, rows
 
 
@@ -54,11 +59,19 @@ def join(spark: Any, job: Dict[str, Any]) -> Dict[str, Any]:
 
     fact, rows = _fact(spark, job)
     dimension = skewed_dimension(spark, job["keys"], job["num_partitions"])
-    result = fact.join(dimension, "key").agg(
-        F.count(F.lit(1)).alias("rows"),
-        F.bit_xor(F.xxhash64("id", "key", "payload", "name")).alias("checksum"),
-    ).collect()[0]
-    return {"fact_rows": rows, "rows": int(result["rows"]), "checksum": f"{int(result['checksum'] or 0) & (2**64 - 1):016x}"}
+    result = (
+        fact.join(dimension, "key")
+        .agg(
+            F.count(F.lit(1)).alias("rows"),
+            F.bit_xor(F.xxhash64("id", "key", "payload", "name")).alias("checksum"),
+        )
+        .collect()[0]
+    )
+    return {
+        "fact_rows": rows,
+        "rows": int(result["rows"]),
+        "checksum": f"{int(result['checksum'] or 0) & (2**64 - 1):016x}",
+    }
 
 
 def groupby(spark: Any, job: Dict[str, Any]) -> Dict[str, Any]:
@@ -105,14 +118,20 @@ def sql(spark: Any, job: Dict[str, Any]) -> Dict[str, Any]:
     payload_hash = F.bit_xor(F.xxhash64("id", "payload"))
     queries = {
         "rows_per_name": fact.join(names, "key").groupBy("name").agg(F.count(F.lit(1)), payload_hash),
-        "rows_per_region": fact.join(names, "key").join(regions, "region")
-        .groupBy("region_name").agg(F.count(F.lit(1)), F.countDistinct("key")),
+        "rows_per_region": fact.join(names, "key")
+        .join(regions, "region")
+        .groupBy("region_name")
+        .agg(F.count(F.lit(1)), F.countDistinct("key")),
         "ids_per_region": fact.groupBy("region").agg(F.countDistinct(F.col("id") % 1000), F.max("id")),
-        "top_keys_per_region": fact.groupBy("region", "key").agg(F.count(F.lit(1)).alias("n"))
+        "top_keys_per_region": fact.groupBy("region", "key")
+        .agg(F.count(F.lit(1)).alias("n"))
         .withColumn("rank", F.row_number().over(Window.partitionBy("region").orderBy(F.desc("n"), "key")))
         .where("rank <= 3"),
-        "heavy_names": fact.groupBy("key").agg(F.count(F.lit(1)).alias("n")).join(names, "key")
-        .where(F.col("n") > rows // max(1, job["keys"])).select("name", "n"),
+        "heavy_names": fact.groupBy("key")
+        .agg(F.count(F.lit(1)).alias("n"))
+        .join(names, "key")
+        .where(F.col("n") > rows // max(1, job["keys"]))
+        .select("name", "n"),
     }
     return {"fact_rows": rows, **{name: _summary(df) for name, df in queries.items()}}
 

@@ -15,7 +15,7 @@ def driver_host(master: str) -> str:
     socket's connect sends nothing)."""
     if not master.startswith("spark://"):
         return LOOPBACK
-    first = master[len("spark://"):].split(",")[0]
+    first = master[len("spark://") :].split(",")[0]
     parts = urlsplit(f"spark://{first}")
     host, port = parts.hostname, parts.port or 7077
     if not host:

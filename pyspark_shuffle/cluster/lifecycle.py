@@ -48,12 +48,15 @@ def preflight(spec: ClusterSpec) -> None:
     links = [plan.bridge(spec)] + [plan.host_link(spec, w) for w in range(1, spec.workers + 1)]
     taken += [link for link in links if system.link_exists(link)]
     if taken:
-        raise ClusterError(f"names of cluster {spec.name!r} are already in use: {', '.join(taken)}; "
-                           "choose another --name")
+        raise ClusterError(
+            f"names of cluster {spec.name!r} are already in use: {', '.join(taken)}; choose another --name"
+        )
     overlapping = [str(n) for n in system.used_networks() if n.overlaps(spec.network)]
     if overlapping:
-        raise ClusterError(f"subnet {spec.subnet} overlaps networks in use here ({', '.join(sorted(set(overlapping)))}); "
-                           "choose another --subnet")
+        raise ClusterError(
+            f"subnet {spec.subnet} overlaps networks in use here ({', '.join(sorted(set(overlapping)))}); "
+            "choose another --subnet"
+        )
     if spec.memory_cap_bytes is not None:
         system.cgroup_dir("memory", plan.cgroup_name(spec, 1))
     if spec.disk_rate_bytes is not None:
@@ -90,7 +93,9 @@ def up(spec: ClusterSpec, base_dir: Optional[str] = None, log: Log = _quiet) -> 
         try:
             _create(cluster, home, spark_class, base_dir, log)
         except BaseException as error:
-            log(f"cluster {spec.name}: up failed ({type(error).__name__}: {error}); taking down what was made")
+            log(
+                f"cluster {spec.name}: up failed ({type(error).__name__}: {error}); taking down what was made"
+            )
             _teardown(cluster, log)
             raise
     return cluster
@@ -111,8 +116,10 @@ def _create(cluster: ClusterState, home: str, spark_class: str, base_dir: Option
     os.makedirs(os.path.join(directory, "logs"))
     for step in plan.network_steps(spec):
         _run_step(cluster, step)
-    log(f"cluster {spec.name}: bridge {plan.bridge(spec)} {spec.bridge_address}, {spec.workers} namespaces, "
-        f"links {', '.join(format_rate(spec.link_rate(w)) for w in range(1, spec.workers + 1))}")
+    log(
+        f"cluster {spec.name}: bridge {plan.bridge(spec)} {spec.bridge_address}, {spec.workers} namespaces, "
+        f"links {', '.join(format_rate(spec.link_rate(w)) for w in range(1, spec.workers + 1))}"
+    )
     cgroups = {w: _make_cgroups(cluster, w, directory) for w in range(1, spec.workers + 1)}
 
     env = plan.daemon_env(home, spec.bridge_address, sys.executable)
@@ -125,10 +132,13 @@ def _create(cluster: ClusterState, home: str, spark_class: str, base_dir: Option
         worker_dir = os.path.join(directory, f"worker-{worker}")
         os.makedirs(os.path.join(worker_dir, "local"))
         os.makedirs(os.path.join(worker_dir, "work"))
-        argv = plan.worker_argv(spec, worker, spark_class, cluster.master_url, worker_dir, env, cgroups[worker])
+        argv = plan.worker_argv(
+            spec, worker, spark_class, cluster.master_url, worker_dir, env, cgroups[worker]
+        )
         _start(cluster, f"worker-{worker}", argv, {})
-    _wait_for(cluster, lambda info: info.get("aliveworkers") == spec.workers,
-              f"{spec.workers} workers to register")
+    _wait_for(
+        cluster, lambda info: info.get("aliveworkers") == spec.workers, f"{spec.workers} workers to register"
+    )
     cluster.ready = True
     cluster.save()
 
@@ -142,10 +152,15 @@ def _make_cgroups(cluster: ClusterState, worker: int, directory: str) -> List[st
         limits.append(("memory", {"memory.limit_in_bytes": str(spec.memory_cap_bytes)}))
     if spec.disk_rate_bytes is not None:
         disk = system.whole_disk(directory)
-        limits.append(("blkio", {
-            "blkio.throttle.read_bps_device": f"{disk} {spec.disk_rate_bytes}",
-            "blkio.throttle.write_bps_device": f"{disk} {spec.disk_rate_bytes}",
-        }))
+        limits.append(
+            (
+                "blkio",
+                {
+                    "blkio.throttle.read_bps_device": f"{disk} {spec.disk_rate_bytes}",
+                    "blkio.throttle.write_bps_device": f"{disk} {spec.disk_rate_bytes}",
+                },
+            )
+        )
     for controller, settings in limits:
         path = system.cgroup_dir(controller, plan.cgroup_name(spec, worker))
         cluster.record(Resource("cgroup", path))
@@ -162,8 +177,13 @@ def _start(cluster: ClusterState, role: str, argv, env: Dict[str, str]) -> None:
     log_path = os.path.join(cluster.directory, "logs", f"{role}.log")
     with open(log_path, "ab") as out:
         process = subprocess.Popen(
-            list(argv), env=dict(os.environ, **env), stdin=subprocess.DEVNULL, stdout=out,
-            stderr=subprocess.STDOUT, start_new_session=True, cwd=cluster.directory,
+            list(argv),
+            env=dict(os.environ, **env),
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+            cwd=cluster.directory,
         )
     cluster.pids[role] = process.pid
     cluster.record(Resource("process", f"{role}:{process.pid}"))
@@ -189,7 +209,9 @@ def _wait_for(cluster: ClusterState, condition: Callable[[Dict[str, Any]], bool]
         dead = [role for role, pid in cluster.pids.items() if not system.alive(pid)]
         if dead or time.monotonic() > deadline:
             reason = f"{', '.join(dead)} exited" if dead else f"no answer within {READY_TIMEOUT_S:.0f} s"
-            raise ClusterError(f"waiting for {what}: {reason}; logs: {cluster.directory}/logs\n{_log_tails(cluster)}")
+            raise ClusterError(
+                f"waiting for {what}: {reason}; logs: {cluster.directory}/logs\n{_log_tails(cluster)}"
+            )
         time.sleep(0.2)  # polling the master's status page; ends on the condition or the deadline
 
 
@@ -280,8 +302,10 @@ def down(name: str = "pss", log: Log = _quiet) -> bool:
     system.require_privileges()
     errors = _teardown(cluster, log)
     if errors:
-        raise ClusterError(f"cluster {name}: some resources could not be removed (the state file "
-                           f"{cluster.path} keeps them for another `down`):\n" + "\n".join(errors))
+        raise ClusterError(
+            f"cluster {name}: some resources could not be removed (the state file "
+            f"{cluster.path} keeps them for another `down`):\n" + "\n".join(errors)
+        )
     log(f"cluster {name}: down")
     return True
 
@@ -334,16 +358,18 @@ def status(name: str = "pss") -> Dict[str, Any]:
     workers = []
     for worker in range(1, spec.workers + 1):
         address = spec.worker_address(worker)
-        workers.append({
-            "worker": worker,
-            "namespace": plan.netns(spec, worker),
-            "address": address,
-            "link": format_rate(spec.link_rate(worker)),
-            "link_up": worker not in cluster.cut,
-            "daemon_alive": system.alive(cluster.pids.get(f"worker-{worker}", -1)),
-            "registered": registered.get(address, "no"),
-            "executors": len(executor_pids(cluster, worker)),
-        })
+        workers.append(
+            {
+                "worker": worker,
+                "namespace": plan.netns(spec, worker),
+                "address": address,
+                "link": format_rate(spec.link_rate(worker)),
+                "link_up": worker not in cluster.cut,
+                "daemon_alive": system.alive(cluster.pids.get(f"worker-{worker}", -1)),
+                "registered": registered.get(address, "no"),
+                "executors": len(executor_pids(cluster, worker)),
+            }
+        )
     return {
         "name": cluster.name,
         "master_url": cluster.master_url,

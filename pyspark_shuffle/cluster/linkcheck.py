@@ -44,13 +44,19 @@ def _in(namespace: str, argv: List[str]) -> List[str]:
 
 def measure(receiver_ns: str, receiver_ip: str, sender_ns: str, seconds: float) -> float:
     """Bits per second a TCP stream achieved from ``sender_ns`` to ``receiver_ip``."""
-    receiver = subprocess.Popen(_in(receiver_ns, [sys.executable, "-c", _RECEIVER, receiver_ip, str(PORT)]),
-                                stdout=subprocess.PIPE, text=True)
+    receiver = subprocess.Popen(
+        _in(receiver_ns, [sys.executable, "-c", _RECEIVER, receiver_ip, str(PORT)]),
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     try:
         if receiver.stdout.readline().strip() != "listening":
             raise RuntimeError(f"the receiver in {receiver_ns or 'the host namespace'} did not start")
-        subprocess.run(_in(sender_ns, [sys.executable, "-c", _SENDER, receiver_ip, str(PORT), str(seconds)]),
-                       check=True, timeout=seconds + 30)
+        subprocess.run(
+            _in(sender_ns, [sys.executable, "-c", _SENDER, receiver_ip, str(PORT), str(seconds)]),
+            check=True,
+            timeout=seconds + 30,
+        )
         out, _ = receiver.communicate(timeout=30)
     finally:
         if receiver.poll() is None:
@@ -68,14 +74,26 @@ def check(cluster: ClusterState, seconds: float = 2.0) -> List[Dict[str, object]
         down = measure(ns, address, "", seconds)
         up = measure("", spec.bridge_address, ns, seconds)
         rate = spec.link_rate(worker)
-        results.append({"worker": worker, "rate_bps": rate, "down_bps": down, "up_bps": up,
-                        "down_ratio": down / rate, "up_ratio": up / rate})
+        results.append(
+            {
+                "worker": worker,
+                "rate_bps": rate,
+                "down_bps": down,
+                "up_bps": up,
+                "down_ratio": down / rate,
+                "up_ratio": up / rate,
+            }
+        )
     return results
 
 
 def format_results(results: List[Dict[str, object]]) -> str:
-    lines = [f"{'worker':>6} {'rate':>9} {'down Mbit/s':>12} {'up Mbit/s':>10} {'down/rate':>10} {'up/rate':>8}"]
+    lines = [
+        f"{'worker':>6} {'rate':>9} {'down Mbit/s':>12} {'up Mbit/s':>10} {'down/rate':>10} {'up/rate':>8}"
+    ]
     for r in results:
-        lines.append(f"{r['worker']:>6} {format_rate(r['rate_bps']):>9} {r['down_bps'] / 1e6:>12.1f} "
-                     f"{r['up_bps'] / 1e6:>10.1f} {r['down_ratio']:>10.2f} {r['up_ratio']:>8.2f}")
+        lines.append(
+            f"{r['worker']:>6} {format_rate(r['rate_bps']):>9} {r['down_bps'] / 1e6:>12.1f} "
+            f"{r['up_bps'] / 1e6:>10.1f} {r['down_ratio']:>10.2f} {r['up_ratio']:>8.2f}"
+        )
     return "\n".join(lines)

@@ -74,8 +74,20 @@ class Step:
 
 def tbf(device: str, rate_bps: int, namespace: Optional[str] = None, verb: str = "add") -> Tuple[str, ...]:
     prefix = ("tc", "-n", namespace) if namespace else ("tc",)
-    return prefix + ("qdisc", verb, "dev", device, "root", "tbf", "rate", f"{rate_bps}bit",
-                     "burst", str(tbf_burst_bytes(rate_bps)), "latency", TBF_LATENCY)
+    return prefix + (
+        "qdisc",
+        verb,
+        "dev",
+        device,
+        "root",
+        "tbf",
+        "rate",
+        f"{rate_bps}bit",
+        "burst",
+        str(tbf_burst_bytes(rate_bps)),
+        "latency",
+        TBF_LATENCY,
+    )
 
 
 def network_steps(spec: ClusterSpec) -> List[Step]:
@@ -139,10 +151,25 @@ def worker_argv(
     address = spec.worker_address(worker)
     env = dict(env, SPARK_LOCAL_IP=address, SPARK_LOCAL_DIRS=f"{worker_dir}/local")
     command = (
-        "ip", "netns", "exec", netns(spec, worker), "env", *(f"{k}={v}" for k, v in sorted(env.items())),
-        spark_class, WORKER_CLASS, "--host", address, "--cores", str(spec.cores),
-        "--memory", f"{spec.memory_mb}m", "--work-dir", f"{worker_dir}/work",
-        "--webui-port", str(WORKER_WEBUI_PORT), master_url,
+        "ip",
+        "netns",
+        "exec",
+        netns(spec, worker),
+        "env",
+        *(f"{k}={v}" for k, v in sorted(env.items())),
+        spark_class,
+        WORKER_CLASS,
+        "--host",
+        address,
+        "--cores",
+        str(spec.cores),
+        "--memory",
+        f"{spec.memory_mb}m",
+        "--work-dir",
+        f"{worker_dir}/work",
+        "--webui-port",
+        str(WORKER_WEBUI_PORT),
+        master_url,
     )
     if not cgroup_procs:
         return command

@@ -8,7 +8,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Dict, Optional, Tuple
 
-from ..options import MIN_EXECUTOR_MEMORY_BYTES, format_size, parse_size
+from ..values import MIN_EXECUTOR_MEMORY_BYTES, format_size, parse_size
 
 #: tc's rate units (decimal, bits per second).
 _RATE_UNITS = {"bit": 1, "kbit": 10**3, "mbit": 10**6, "gbit": 10**9, "tbit": 10**12}
@@ -74,7 +74,8 @@ class ClusterSpec:
             raise ClusterSpecError(f"cores: {self.cores} must be at least 1")
         if self.memory_mb < MIN_WORKER_MEMORY_MB:
             raise ClusterSpecError(
-                f"memory: {self.memory_mb} MiB is below {MIN_WORKER_MEMORY_MB} MiB, the smallest executor Spark runs"
+                f"memory: {self.memory_mb} MiB is below {MIN_WORKER_MEMORY_MB} MiB, "
+                "the smallest executor Spark runs"
             )
         for worker, _ in self.link_of:
             if not 1 <= worker <= self.workers:
@@ -90,10 +91,14 @@ class ClusterSpec:
                 f"({self.memory_mb}m): its executors would be killed by the cgroup"
             )
         if not _NAME.match(self.name):
-            raise ClusterSpecError(f"name: {self.name!r} must be 1-6 lowercase letters and digits, starting with a letter")
+            raise ClusterSpecError(
+                f"name: {self.name!r} must be 1-6 lowercase letters and digits, starting with a letter"
+            )
         network = self.network
         if network.version != 4 or network.num_addresses < FIRST_WORKER_HOST + self.workers + 1:
-            raise ClusterSpecError(f"subnet: {self.subnet} has no room for the bridge and {self.workers} workers")
+            raise ClusterSpecError(
+                f"subnet: {self.subnet} has no room for the bridge and {self.workers} workers"
+            )
 
     @property
     def network(self) -> ipaddress.IPv4Network:
@@ -130,11 +135,15 @@ class ClusterSpec:
     @classmethod
     def from_json(cls, data: Dict[str, Any]) -> "ClusterSpec":
         return cls(
-            workers=data["workers"], cores=data["cores"], memory_mb=data["memory_mb"],
+            workers=data["workers"],
+            cores=data["cores"],
+            memory_mb=data["memory_mb"],
             link_bps=parse_rate(data["link"]),
             link_of=tuple((int(w), parse_rate(r)) for w, r in data.get("link_of", {}).items()),
-            memory_cap_bytes=data.get("memory_cap_bytes"), disk_rate_bytes=data.get("disk_rate_bytes"),
-            name=data["name"], subnet=data["subnet"],
+            memory_cap_bytes=data.get("memory_cap_bytes"),
+            disk_rate_bytes=data.get("disk_rate_bytes"),
+            name=data["name"],
+            subnet=data["subnet"],
         )
 
 

@@ -103,7 +103,9 @@ def remove(name: str) -> None:
 
 def all_states() -> List[ClusterState]:
     try:
-        names = sorted(f[:-5] for f in os.listdir(state_dir()) if f.endswith(".json") and not f.startswith("."))
+        names = sorted(
+            f[:-5] for f in os.listdir(state_dir()) if f.endswith(".json") and not f.startswith(".")
+        )
     except FileNotFoundError:
         return []
     return [s for s in (load(n) for n in names) if s is not None]

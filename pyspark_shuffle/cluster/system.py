@@ -12,7 +12,6 @@ import subprocess
 import time
 from typing import Dict, Iterable, List, Optional, Sequence
 
-
 CAP_NET_ADMIN = 12
 CAP_SYS_ADMIN = 21  # creating network namespaces
 LOCAL_CLUSTER_HINT = "local-cluster[N,cores,memory] masters (one host, no namespaces) remain available"
@@ -37,8 +36,9 @@ def effective_capabilities() -> int:
     return 0
 
 
-def require_privileges(capabilities: Optional[int] = None, euid: Optional[int] = None,
-                       which=shutil.which) -> None:
+def require_privileges(
+    capabilities: Optional[int] = None, euid: Optional[int] = None, which=shutil.which
+) -> None:
     """Raise :class:`PrivilegeError` unless network namespaces and qdiscs can be made here."""
     caps = effective_capabilities() if capabilities is None else capabilities
     uid = os.geteuid() if euid is None else euid
@@ -59,7 +59,9 @@ def require_privileges(capabilities: Optional[int] = None, euid: Optional[int] =
 def run(argv: Sequence[str], check: bool = True) -> subprocess.CompletedProcess:
     done = subprocess.run(list(argv), capture_output=True, text=True, stdin=subprocess.DEVNULL)
     if check and done.returncode != 0:
-        raise ClusterError(f"`{' '.join(argv)}` failed ({done.returncode}): {(done.stderr or done.stdout).strip()}")
+        raise ClusterError(
+            f"`{' '.join(argv)}` failed ({done.returncode}): {(done.stderr or done.stdout).strip()}"
+        )
     return done
 
 

@@ -8,15 +8,7 @@
   provides the session-scoped fixture ``pyspark_shuffle_spark``.
 """
 
-from .compare import (
-    ComparisonResult,
-    ShuffleComparison,
-    SideResult,
-    WorkloadError,
-    compare_shuffle_managers,
-    difference,
-)
-from .session import (
+from ..sessions import (
     CONF_ENV,
     DEFAULT_MASTER,
     MASTER_ENV,
@@ -27,6 +19,14 @@ from .session import (
     resolve_master,
     session_conf,
     start_session,
+)
+from .compare import (
+    ComparisonResult,
+    ShuffleComparison,
+    SideResult,
+    WorkloadError,
+    compare_shuffle_managers,
+    difference,
 )
 
 __all__ = [

@@ -14,7 +14,7 @@ import traceback
 
 
 def run_job(job: dict) -> dict:
-    from .session import start_session
+    from ..sessions import start_session
 
     spark = start_session(
         manager=job["manager"],

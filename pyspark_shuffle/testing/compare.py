@@ -26,8 +26,8 @@ import tempfile
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence
 
-from .._child import run_module
-from .session import PLUGIN, SORT, resolve_master
+from .._child_process import run_module
+from ..sessions import PLUGIN, SORT, resolve_master
 
 Workload = Callable[[Any], Any]
 DEFAULT_TIMEOUT_SECONDS = 900.0
@@ -153,14 +153,18 @@ class ShuffleComparison:
         unknown = sorted(set(variant_conf or {}) - set(self.variants))
         if unknown:
             raise ValueError(f"variant_conf names unknown variants {unknown}; known: {sorted(self.variants)}")
-        self.variant_conf = {name: {k: str(v) for k, v in c.items()} for name, c in (variant_conf or {}).items()}
+        self.variant_conf = {
+            name: {k: str(v) for k, v in c.items()} for name, c in (variant_conf or {}).items()
+        }
         self.master = master
         self.timeout = timeout
         self._workloads: List[tuple] = []
         self._unordered: Dict[str, bool] = {}
         self._result: Optional[ComparisonResult] = None
 
-    def workload(self, function: Optional[Workload] = None, *, name: Optional[str] = None, unordered: bool = False):
+    def workload(
+        self, function: Optional[Workload] = None, *, name: Optional[str] = None, unordered: bool = False
+    ):
         """Register ``function(spark) -> result`` (usable as ``@ab.workload`` or
         ``@ab.workload(unordered=True)``); ``unordered`` compares the result's items as a multiset."""
 
@@ -203,8 +207,9 @@ class ShuffleComparison:
         return self.run().assert_same(name)
 
     def _run_side(self, manager: str, options: Mapping[str, Any], conf: Mapping[str, str]) -> SideResult:
-        from pyspark import cloudpickle
         import pickle
+
+        from pyspark import cloudpickle
 
         job = {
             "manager": manager,
@@ -231,7 +236,9 @@ class ShuffleComparison:
                 )
             with open(out_path, "rb") as handle:
                 outcomes = pickle.load(handle)
-        return SideResult(manager, outcomes["manager_class"], seconds, outcomes["results"], outcomes["metrics"])
+        return SideResult(
+            manager, outcomes["manager_class"], seconds, outcomes["results"], outcomes["metrics"]
+        )
 
 
 def compare_shuffle_managers(

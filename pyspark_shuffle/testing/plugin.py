@@ -41,7 +41,7 @@ def pyspark_shuffle_cluster():
 
 @pytest.fixture(scope="session")
 def pyspark_shuffle_spark():
-    from .session import PLUGIN, start_session
+    from ..sessions import PLUGIN, start_session
 
     spark = start_session(PLUGIN, app_name="pyspark-shuffle-pytest")
     try:

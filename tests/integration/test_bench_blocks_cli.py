@@ -12,9 +12,25 @@ pytestmark = pytest.mark.integration
 def test_blocks_benchmark_runs_pinned_and_reads_through_each_transport(tmp_path):
     out = tmp_path / "blocks.json"
     done = subprocess.run(
-        [sys.executable, "-m", "pyspark_shuffle", "blocks", "--size", "8m", "--block-size", "256k",
-         "--variants", "netty,ucx-shm", "--repeat", "1", "--json", str(out)],
-        capture_output=True, text=True, timeout=600,
+        [
+            sys.executable,
+            "-m",
+            "pyspark_shuffle",
+            "blocks",
+            "--size",
+            "8m",
+            "--block-size",
+            "256k",
+            "--variants",
+            "netty,ucx-shm",
+            "--repeat",
+            "1",
+            "--json",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
     )
     assert done.returncode == 0, done.stderr[-3000:]
     assert "serving cpu s/GB" in done.stdout

@@ -12,9 +12,27 @@ pytestmark = pytest.mark.integration
 def test_bench_sort_and_adaptive(tmp_path):
     out = tmp_path / "tmp.json"
     done = subprocess.run(
-        [sys.executable, "-m", "pyspark_shuffle", "bench", "--managers", "sort,adaptive", "--skew", "0",
-         "--size", "16m", "--partition-size", "4m", "--repeat", "1", "--json", str(out)],
-        capture_output=True, text=True, timeout=1200,
+        [
+            sys.executable,
+            "-m",
+            "pyspark_shuffle",
+            "bench",
+            "--managers",
+            "sort,adaptive",
+            "--skew",
+            "0",
+            "--size",
+            "16m",
+            "--partition-size",
+            "4m",
+            "--repeat",
+            "1",
+            "--json",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=1200,
     )
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     assert "vs sort" in done.stdout
@@ -26,7 +44,10 @@ def test_bench_sort_and_adaptive(tmp_path):
         assert run["max_reduce_partition_bytes"] > 0 and run["wall_s"] > 0
     sort, adaptive = runs
     # same data and the same map-side writer: the same bytes written, give or take framing
-    assert abs(sort["shuffle_write_bytes"] - adaptive["shuffle_write_bytes"]) <= 0.02 * sort["shuffle_write_bytes"]
+    assert (
+        abs(sort["shuffle_write_bytes"] - adaptive["shuffle_write_bytes"])
+        <= 0.02 * sort["shuffle_write_bytes"]
+    )
     assert sort["result"] == adaptive["result"]
     assert sort["plugin"] == {}
     assert adaptive["plugin"] and adaptive["plugin"]["reduce_tasks"] > 0
@@ -35,10 +56,29 @@ def test_bench_sort_and_adaptive(tmp_path):
 def test_bench_sql_workloads(tmp_path):
     out = tmp_path / "sql.json"
     done = subprocess.run(
-        [sys.executable, "-m", "pyspark_shuffle", "bench", "--managers", "sort,adaptive", "--skew", "1",
-         "--workload", "sql,coalesced", "--size", "8m", "--partition-size", "4m", "--repeat", "1",
-         "--json", str(out)],
-        capture_output=True, text=True, timeout=1200,
+        [
+            sys.executable,
+            "-m",
+            "pyspark_shuffle",
+            "bench",
+            "--managers",
+            "sort,adaptive",
+            "--skew",
+            "1",
+            "--workload",
+            "sql,coalesced",
+            "--size",
+            "8m",
+            "--partition-size",
+            "4m",
+            "--repeat",
+            "1",
+            "--json",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=1200,
     )
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     runs = {(r["workload"], r["manager"]): r for r in json.loads(out.read_text())["runs"]}

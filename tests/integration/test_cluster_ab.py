@@ -12,11 +12,14 @@ from pyspark_shuffle.testing import ShuffleComparison
 pytestmark = [pytest.mark.integration, pytest.mark.cluster]
 
 #: Every executor registered before the first job, so map tasks spread over all three hosts.
-CLUSTER_CONF = dict(SQL_AQE_CONF, **{
-    "spark.executor.memory": "768m",
-    "spark.scheduler.minRegisteredResourcesRatio": "1.0",
-    "spark.scheduler.maxRegisteredResourcesWaitingTime": "120s",
-})
+CLUSTER_CONF = dict(
+    SQL_AQE_CONF,
+    **{
+        "spark.executor.memory": "768m",
+        "spark.scheduler.minRegisteredResourcesRatio": "1.0",
+        "spark.scheduler.maxRegisteredResourcesWaitingTime": "120s",
+    },
+)
 
 #: UCX between hosts: TCP only, since the namespaces share one kernel and UCX would otherwise
 #: reach the other "hosts" through shared memory, bypassing their links.
@@ -69,7 +72,9 @@ def test_every_reduce_task_reads_from_two_remote_hosts(on_the_cluster):
         for worker in range(1, spec.workers + 1):
             assert spec.worker_address(worker) in hosts, (variant, hosts)
         assert sum(tasks.values()) == 6, (variant, tasks)
-        assert all(int(sources) >= 2 for sources in tasks), f"{variant}: reduce tasks by remote sources {tasks}"
+        assert all(int(sources) >= 2 for sources in tasks), (
+            f"{variant}: reduce tasks by remote sources {tasks}"
+        )
 
 
 @pytest.mark.skipif(not UCX_AVAILABLE, reason="no UCX libraries: pip install 'pyspark-shuffle[ucx]'")

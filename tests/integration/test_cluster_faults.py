@@ -18,11 +18,13 @@ MAPS, REDUCES, KEYS, RECORDS, RECORD_BYTES = 12, 6, 48, 2500, 2048  # ~60 MB of 
 FAULTY_WORKER = 2
 CUT_SECONDS = 5.0
 
-ab = ShuffleComparison(conf={
-    "spark.executor.memory": "768m",
-    "spark.scheduler.minRegisteredResourcesRatio": "1.0",
-    "spark.scheduler.maxRegisteredResourcesWaitingTime": "120s",
-})
+ab = ShuffleComparison(
+    conf={
+        "spark.executor.memory": "768m",
+        "spark.scheduler.minRegisteredResourcesRatio": "1.0",
+        "spark.scheduler.maxRegisteredResourcesWaitingTime": "120s",
+    }
+)
 
 
 def records(index):

@@ -15,19 +15,23 @@ from pyspark_shuffle.cluster import (
     PrivilegeError,
     down,
     kill_executors,
+    linkcheck,
     parse_cluster,
+    plan,
     require_privileges,
     running,
     set_link,
     state,
     status,
+    system,
 )
-from pyspark_shuffle.cluster import linkcheck, plan, system
 
 pytestmark = [pytest.mark.integration, pytest.mark.cluster]
 
 #: Its own name and subnet: never the test session's cluster (pst) or one made by hand (pss).
-SPEC = parse_cluster("workers=2,memory=512m,link=20mbit,memory-cap=1500m,disk-rate=50m,name=psd,subnet=10.233.0.0/24")
+SPEC = parse_cluster(
+    "workers=2,memory=512m,link=20mbit,memory-cap=1500m,disk-rate=50m,name=psd,subnet=10.233.0.0/24"
+)
 
 
 @pytest.fixture(autouse=True)
@@ -51,8 +55,11 @@ def leftovers(spec: ClusterSpec):
             found += glob.glob(os.path.join(root + system.own_cgroup(controller), spec.name + "-*"))
     found += glob.glob(os.path.join("/tmp", f"{spec.name}-cluster-*"))
     marks = (f"{spec.name}-cluster-", f"--host {spec.bridge_address} ")
-    found += [f"pid {p}" for p in os.listdir("/proc")
-              if p.isdigit() and any(mark in system.cmdline(int(p)) for mark in marks)]
+    found += [
+        f"pid {p}"
+        for p in os.listdir("/proc")
+        if p.isdigit() and any(mark in system.cmdline(int(p)) for mark in marks)
+    ]
     if os.path.exists(state.state_path(spec.name)):
         found.append(state.state_path(spec.name))
     return found
@@ -60,8 +67,12 @@ def leftovers(spec: ClusterSpec):
 
 def connects(namespace: str, host: str, port: int) -> bool:
     probe = f"import socket; socket.create_connection(({host!r}, {port}), timeout=2).close()"
-    return subprocess.run(["ip", "netns", "exec", namespace, sys.executable, "-c", probe],
-                          capture_output=True).returncode == 0
+    return (
+        subprocess.run(
+            ["ip", "netns", "exec", namespace, sys.executable, "-c", probe], capture_output=True
+        ).returncode
+        == 0
+    )
 
 
 def test_limits_cut_heal_kill_and_down_leaves_nothing():
@@ -97,9 +108,26 @@ def test_limits_cut_heal_kill_and_down_leaves_nothing():
 
 def _up_process():
     return subprocess.Popen(
-        [sys.executable, "-m", "pyspark_shuffle", "cluster", "up", "--name", SPEC.name,
-         "--subnet", SPEC.subnet, "--workers", "2", "--memory", "512m", "--memory-cap", "1500m"],
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True,
+        [
+            sys.executable,
+            "-m",
+            "pyspark_shuffle",
+            "cluster",
+            "up",
+            "--name",
+            SPEC.name,
+            "--subnet",
+            SPEC.subnet,
+            "--workers",
+            "2",
+            "--memory",
+            "512m",
+            "--memory-cap",
+            "1500m",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
     )
 
 
@@ -136,8 +164,20 @@ def test_up_interrupted_takes_down_what_it_made():
 
 def test_a_recorded_cluster_is_never_made_twice():
     with running(SPEC):
-        second = subprocess.run([sys.executable, "-m", "pyspark_shuffle", "cluster", "up", "--name", SPEC.name,
-                                 "--subnet", "10.234.0.0/24"], capture_output=True, text=True)
+        second = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "pyspark_shuffle",
+                "cluster",
+                "up",
+                "--name",
+                SPEC.name,
+                "--subnet",
+                "10.234.0.0/24",
+            ],
+            capture_output=True,
+            text=True,
+        )
         assert second.returncode == 1 and "take it down first" in second.stderr
     assert leftovers(SPEC) == []
-

@@ -23,7 +23,9 @@ def spark(pyspark_shuffle_spark):
 
 
 def dummy(spark, skew, seed, compressible=False):
-    return DummyRDD(spark, size=SIZE, skew=skew, partition_size=PARTITION, seed=seed, compressible=compressible)
+    return DummyRDD(
+        spark, size=SIZE, skew=skew, partition_size=PARTITION, seed=seed, compressible=compressible
+    )
 
 
 @pytest.fixture(scope="module")
@@ -76,9 +78,9 @@ def test_to_df_schema_rows_and_shuffle_agree(spark, run):
     assert df.rdd.getNumPartitions() == N
     per_destination = {
         r["destination"]: (r["chunks"], r["bytes"])
-        for r in df.groupBy("destination").agg(
-            F.count("*").alias("chunks"), F.sum(F.length("payload")).alias("bytes")
-        ).collect()
+        for r in df.groupBy("destination")
+        .agg(F.count("*").alias("chunks"), F.sum(F.length("payload")).alias("bytes"))
+        .collect()
     }
     assert sum(c for c, _ in per_destination.values()) == N * N
     assert sum(b for _, b in per_destination.values()) == SIZE
@@ -144,15 +146,24 @@ def test_skewed_fact_follows_zipf(spark):
     assert fact.schema.simpleString() == "struct<id:bigint,key:bigint,payload:binary>"
     assert fact.rdd.getNumPartitions() == 4
     stats = fact.agg(
-        F.count("*"), F.countDistinct("id"), F.min("id"), F.max("id"), F.min(F.length("payload")), F.max(F.length("payload"))
+        F.count("*"),
+        F.countDistinct("id"),
+        F.min("id"),
+        F.max("id"),
+        F.min(F.length("payload")),
+        F.max(F.length("payload")),
     ).first()
     assert tuple(stats) == (rows, rows, 0, rows - 1, 16, 16)
     counts = dict(fact.groupBy("key").count().collect())
     assert set(counts) <= set(range(keys))
     observed = [counts.get(k, 0) for k in range(keys)]
     assert_fits(observed, zipf_probabilities(keys, 1.2), what="skewed_fact keys")
-    again = dict(skewed_fact(spark, rows=rows, keys=keys, skew=1.2, payload_bytes=16, partitions=4, seed=3)
-                 .groupBy("key").count().collect())
+    again = dict(
+        skewed_fact(spark, rows=rows, keys=keys, skew=1.2, payload_bytes=16, partitions=4, seed=3)
+        .groupBy("key")
+        .count()
+        .collect()
+    )
     assert again == counts
 
 

@@ -100,9 +100,7 @@ def test_same_result(name):
 def test_both_sides_ran_their_manager():
     result = ab.run()
     assert result.sort.manager_class.endswith("SortShuffleManager")
-    assert set(result.plugins) == {
-        "adaptive", "naive", "pairwise", "network", "store", "push", *UCX_VARIANTS
-    }
+    assert set(result.plugins) == {"adaptive", "naive", "pairwise", "network", "store", "push", *UCX_VARIANTS}
     for side in result.plugins.values():
         assert side.manager_class.endswith("AdaptiveShuffleManager")
 
@@ -119,7 +117,10 @@ def test_same_host_blocks_are_read_from_files_unless_turned_off():
     assert set(network["bytes_by_transport"]) == {"local", "netty"}, network
     assert set(network["requests_by_transport"]) == {"netty"}, network
     assert result.sort.metrics == {
-        "manager": result.sort.manager_class, "application": {}, "executors": {}, "store": {}
+        "manager": result.sort.manager_class,
+        "application": {},
+        "executors": {},
+        "store": {},
     }
 
 

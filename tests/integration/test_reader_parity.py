@@ -32,7 +32,11 @@ def coalesced_group_by(spark, batch):
         spark.conf.set(key, value)
     try:
         before = pyspark_shuffle.metrics(spark)["application"]
-        df = spark.range(0, 40000, 1, 2).groupBy((F.col("id") % 3000).alias("k")).agg(F.count("*"), F.sum("id"))
+        df = (
+            spark.range(0, 40000, 1, 2)
+            .groupBy((F.col("id") % 3000).alias("k"))
+            .agg(F.count("*"), F.sum("id"))
+        )
         rows = sorted(tuple(r) for r in df.collect())
         plan = df._jdf.queryExecution().executedPlan().toString()
         after = pyspark_shuffle.metrics(spark)["application"]
@@ -44,7 +48,10 @@ def coalesced_group_by(spark, batch):
     def grew(name):
         return sum(after[name].values()) - sum((before.get(name) or {}).values())
 
-    return rows, {"requests": after["requests"] - before.get("requests", 0), "blocks": grew("blocks_by_transport")}
+    return rows, {
+        "requests": after["requests"] - before.get("requests", 0),
+        "blocks": grew("blocks_by_transport"),
+    }
 
 
 @pytest.fixture(scope="module")

@@ -43,7 +43,9 @@ def window(spark):
 
     spec = Window.partitionBy("k").orderBy(F.col("id").desc())
     df = spark.range(0, 30000, 1, 4).withColumn("k", F.col("id") % 37)
-    ranked = df.withColumn("rn", F.row_number().over(spec)).withColumn("total", F.sum("id").over(Window.partitionBy("k")))
+    ranked = df.withColumn("rn", F.row_number().over(spec)).withColumn(
+        "total", F.sum("id").over(Window.partitionBy("k"))
+    )
     return rows(ranked.where("rn <= 3"))
 
 
@@ -72,7 +74,11 @@ def many_reduce_partitions(spark):
     # them into a few reduce tasks that each read a contiguous range of partitions.
     spark.conf.set("spark.sql.shuffle.partitions", "2100")
     try:
-        df = spark.range(0, 20000, 1, 2).groupBy((F.col("id") % 3000).alias("k")).agg(F.count("*"), F.sum("id"))
+        df = (
+            spark.range(0, 20000, 1, 2)
+            .groupBy((F.col("id") % 3000).alias("k"))
+            .agg(F.count("*"), F.sum("id"))
+        )
         result = rows(df)
         plan = executed_plan(df)
     finally:

@@ -15,4 +15,4 @@ private[spark] final class AdaptiveShuffleHandle[K, V, C](
     val writeHandle: ShuffleHandle,
     val fetchMetrics: FetchMetricsAccumulator,
     val storeMetrics: Option[StoreAccumulators])
-  extends BaseShuffleHandle(shuffleId, dependency)
+    extends BaseShuffleHandle(shuffleId, dependency)

@@ -6,7 +6,7 @@ import org.apache.spark.{ShuffleDependency, SparkConf, SparkEnv, TaskContext}
 import org.apache.spark.internal.Logging
 import org.apache.spark.rpc.RpcEndpointRef
 import org.apache.spark.shuffle._
-import org.apache.spark.shuffle.adaptive.compat.SparkCompat
+import org.apache.spark.shuffle.adaptive.compat.{ServingShuffleManager, SparkCompat}
 import org.apache.spark.shuffle.adaptive.fetch.{AdaptiveShuffleReader, BatchFetch, BlockManagerLocalBlocks, DirectMemoryBackoff, FetchSettings, ShuffleBlockFetcher}
 import org.apache.spark.shuffle.adaptive.flow.PeerTraffic
 import org.apache.spark.internal.config.SHUFFLE_SERVICE_ENABLED
@@ -14,7 +14,7 @@ import org.apache.spark.shuffle.adaptive.metrics.{FetchCounters, FetchMetricsAcc
 import org.apache.spark.shuffle.adaptive.push.PushQueue
 import org.apache.spark.shuffle.adaptive.store.{ShuffleStore, StoreExecutor, StoreRegistry, StoreReport, StoreRoutes, StoreTransport}
 import org.apache.spark.shuffle.adaptive.testing.ServeDelay
-import org.apache.spark.shuffle.adaptive.config.AdaptiveShuffleConf.{MODE, PUSH_AFTER_MAP_STAGE, STORE_OFFER_ORDER, TRANSPORT}
+import org.apache.spark.shuffle.adaptive.config.AdaptiveShuffleConf.{MODE, Mode, PUSH_AFTER_MAP_STAGE, STORE_OFFER_ORDER, TRANSPORT, Transport}
 import org.apache.spark.shuffle.adaptive.transport.{MapOutputServing, ServingShuffleWriter, TransportFactory}
 import org.apache.spark.shuffle.adaptive.transport.ucx.UcxRegistry
 import org.apache.spark.shuffle.sort.SortShuffleManager
@@ -79,21 +79,31 @@ import org.apache.spark.shuffle.sort.SortShuffleManager
  *    [[metrics.FetchMetricsListener]] (registered with the first shuffle) adds them up per
  *    executor and for the application.
  */
-private[spark] class AdaptiveShuffleManager(conf: SparkConf) extends ShuffleManager with Logging {
+private[spark] class AdaptiveShuffleManager(conf: SparkConf)
+    extends ServingShuffleManager
+    with Logging {
 
   private[this] val mode = conf.get(MODE)
+
   /** mode=store or push: executors have shuffle stores. */
-  private[this] val storeMode = mode != "pull"
-  require(!(storeMode && conf.get(SHUFFLE_SERVICE_ENABLED)), s"${MODE.key}=$mode needs " +
-    s"${SHUFFLE_SERVICE_ENABLED.key}=false: the external shuffle service serves files only")
+  private[this] val storeMode = mode != Mode.Pull
+  require(
+    !(storeMode && conf.get(SHUFFLE_SERVICE_ENABLED)),
+    s"${MODE.key}=$mode needs " +
+      s"${SHUFFLE_SERVICE_ENABLED.key}=false: the external shuffle service serves files only")
 
   private[this] val sortShuffle = new SortShuffleManager(conf)
   private[this] lazy val files = ServeDelay.resolverFor(conf, sortShuffle.shuffleBlockResolver)
+
   /** Executors (and a local-mode driver) in mode=store. */
   private[this] lazy val storeExecutor =
     if (storeMode) {
-      Some(new StoreExecutor(conf, files, (run, buffer, offsets) =>
-        transports.storedRun(run.shuffleId, run.mapId, buffer, offsets)))
+      Some(
+        new StoreExecutor(
+          conf,
+          files,
+          (run, buffer, offsets) =>
+            transports.storedRun(run.shuffleId, run.mapId, buffer, offsets)))
     } else {
       None
     }
@@ -103,8 +113,10 @@ private[spark] class AdaptiveShuffleManager(conf: SparkConf) extends ShuffleMana
   private[spark] val fetchMetrics = new FetchMetricsListener
   private[this] val listening = new AtomicBoolean(false)
   private[this] val transports = new TransportFactory(conf)
+
   /** Driver only, where transports other than Netty may run: the UCX registry. */
   @volatile private[this] var ucxRegistry: Option[RpcEndpointRef] = None
+
   /** Driver only, in mode=store. */
   @volatile private[this] var storeRegistry: Option[RpcEndpointRef] = None
 
@@ -115,21 +127,34 @@ private[spark] class AdaptiveShuffleManager(conf: SparkConf) extends ShuffleMana
     val sc = dependency.rdd.context
     if (listening.compareAndSet(false, true)) {
       sc.addSparkListener(fetchMetrics)
-      if (conf.get(TRANSPORT) != "netty") ucxRegistry = Some(UcxRegistry.start(sc))
+      if (conf.get(TRANSPORT) != Transport.Netty) ucxRegistry = Some(UcxRegistry.start(sc))
       if (storeMode) {
-        storeRegistry = Some(StoreRegistry.start(sc, conf.get(STORE_OFFER_ORDER),
-          StoreExecutor.capacity(conf), push = mode == "push", conf.get(PUSH_AFTER_MAP_STAGE)))
+        storeRegistry = Some(
+          StoreRegistry.start(
+            sc,
+            conf.get(STORE_OFFER_ORDER),
+            StoreExecutor.capacity(conf),
+            push = mode == Mode.Push,
+            conf.get(PUSH_AFTER_MAP_STAGE)))
       }
     }
-    storeRegistry.foreach(_.send(StoreRegistry.ShuffleRegistered(shuffleId,
-      dependency.rdd.partitions.length, dependency.partitioner.numPartitions)))
+    storeRegistry.foreach(
+      _.send(
+        StoreRegistry.ShuffleRegistered(
+          shuffleId,
+          dependency.rdd.partitions.length,
+          dependency.partitioner.numPartitions)))
     val accumulator = new FetchMetricsAccumulator
     sc.register(accumulator, FetchMetricsAccumulator.NamePrefix + shuffleId)
     // Pushes finish after their map task, too late for its accumulators: the report counts them.
     val storeMetrics =
-      if (mode == "store") Some(StoreAccumulators.register(sc, shuffleId)) else None
-    new AdaptiveShuffleHandle(shuffleId, dependency,
-      sortShuffle.registerShuffle(shuffleId, dependency), accumulator, storeMetrics)
+      if (mode == Mode.Store) Some(StoreAccumulators.register(sc, shuffleId)) else None
+    new AdaptiveShuffleHandle(
+      shuffleId,
+      dependency,
+      sortShuffle.registerShuffle(shuffleId, dependency),
+      accumulator,
+      storeMetrics)
   }
 
   override def getWriter[K, V](
@@ -145,8 +170,13 @@ private[spark] class AdaptiveShuffleManager(conf: SparkConf) extends ShuffleMana
     val servings = (transports.serving +: storeExecutor.map(_.serving(storeMetrics)).toSeq)
       .filter(_ != MapOutputServing.BlockServer)
     if (servings.isEmpty) writer
-    else new ServingShuffleWriter(writer, handle.shuffleId, mapId,
-      sortShuffle.shuffleBlockResolver, servings)
+    else
+      new ServingShuffleWriter(
+        writer,
+        handle.shuffleId,
+        mapId,
+        sortShuffle.shuffleBlockResolver,
+        servings)
   }
 
   override def getReader[K, C](
@@ -165,11 +195,19 @@ private[spark] class AdaptiveShuffleManager(conf: SparkConf) extends ShuffleMana
     }
     val baseHandle = handle.asInstanceOf[BaseShuffleHandle[K, _, C]]
     // Blocks read from stores are asked for one by one: a store holds blocks, not map outputs.
-    val batch = !storeMode && BatchFetch.enabled(env.conf, baseHandle.dependency.serializer,
-      startPartition, endPartition, context)
+    val batch = !storeMode && BatchFetch.enabled(
+      env.conf,
+      baseHandle.dependency.serializer,
+      startPartition,
+      endPartition,
+      context)
     def newFetcher() = {
       val byAddress = SparkCompat.mapSizesByExecutorId(
-        handle.shuffleId, startMapIndex, endMapIndex, startPartition, endPartition)
+        handle.shuffleId,
+        startMapIndex,
+        endMapIndex,
+        startPartition,
+        endPartition)
       val (blocks, routes) = storeExecutor match {
         case Some(s) =>
           s.route(handle.shuffleId, byAddress.toSeq, startPartition, endPartition)

@@ -25,12 +25,19 @@ class AdaptiveHostLocalShuffleSuite extends ShuffleSuite with BeforeAndAfterAll 
   /** Runs a shuffle on two executors; returns the application's plugin counters. */
   private def shuffleOnTwoExecutors(): Map[String, Any] = {
     TestUtils.waitUntilExecutorsUp(sc, 2, 60000)
-    val sums = sc.parallelize(1 to 20000, 8).map(x => (x % 101, x)).reduceByKey(_ + _, 6)
+    val sums = sc
+      .parallelize(1 to 20000, 8)
+      .map(x => (x % 101, x))
+      .reduceByKey(_ + _, 6)
       .collectAsMap()
     assert(sums(0) === (101 to 19998 by 101).sum)
     sc.listenerBus.waitUntilEmpty()
-    sc.env.shuffleManager.asInstanceOf[AdaptiveShuffleManager].fetchMetrics.snapshot()
-      .apply("application").asInstanceOf[Map[String, Any]]
+    sc.env.shuffleManager
+      .asInstanceOf[AdaptiveShuffleManager]
+      .fetchMetrics
+      .snapshot()
+      .apply("application")
+      .asInstanceOf[Map[String, Any]]
   }
 
   private def assertReadFromFiles(app: Map[String, Any]): Unit = {
@@ -51,7 +58,8 @@ class AdaptiveHostLocalShuffleSuite extends ShuffleSuite with BeforeAndAfterAll 
     val context = new TransportContext(transportConf, handler)
     val server = context.createServer()
     try {
-      val withService = conf.clone.set(SHUFFLE_SERVICE_ENABLED, true)
+      val withService = conf.clone
+        .set(SHUFFLE_SERVICE_ENABLED, true)
         .set(SHUFFLE_SERVICE_PORT, server.getPort)
       sc = new SparkContext("local-cluster[2,1,1024]", "test", withService)
       assertReadFromFiles(shuffleOnTwoExecutors())

@@ -27,8 +27,8 @@ abstract class UcxShuffleSuiteBase(tls: String) extends ShuffleSuite with Before
     conf.setExecutorEnv("UCX_TLS", tls)
   }
 
-  override protected def test(testName: String, testTags: Tag*)(
-      testFun: => Any)(implicit pos: org.scalactic.source.Position): Unit =
+  override protected def test(testName: String, testTags: Tag*)(testFun: => Any)(implicit
+      pos: org.scalactic.source.Position): Unit =
     super.test(testName, testTags: _*) {
       assume(ucxLibraries.nonEmpty, s"the UCX libraries (${UCX_LIBRARY_PATH.key}) are not set")
       testFun
@@ -36,7 +36,9 @@ abstract class UcxShuffleSuiteBase(tls: String) extends ShuffleSuite with Before
 
   test("the other executor's blocks arrive by UCX reads: none served by Netty, no fallback") {
     // Serving delay 0: each executor counts the blocks its block server hands to others.
-    sc = new SparkContext("local-cluster[2,1,1024]", "test",
+    sc = new SparkContext(
+      "local-cluster[2,1,1024]",
+      "test",
       conf.clone.set(TESTING_SERVE_DELAY, "0:0,1:0"))
     TestUtils.waitUntilExecutorsUp(sc, 2, 60000)
     val remoteBytes = new java.util.concurrent.atomic.AtomicLong
@@ -48,20 +50,27 @@ abstract class UcxShuffleSuiteBase(tls: String) extends ShuffleSuite with Before
     // Map tasks prefer the two executors in turn: left to the scheduler, one executor can take
     // every tiny task, and then no block is remote.
     val homes = Seq("0", "1").map(ExecutorProbe.location(sc, _))
-    val sums = sc.makeRDD((0 until 8).map(i => (i, Seq(homes(i % 2)))))
-      .flatMap(i => (i * 2500 + 1) to ((i + 1) * 2500)).map(x => (x % 101, x))
-      .reduceByKey(_ + _, 6).collectAsMap()
+    val sums = sc
+      .makeRDD((0 until 8).map(i => (i, Seq(homes(i % 2)))))
+      .flatMap(i => (i * 2500 + 1) to ((i + 1) * 2500))
+      .map(x => (x % 101, x))
+      .reduceByKey(_ + _, 6)
+      .collectAsMap()
     assert(sums(0) === (101 to 19998 by 101).sum)
     sc.listenerBus.waitUntilEmpty()
-    val app = sc.env.shuffleManager.asInstanceOf[AdaptiveShuffleManager].fetchMetrics.snapshot()
-      .apply("application").asInstanceOf[Map[String, Any]]
+    val app = sc.env.shuffleManager
+      .asInstanceOf[AdaptiveShuffleManager]
+      .fetchMetrics
+      .snapshot()
+      .apply("application")
+      .asInstanceOf[Map[String, Any]]
     val bytes = app("bytes_by_transport").asInstanceOf[Map[String, Long]]
     assert(bytes.keySet === Set("local", "ucx"), app)
     assert(app("requests_by_transport").asInstanceOf[Map[String, Long]].keySet === Set("ucx"))
     assert(app("transport_fallbacks") === 0L)
     assert(remoteBytes.get > 0 && bytes("ucx") === remoteBytes.get)
-    val served = ExecutorProbe.onEach(sc, Seq("0", "1"))(() =>
-      DelayedShuffleBlockResolver.servedToOthers.get)
+    val served =
+      ExecutorProbe.onEach(sc, Seq("0", "1"))(() => DelayedShuffleBlockResolver.servedToOthers.get)
     assert(served === Map("0" -> 0L, "1" -> 0L))
   }
 }

@@ -18,8 +18,12 @@ class PushClusterSuite extends SparkFunSuite with LocalSparkContext with Eventua
   import SkewedShuffles.shuffledDigest
 
   private val MiB = 1024L * 1024
-  private val spec = DummySpec(totalBytes = 40 * MiB, partitionBytes = MiB / 2, skew = 1.0,
-    seed = 5, compressible = false)
+  private val spec = DummySpec(
+    totalBytes = 40 * MiB,
+    partitionBytes = MiB / 2,
+    skew = 1.0,
+    seed = 5,
+    compressible = false)
   private val executors = Seq("0", "1", "2")
 
   private def start(): Unit = {
@@ -45,7 +49,8 @@ class PushClusterSuite extends SparkFunSuite with LocalSparkContext with Eventua
     manager.fetchMetrics.snapshot()("application").asInstanceOf[Map[String, Any]]
   }
 
-  test("blocks are pushed to balanced owners while the map stage runs, and read there; once " +
+  test(
+    "blocks are pushed to balanced owners while the map stage runs, and read there; once " +
       "an owner is lost, its blocks are read from their files") {
     start()
     val shuffled = SkewedShuffles.onExecutor(sc, spec, "0")
@@ -57,8 +62,10 @@ class PushClusterSuite extends SparkFunSuite with LocalSparkContext with Eventua
     assert(report.leftOnDisk === 0 && report.notArrived === 0, report)
     // Largest partition first onto the least loaded: no owner holds more than the mean plus
     // the largest partition (what the stores were placed, as nothing left them).
-    val sizes = sc.env.mapOutputTracker.asInstanceOf[MapOutputTrackerMaster]
-      .getStatistics(dependencyOf(shuffled)).bytesByPartitionId
+    val sizes = sc.env.mapOutputTracker
+      .asInstanceOf[MapOutputTrackerMaster]
+      .getStatistics(dependencyOf(shuffled))
+      .bytesByPartitionId
     val placed = report.stores.map { case (id, s) => id -> s.placedHighWater }
     assert(placed.keySet === executors.toSet && placed.values.forall(_ > 0), placed)
     assert(placed.values.max <= sizes.sum / 3 + sizes.max, (placed, sizes.toSeq))
@@ -71,12 +78,16 @@ class PushClusterSuite extends SparkFunSuite with LocalSparkContext with Eventua
     // Every map task ran on executor 0: what a reduce task read from the store of an executor
     // other than its own and other than 0 was pushed there first.
     sc.listenerBus.waitUntilEmpty()
-    val byExecutor = manager.fetchMetrics.snapshot()("executors")
+    val byExecutor = manager.fetchMetrics
+      .snapshot()("executors")
       .asInstanceOf[Map[String, Map[String, Any]]]
     val crossedTwice = byExecutor.map { case (reducer, counters) =>
-      counters("bytes_from_stores_by_source").asInstanceOf[Map[String, Long]].collect {
-        case (holder, bytes) if holder != reducer && holder != "0" => bytes
-      }.sum
+      counters("bytes_from_stores_by_source")
+        .asInstanceOf[Map[String, Long]]
+        .collect {
+          case (holder, bytes) if holder != reducer && holder != "0" => bytes
+        }
+        .sum
     }.sum
     assert(crossedTwice > 0 && app("bytes_crossed_twice") === crossedTwice, byExecutor)
 

@@ -8,7 +8,9 @@ import org.apache.spark.shuffle.adaptive.testing.ExecutorProbe
 /** Skewed DummyRDD shuffles whose map tasks all run on one executor, and their expected output. */
 private[adaptive] object SkewedShuffles {
 
-  def onExecutor(sc: SparkContext, spec: DummySpec,
+  def onExecutor(
+      sc: SparkContext,
+      spec: DummySpec,
       executorId: String): ShuffledRDD[Int, Array[Byte], Array[Byte]] =
     new ShuffledRDD[Int, Array[Byte], Array[Byte]](
       new PinnedRDD(new DummyRDD(sc, spec), ExecutorProbe.location(sc, executorId)),
@@ -18,8 +20,10 @@ private[adaptive] object SkewedShuffles {
   def expected(sc: SparkContext, spec: DummySpec): Map[Int, (Long, Long)] = {
     val dummy = new DummyRDD(sc, spec)
     val partitioner = new DestinationPartitioner(spec.numPartitions)
-    digest(dummy.partitions.iterator.flatMap(p => dummy.compute(p, null))
-      .map(r => partitioner.getPartition(r._1) -> r))
+    digest(
+      dummy.partitions.iterator
+        .flatMap(p => dummy.compute(p, null))
+        .map(r => partitioner.getPartition(r._1) -> r))
   }
 
   /** Per reduce partition: records and the sum of their payloads' hashes (order-free). */
@@ -30,6 +34,8 @@ private[adaptive] object SkewedShuffles {
     }
 
   def shuffledDigest(rdd: RDD[(Int, Array[Byte])]): Map[Int, (Long, Long)] =
-    rdd.mapPartitionsWithIndex((i, it) => Iterator(digest(it.map(r => i -> r))))
-      .collect().foldLeft(Map.empty[Int, (Long, Long)])(_ ++ _)
+    rdd
+      .mapPartitionsWithIndex((i, it) => Iterator(digest(it.map(r => i -> r))))
+      .collect()
+      .foldLeft(Map.empty[Int, (Long, Long)])(_ ++ _)
 }

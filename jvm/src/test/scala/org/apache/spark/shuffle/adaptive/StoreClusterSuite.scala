@@ -23,8 +23,12 @@ class StoreClusterSuite extends SparkFunSuite with LocalSparkContext with Eventu
 
   private val MiB = 1024L * 1024
   private val storeSize = 5 * MiB
-  private val spec = DummySpec(totalBytes = 10 * MiB, partitionBytes = MiB, skew = 3.0,
-    seed = 11, compressible = false)
+  private val spec = DummySpec(
+    totalBytes = 10 * MiB,
+    partitionBytes = MiB,
+    skew = 3.0,
+    seed = 11,
+    compressible = false)
 
   private def conf: SparkConf = new SparkConf()
     .set(SHUFFLE_MANAGER, classOf[AdaptiveShuffleManager].getName)
@@ -69,9 +73,13 @@ class StoreClusterSuite extends SparkFunSuite with LocalSparkContext with Eventu
   }
 
   test("spark.authenticate and I/O encryption: spilled blocks travel and are read as Spark's") {
-    sc = new SparkContext("local-cluster[2,1,1024]", "test", conf
-      .set(NETWORK_AUTH_ENABLED, true).set(AUTH_SECRET, "pyspark-shuffle-test-secret")
-      .set(IO_ENCRYPTION_ENABLED, true))
+    sc = new SparkContext(
+      "local-cluster[2,1,1024]",
+      "test",
+      conf
+        .set(NETWORK_AUTH_ENABLED, true)
+        .set(AUTH_SECRET, "pyspark-shuffle-test-secret")
+        .set(IO_ENCRYPTION_ENABLED, true))
     TestUtils.waitUntilExecutorsUp(sc, 2, 60000)
     assert(shuffledDigest(skewed(sc)) === expected(sc))
     val report = manager.storeReport.get
@@ -84,14 +92,20 @@ class StoreClusterSuite extends SparkFunSuite with LocalSparkContext with Eventu
   test("with UCX, blocks in other executors' stores are read by one-sided reads of that memory") {
     val libraries = sys.props.getOrElse(UCX_LIBRARY_PATH.key, "")
     assume(libraries.nonEmpty, s"the UCX libraries (${UCX_LIBRARY_PATH.key}) are not set")
-    sc = new SparkContext("local-cluster[3,1,1024]", "test", conf
-      .set(TRANSPORT, "ucx").set(UCX_LIBRARY_PATH, libraries).setExecutorEnv("UCX_TLS", "tcp,self"))
+    sc = new SparkContext(
+      "local-cluster[3,1,1024]",
+      "test",
+      conf
+        .set(TRANSPORT, "ucx")
+        .set(UCX_LIBRARY_PATH, libraries)
+        .setExecutorEnv("UCX_TLS", "tcp,self"))
     TestUtils.waitUntilExecutorsUp(sc, 3, 60000)
     // UCX starts in an executor with its first shuffle task; executors 1 and 2 run no map task
     // of the skewed shuffle, so each runs one of another shuffle first.
     Seq("1", "2").foreach { id =>
-      new ShuffledRDD[Int, Int, Int](new PinnedRDD(sc.parallelize(1 to 10, 1).map(x => (x, x)),
-        ExecutorProbe.location(sc, id)), new HashPartitioner(1)).count()
+      new ShuffledRDD[Int, Int, Int](
+        new PinnedRDD(sc.parallelize(1 to 10, 1).map(x => (x, x)), ExecutorProbe.location(sc, id)),
+        new HashPartitioner(1)).count()
     }
     assert(shuffledDigest(skewed(sc)) === expected(sc))
     val report = manager.storeReport.get
@@ -105,14 +119,20 @@ class StoreClusterSuite extends SparkFunSuite with LocalSparkContext with Eventu
   }
 
   test("dynamic allocation with shuffle tracking keeps the executors holding spilled blocks") {
-    sc = new SparkContext("local-cluster[3,1,1024]", "test",
-      conf.set(DYN_ALLOCATION_SHUFFLE_TRACKING_ENABLED, true)
+    sc = new SparkContext(
+      "local-cluster[3,1,1024]",
+      "test",
+      conf
+        .set(DYN_ALLOCATION_SHUFFLE_TRACKING_ENABLED, true)
         .set(DYN_ALLOCATION_EXECUTOR_IDLE_TIMEOUT, 60L))
     // Spark's own executor monitor, on a clock of the test's: what dynamic allocation would
     // release once the idle timeout passed.
     val clock = new ManualClock()
-    val monitor = new ExecutorMonitor(sc.conf,
-      sc.schedulerBackend.asInstanceOf[ExecutorAllocationClient], sc.listenerBus, clock)
+    val monitor = new ExecutorMonitor(
+      sc.conf,
+      sc.schedulerBackend.asInstanceOf[ExecutorAllocationClient],
+      sc.listenerBus,
+      clock)
     sc.addSparkListener(monitor)
     TestUtils.waitUntilExecutorsUp(sc, 3, 60000)
     def releasable(): Set[String] = {
@@ -123,7 +143,8 @@ class StoreClusterSuite extends SparkFunSuite with LocalSparkContext with Eventu
     assert(Set("1", "2").subsetOf(releasable()), "idle executors holding nothing are released")
     val shuffled = skewed(sc)
     sc.submitMapStage(
-      shuffled.dependencies.head.asInstanceOf[ShuffleDependency[Int, Array[Byte], Array[Byte]]]).get()
+      shuffled.dependencies.head.asInstanceOf[ShuffleDependency[Int, Array[Byte], Array[Byte]]])
+      .get()
     val holders = manager.storeReport.get.stores.collect {
       case (id, s) if id != "0" && s.placedHighWater > 0 => id
     }.toSet

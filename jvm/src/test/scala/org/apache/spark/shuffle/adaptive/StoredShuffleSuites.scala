@@ -28,12 +28,13 @@ abstract class StoredShuffleSuite(mode: String) extends ShuffleSuite with Before
     conf.set(PUSH_AFTER_MAP_STAGE, true)
   }
 
-  override protected def test(testName: String, testTags: Tag*)(
-      testFun: => Any)(implicit pos: org.scalactic.source.Position): Unit =
+  override protected def test(testName: String, testTags: Tag*)(testFun: => Any)(implicit
+      pos: org.scalactic.source.Position): Unit =
     if (testName == "SPARK-36206: shuffle checksum detect disk corruption") {
       super.test(testName + " (blocks read from files: stores of 0 bytes)", testTags: _*) {
         conf.set(STORE_MAX_SIZE, 0L)
-        try testFun finally conf.set(STORE_MAX_SIZE, storeSize)
+        try testFun
+        finally conf.set(STORE_MAX_SIZE, storeSize)
       }
     } else {
       super.test(testName, testTags: _*)(testFun)
@@ -44,8 +45,8 @@ abstract class StoredShuffleSuite(mode: String) extends ShuffleSuite with Before
    * the map stage done), checks the sums, and answers the store report and the application's
    * fetch counters.
    */
-  protected def groupedOnTwoExecutors(beforeReduce: () => Unit = () => ())
-    : (StoreReport, Map[String, Any]) = {
+  protected def groupedOnTwoExecutors(
+      beforeReduce: () => Unit = () => ()): (StoreReport, Map[String, Any]) = {
     sc = new SparkContext("local-cluster[2,1,1024]", "test", conf)
     TestUtils.waitUntilExecutorsUp(sc, 2, 60000)
     val pairs = sc.parallelize(1 to 8, 8).flatMap(m => (1 to 20000).map(i => (i % 1009, m * i)))
@@ -54,11 +55,14 @@ abstract class StoredShuffleSuite(mode: String) extends ShuffleSuite with Before
       .get()
     beforeReduce()
     val grouped = partitioned.mapValues(_.toLong).reduceByKey(_ + _).collectAsMap()
-    assert(grouped === (1 to 8).flatMap(m => (1 to 20000).map(i => (i % 1009, (m * i).toLong)))
-      .groupMapReduce(_._1)(_._2)(_ + _))
+    assert(
+      grouped === (1 to 8)
+        .flatMap(m => (1 to 20000).map(i => (i % 1009, (m * i).toLong)))
+        .groupMapReduce(_._1)(_._2)(_ + _))
     val manager = sc.env.shuffleManager.asInstanceOf[AdaptiveShuffleManager]
     sc.listenerBus.waitUntilEmpty()
-    (manager.storeReport.get,
+    (
+      manager.storeReport.get,
       manager.fetchMetrics.snapshot()("application").asInstanceOf[Map[String, Any]])
   }
 

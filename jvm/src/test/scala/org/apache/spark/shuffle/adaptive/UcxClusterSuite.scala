@@ -38,8 +38,12 @@ class UcxClusterSuite extends SparkFunSuite with LocalSparkContext with Eventual
 
   private def appCounters(sc: SparkContext): Map[String, Any] = {
     sc.listenerBus.waitUntilEmpty()
-    sc.env.shuffleManager.asInstanceOf[AdaptiveShuffleManager].fetchMetrics.snapshot()
-      .apply("application").asInstanceOf[Map[String, Any]]
+    sc.env.shuffleManager
+      .asInstanceOf[AdaptiveShuffleManager]
+      .fetchMetrics
+      .snapshot()
+      .apply("application")
+      .asInstanceOf[Map[String, Any]]
   }
 
   /** Bytes the application's reduce tasks read, by the path that served them. */
@@ -52,25 +56,36 @@ class UcxClusterSuite extends SparkFunSuite with LocalSparkContext with Eventual
    */
   private def executorLogs(sc: SparkContext): Seq[String] = {
     val tmp = new File(sys.props("java.io.tmpdir")).toPath
-    Files.walk(tmp, 3).iterator().asScala.filter(_.getFileName.toString == sc.applicationId)
+    Files
+      .walk(tmp, 3)
+      .iterator()
+      .asScala
+      .filter(_.getFileName.toString == sc.applicationId)
       .flatMap(app => Files.walk(app).iterator().asScala)
       .filter(_.getFileName.toString == "unit-tests.log")
-      .map(p => new String(Files.readAllBytes(p))).toSeq
+      .map(p => new String(Files.readAllBytes(p)))
+      .toSeq
   }
 
   test("auto without the UCX libraries reads through Netty and each executor says why") {
-    sc = new SparkContext("local-cluster[2,1,1024]", "test",
+    sc = new SparkContext(
+      "local-cluster[2,1,1024]",
+      "test",
       conf("auto", "/nonexistent/ucx").set(TESTING_SERVE_DELAY, "0:0,1:0"))
     TestUtils.waitUntilExecutorsUp(sc, 2, 60000)
     assert(sums(sc) === expected)
     val counters = appCounters(sc)
-    assert(counters("bytes_by_transport").asInstanceOf[Map[String, Long]].keySet ===
-      Set("local", "netty"), counters)
+    assert(
+      counters("bytes_by_transport").asInstanceOf[Map[String, Long]].keySet ===
+        Set("local", "netty"),
+      counters)
     // The counter that shows UCX reads leave the block server idle does count Netty's serving.
-    val served = ExecutorProbe.onEach(sc, Seq("0", "1"))(() =>
-      DelayedShuffleBlockResolver.servedToOthers.get)
-    assert(served.values.sum === counters("blocks_by_transport").asInstanceOf[Map[String, Long]]
-      .apply("netty"))
+    val served =
+      ExecutorProbe.onEach(sc, Seq("0", "1"))(() => DelayedShuffleBlockResolver.servedToOthers.get)
+    assert(
+      served.values.sum === counters("blocks_by_transport")
+        .asInstanceOf[Map[String, Long]]
+        .apply("netty"))
     val why = s"${TRANSPORT.key}=auto: reading other executors' blocks through Netty: " +
       "/nonexistent/ucx/libucm.so.0"
     eventually(timeout(30.seconds), interval(200.millis)) {
@@ -87,7 +102,9 @@ class UcxClusterSuite extends SparkFunSuite with LocalSparkContext with Eventual
 
   test("with I/O encryption the regions hold the encrypted files, which reducers decrypt") {
     assume(ucxLibraries.nonEmpty, s"the UCX libraries (${UCX_LIBRARY_PATH.key}) are not set")
-    sc = new SparkContext("local-cluster[2,1,1024]", "test",
+    sc = new SparkContext(
+      "local-cluster[2,1,1024]",
+      "test",
       conf("ucx", ucxLibraries).set(IO_ENCRYPTION_ENABLED, true))
     TestUtils.waitUntilExecutorsUp(sc, 2, 60000)
     assert(sums(sc) === expected)
@@ -97,8 +114,12 @@ class UcxClusterSuite extends SparkFunSuite with LocalSparkContext with Eventual
 
   test("auto with spark.authenticate on keeps to Netty, whose connections are authenticated") {
     assume(ucxLibraries.nonEmpty, s"the UCX libraries (${UCX_LIBRARY_PATH.key}) are not set")
-    sc = new SparkContext("local-cluster[2,1,1024]", "test", conf("auto", ucxLibraries)
-      .set(NETWORK_AUTH_ENABLED, true).set(AUTH_SECRET, "pyspark-shuffle-test-secret"))
+    sc = new SparkContext(
+      "local-cluster[2,1,1024]",
+      "test",
+      conf("auto", ucxLibraries)
+        .set(NETWORK_AUTH_ENABLED, true)
+        .set(AUTH_SECRET, "pyspark-shuffle-test-secret"))
     TestUtils.waitUntilExecutorsUp(sc, 2, 60000)
     assert(sums(sc) === expected)
     val bytes = bytesByTransport(sc)

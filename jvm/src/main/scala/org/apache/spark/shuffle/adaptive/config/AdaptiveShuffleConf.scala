@@ -14,30 +14,38 @@ private[spark] object AdaptiveShuffleConf {
 
   val Prefix = "spark.shuffle.adaptive."
 
-  val FetchOrders: Seq[String] = Seq("adaptive", "naive", "pairwise")
+  /** The values of fetch.order (Python's configure_options.FETCH_ORDERS: a test compares). */
+  object FetchOrder {
+    val Adaptive = "adaptive"
+    val Naive = "naive"
+    val Pairwise = "pairwise"
+    val All: Seq[String] = Seq(Adaptive, Naive, Pairwise)
+  }
 
   val FETCH_ORDER: ConfigEntry[String] =
     ConfigBuilder(Prefix + "fetch.order")
-      .doc("Which remote executor a reduce task asks next. 'adaptive': the source with the " +
-        "lowest score (see fetch.score.*), ties broken by a circular order of executors that " +
-        "starts after the task's own, with requests formed at send time to about one in-flight " +
-        "increment. 'naive': Spark's order, requests planned up front and sent in random " +
-        "order. 'pairwise': step k fetches only from the executor k places before this one in " +
-        "the circular order, one source at a time (CSA-style exchange). In every order a " +
-        "request leaves only if it fits under the task's limit with what it has in flight, " +
-        "or when nothing is in flight.")
+      .doc(
+        "Which remote executor a reduce task asks next. 'adaptive': the source with the " +
+          "lowest score (see fetch.score.*), ties broken by a circular order of executors that " +
+          "starts after the task's own, with requests formed at send time to about one in-flight " +
+          "increment. 'naive': Spark's order, requests planned up front and sent in random " +
+          "order. 'pairwise': step k fetches only from the executor k places before this one in " +
+          "the circular order, one source at a time (CSA-style exchange). In every order a " +
+          "request leaves only if it fits under the task's limit with what it has in flight, " +
+          "or when nothing is in flight.")
       .version("0.1.0")
       .stringConf
       .transform(_.toLowerCase(Locale.ROOT))
-      .checkValues(FetchOrders.toSet)
-      .createWithDefault("adaptive")
+      .checkValues(FetchOrder.All.toSet)
+      .createWithDefault(FetchOrder.Adaptive)
 
   val FETCH_IN_FLIGHT_INCREMENT: OptionalConfigEntry[Long] =
     ConfigBuilder(Prefix + "fetch.inFlightIncrement")
-      .doc("The in-flight increment: the size one remote request aggregates blocks up to (a " +
-        "block is never split, so a larger block travels alone), and the step by which the " +
-        "elastic limit shrinks and grows. Unset means the hard limit / 5, the request size of " +
-        "Spark's own reader. Must not exceed the hard limit.")
+      .doc(
+        "The in-flight increment: the size one remote request aggregates blocks up to (a " +
+          "block is never split, so a larger block travels alone), and the step by which the " +
+          "elastic limit shrinks and grows. Unset means the hard limit / 5, the request size of " +
+          "Spark's own reader. Must not exceed the hard limit.")
       .version("0.1.0")
       .bytesConf(ByteUnit.BYTE)
       .checkValue(v => v > 0 && v <= Int.MaxValue, "must be a positive size of at most 2g")
@@ -45,9 +53,10 @@ private[spark] object AdaptiveShuffleConf {
 
   val FETCH_MAX_IN_FLIGHT: OptionalConfigEntry[Long] =
     ConfigBuilder(Prefix + "fetch.maxInFlight")
-      .doc("The hard in-flight limit of one reduce task: bytes requested and not yet consumed. " +
-        "The elastic limit moves between the in-flight increment and this. Unset means " +
-        "spark.reducer.maxSizeInFlight.")
+      .doc(
+        "The hard in-flight limit of one reduce task: bytes requested and not yet consumed. " +
+          "The elastic limit moves between the in-flight increment and this. Unset means " +
+          "spark.reducer.maxSizeInFlight.")
       .version("0.1.0")
       .bytesConf(ByteUnit.BYTE)
       .checkValue(v => v > 0, "must be a positive size")
@@ -55,9 +64,10 @@ private[spark] object AdaptiveShuffleConf {
 
   val FETCH_ELASTIC: ConfigEntry[Boolean] =
     ConfigBuilder(Prefix + "fetch.elastic.enabled")
-      .doc("Whether each reduce task adapts its in-flight limit to how fast it consumes: it " +
-        "starts at the hard limit, shrinks by one increment after a wait much shorter than its " +
-        "average wait, and grows by one increment otherwise. Off: the hard limit throughout.")
+      .doc(
+        "Whether each reduce task adapts its in-flight limit to how fast it consumes: it " +
+          "starts at the hard limit, shrinks by one increment after a wait much shorter than its " +
+          "average wait, and grows by one increment otherwise. Off: the hard limit throughout.")
       .version("0.1.0")
       .booleanConf
       .createWithDefault(true)
@@ -73,9 +83,10 @@ private[spark] object AdaptiveShuffleConf {
 
   val FETCH_ELASTIC_GROW_ABOVE: ConfigEntry[Double] =
     ConfigBuilder(Prefix + "fetch.elastic.growAbove")
-      .doc("The elastic limit grows after a wait longer than this fraction of the task's " +
-        "moving-average wait. Between shrinkBelow and growAbove it stays; equal values (the " +
-        "default) give the paper's rule: shrink when much shorter, grow otherwise.")
+      .doc(
+        "The elastic limit grows after a wait longer than this fraction of the task's " +
+          "moving-average wait. Between shrinkBelow and growAbove it stays; equal values (the " +
+          "default) give the paper's rule: shrink when much shorter, grow otherwise.")
       .version("0.1.0")
       .doubleConf
       .checkValue(v => v >= 0 && !v.isInfinite, "must be a finite number >= 0")
@@ -92,10 +103,11 @@ private[spark] object AdaptiveShuffleConf {
 
   val FETCH_SCORE_LOAD_WEIGHT: ConfigEntry[Double] =
     ConfigBuilder(Prefix + "fetch.score.loadWeight")
-      .doc("Weight of load in the adaptive source score: score = loadWeight * (bytes this " +
-        "executor's reduce tasks have in flight to the source / in-flight increment) + " +
-        "waitWeight * (moving-average ms tasks waited for the source's blocks). The lowest " +
-        "score is asked next.")
+      .doc(
+        "Weight of load in the adaptive source score: score = loadWeight * (bytes this " +
+          "executor's reduce tasks have in flight to the source / in-flight increment) + " +
+          "waitWeight * (moving-average ms tasks waited for the source's blocks). The lowest " +
+          "score is asked next.")
       .version("0.1.0")
       .doubleConf
       .checkValue(v => v >= 0 && !v.isInfinite, "must be a finite number >= 0")
@@ -103,40 +115,49 @@ private[spark] object AdaptiveShuffleConf {
 
   val FETCH_SCORE_WAIT_WEIGHT: ConfigEntry[Double] =
     ConfigBuilder(Prefix + "fetch.score.waitWeight")
-      .doc("Weight of responsiveness in the adaptive source score, per millisecond of " +
-        "moving-average wait (see fetch.score.loadWeight). The default makes 10 ms of average " +
-        "wait count as much as one more increment in flight.")
+      .doc(
+        "Weight of responsiveness in the adaptive source score, per millisecond of " +
+          "moving-average wait (see fetch.score.loadWeight). The default makes 10 ms of average " +
+          "wait count as much as one more increment in flight.")
       .version("0.1.0")
       .doubleConf
       .checkValue(v => v >= 0 && !v.isInfinite, "must be a finite number >= 0")
       .createWithDefault(0.1)
 
-  val Transports: Seq[String] = Seq("auto", "ucx", "netty")
+  /** The values of transport (Python's configure_options.TRANSPORTS). */
+  object Transport {
+    val Auto = "auto"
+    val Ucx = "ucx"
+    val Netty = "netty"
+    val All: Seq[String] = Seq(Auto, Ucx, Netty)
+  }
 
   val TRANSPORT: ConfigEntry[String] =
     ConfigBuilder(Prefix + "transport")
-      .doc("How reduce tasks read the blocks of other executors. 'netty': Spark's block " +
-        "transfer service (and host-local files where Spark reads them). 'ucx': one-sided " +
-        "reads (RDMA GETs) of the serving executor's memory-mapped map outputs through UCX " +
-        "(RDMA on InfiniBand/RoCE, shared memory between executors of one host, TCP " +
-        "otherwise); a peer without UCX, or a map output UCX cannot serve, is read through " +
-        "netty; a task fails with a clear error where the UCX libraries do not load. 'auto': " +
-        "'ucx' where the UCX libraries load and a UCX context with a usable transport is " +
-        "created and spark.authenticate is off, else 'netty', logged once per executor with " +
-        "the reason. UCX_* variables set through spark.executorEnv tune UCX itself.")
+      .doc(
+        "How reduce tasks read the blocks of other executors. 'netty': Spark's block " +
+          "transfer service (and host-local files where Spark reads them). 'ucx': one-sided " +
+          "reads (RDMA GETs) of the serving executor's memory-mapped map outputs through UCX " +
+          "(RDMA on InfiniBand/RoCE, shared memory between executors of one host, TCP " +
+          "otherwise); a peer without UCX, or a map output UCX cannot serve, is read through " +
+          "netty; a task fails with a clear error where the UCX libraries do not load. 'auto': " +
+          "'ucx' where the UCX libraries load and a UCX context with a usable transport is " +
+          "created and spark.authenticate is off, else 'netty', logged once per executor with " +
+          "the reason. UCX_* variables set through spark.executorEnv tune UCX itself.")
       .version("0.1.0")
       .stringConf
       .transform(_.toLowerCase(Locale.ROOT))
-      .checkValues(Transports.toSet)
-      .createWithDefault("netty")
+      .checkValues(Transport.All.toSet)
+      .createWithDefault(Transport.Netty)
 
   val UCX_LIBRARY_PATH: ConfigEntry[String] =
     ConfigBuilder(Prefix + "ucx.libraryPath")
-      .doc("The directory holding UCX 1.18's libucp.so.0, libuct.so.0, libucs.so.0 and " +
-        "libucm.so.0 (and its transport modules under ucx/), loaded by absolute path before " +
-        "the Java binding. pyspark_shuffle.configure() sets it to the libraries of the " +
-        "libucx-cu11 wheel (pip install 'pyspark-shuffle[ucx]'); empty: the system's loader " +
-        "path.")
+      .doc(
+        "The directory holding UCX 1.18's libucp.so.0, libuct.so.0, libucs.so.0 and " +
+          "libucm.so.0 (and its transport modules under ucx/), loaded by absolute path before " +
+          "the Java binding. pyspark_shuffle.configure() sets it to the libraries of the " +
+          "libucx-cu11 wheel (pip install 'pyspark-shuffle[ucx]'); empty: the system's loader " +
+          "path.")
       .version("0.1.0")
       .stringConf
       .createWithDefault("")
@@ -150,67 +171,83 @@ private[spark] object AdaptiveShuffleConf {
       .checkValue(_ > 0, "must be a positive duration")
       .createOptional
 
-  val Modes: Seq[String] = Seq("pull", "store", "push")
+  /** The values of mode (Python's configure_options.MODES). */
+  object Mode {
+    val Pull = "pull"
+    val Store = "store"
+    val Push = "push"
+    val All: Seq[String] = Seq(Pull, Store, Push)
+  }
 
   val MODE: ConfigEntry[String] =
     ConfigBuilder(Prefix + "mode")
-      .doc("Where map outputs are served from. 'pull': Spark's map-output files, read by the " +
-        "reduce tasks. 'store': as 'pull', and each committed map output is also placed in the " +
-        "executors' bounded in-memory shuffle stores (store.maxSize) by a meta-shuffle the " +
-        "driver arbitrates: the map task's own executor accepts its blocks in order while they " +
-        "fit, the rest are offered to other executors in store.offerOrder (remote-memory " +
-        "spill), what no store holds is read from the file. Reduce tasks read each block from " +
-        "the store that holds it, falling back to the file when that store is gone. The files " +
-        "stay the source of truth. 'push' (shuffle-on-write): as 'store', but in the " +
-        "background while later map tasks run, each block goes first to the store of its " +
-        "reduce partition's owner, the executors chosen by balanced placement of the " +
-        "partition sizes predicted from the map outputs so far; what an owner cannot hold " +
-        "goes through the same meta-shuffle as in 'store'; map outputs the push queue " +
-        "(push.queueSize) cannot take are read from their files. 'store' and 'push' need " +
-        "spark.shuffle.service.enabled=false.")
+      .doc(
+        "Where map outputs are served from. 'pull': Spark's map-output files, read by the " +
+          "reduce tasks. 'store': as 'pull', and each committed map output is also placed in the " +
+          "executors' bounded in-memory shuffle stores (store.maxSize) by a meta-shuffle the " +
+          "driver arbitrates: the map task's own executor accepts its blocks in order while they " +
+          "fit, the rest are offered to other executors in store.offerOrder (remote-memory " +
+          "spill), what no store holds is read from the file. Reduce tasks read each block from " +
+          "the store that holds it, falling back to the file when that store is gone. The files " +
+          "stay the source of truth. 'push' (shuffle-on-write): as 'store', but in the " +
+          "background while later map tasks run, each block goes first to the store of its " +
+          "reduce partition's owner, the executors chosen by balanced placement of the " +
+          "partition sizes predicted from the map outputs so far; what an owner cannot hold " +
+          "goes through the same meta-shuffle as in 'store'; map outputs the push queue " +
+          "(push.queueSize) cannot take are read from their files. 'store' and 'push' need " +
+          "spark.shuffle.service.enabled=false.")
       .version("0.1.0")
       .stringConf
       .transform(_.toLowerCase(Locale.ROOT))
-      .checkValues(Modes.toSet)
-      .createWithDefault("pull")
+      .checkValues(Mode.All.toSet)
+      .createWithDefault(Mode.Pull)
 
   /** Of spark.executor.memory, when store.maxSize is unset. */
   val DefaultStoreFraction = 0.1
 
   val STORE_MAX_SIZE: OptionalConfigEntry[Long] =
     ConfigBuilder(Prefix + "store.maxSize")
-      .doc("The most bytes of shuffle blocks one executor's store holds (mode=store, push). The " +
-        "store keeps them in direct (off-heap) memory, outside the heap and outside Spark's " +
-        "unified memory: raise spark.executor.memoryOverhead by as much. Unset means 10% of " +
-        "spark.executor.memory. Blocks leave the store when their shuffle is unregistered.")
+      .doc(
+        "The most bytes of shuffle blocks one executor's store holds (mode=store, push). The " +
+          "store keeps them in direct (off-heap) memory, outside the heap and outside Spark's " +
+          "unified memory: raise spark.executor.memoryOverhead by as much. Unset means 10% of " +
+          "spark.executor.memory. Blocks leave the store when their shuffle is unregistered.")
       .version("0.1.0")
       .bytesConf(ByteUnit.BYTE)
       .checkValue(_ >= 0, "must not be negative")
       .createOptional
 
-  val OfferOrders: Seq[String] = Seq("capacity", "pairwise", "naive")
+  /** The values of store.offerOrder (Python's configure_options.OFFER_ORDERS). */
+  object OfferOrder {
+    val Capacity = "capacity"
+    val Pairwise = "pairwise"
+    val Naive = "naive"
+    val All: Seq[String] = Seq(Capacity, Pairwise, Naive)
+  }
 
   val STORE_OFFER_ORDER: ConfigEntry[String] =
     ConfigBuilder(Prefix + "store.offerOrder")
-      .doc("The order in which a map output's blocks that its own executor's store cannot hold " +
-        "are offered to the other executors (each accepts them in order while they fit). " +
-        "'capacity' (skew-aware): the executor with the most free store memory first. " +
-        "'pairwise' (CSA): the executors following the map task's own in the circular order " +
-        "of executor ids, so executors spill to different peers. 'naive' (DSA): every " +
-        "executor offers in the same order of executor ids.")
+      .doc(
+        "The order in which a map output's blocks that its own executor's store cannot hold " +
+          "are offered to the other executors (each accepts them in order while they fit). " +
+          "'capacity' (skew-aware): the executor with the most free store memory first. " +
+          "'pairwise' (CSA): the executors following the map task's own in the circular order " +
+          "of executor ids, so executors spill to different peers. 'naive' (DSA): every " +
+          "executor offers in the same order of executor ids.")
       .version("0.1.0")
       .stringConf
       .transform(_.toLowerCase(Locale.ROOT))
-      .checkValues(OfferOrders.toSet)
-      .createWithDefault("capacity")
+      .checkValues(OfferOrder.All.toSet)
+      .createWithDefault(OfferOrder.Capacity)
 
   val PUSH_QUEUE_SIZE: OptionalConfigEntry[Long] =
     ConfigBuilder(Prefix + "push.queueSize")
-      .doc("mode=push: the most bytes of committed map outputs one executor holds waiting to " +
-        "be pushed (they wait in their files, not in memory). A map task only queues its " +
-        "blocks and returns; blocks that would exceed this stay in their file and are read " +
-        "from it as in mode=pull. It bounds how far pushing may fall behind the map tasks. " +
-        "Unset means store.maxSize.")
+      .doc(
+        "mode=push: the most bytes of committed map outputs one executor holds waiting to " +
+          "be pushed (they wait in their files, not in memory). A map task only queues its " +
+          "blocks and returns; blocks that would exceed this stay in their file and are read " +
+          "from it as in mode=pull. It bounds how far pushing may fall behind the map tasks. " +
+          "Unset means store.maxSize.")
       .version("0.1.0")
       .bytesConf(ByteUnit.BYTE)
       .checkValue(_ >= 0, "must not be negative")
@@ -218,11 +255,12 @@ private[spark] object AdaptiveShuffleConf {
 
   val PUSH_AFTER_MAP_STAGE: ConfigEntry[Boolean] =
     ConfigBuilder(Prefix + "push.afterMapStage")
-      .doc("mode=push: whether map outputs still queued when their map stage ends are pushed " +
-        "all the same. Off: they stay in their files and are read from them as in mode=pull, " +
-        "since the reduce tasks are running by then: such a push would compete with their " +
-        "fetches on the links and, unless its reducer runs on the owner, cross the network " +
-        "twice. Pushes already under way finish in either case.")
+      .doc(
+        "mode=push: whether map outputs still queued when their map stage ends are pushed " +
+          "all the same. Off: they stay in their files and are read from them as in mode=pull, " +
+          "since the reduce tasks are running by then: such a push would compete with their " +
+          "fetches on the links and, unless its reducer runs on the owner, cross the network " +
+          "twice. Pushes already under way finish in either case.")
       .version("0.1.0")
       .booleanConf
       .createWithDefault(false)
@@ -238,15 +276,29 @@ private[spark] object AdaptiveShuffleConf {
         "(a delay of 0 only counts), so tests can tell which path served a shuffle.")
       .version("0.1.0")
       .stringConf
-      .checkValue(v => v.isEmpty || v.split(",").forall(_.trim.matches("[^:,\\s]+:[0-9]+")),
+      .checkValue(
+        v => v.isEmpty || v.split(",").forall(_.trim.matches("[^:,\\s]+:[0-9]+")),
         "must be empty or 'executorId:millis' pairs separated by commas")
       .createWithDefault("")
 
   /** In the order the documentation lists them. */
   val entries: Seq[ConfigEntry[_]] = Seq(
-    FETCH_ORDER, FETCH_IN_FLIGHT_INCREMENT, FETCH_MAX_IN_FLIGHT, FETCH_ELASTIC,
-    FETCH_ELASTIC_SHRINK_BELOW, FETCH_ELASTIC_GROW_ABOVE, FETCH_WAIT_WINDOW,
-    FETCH_SCORE_LOAD_WEIGHT, FETCH_SCORE_WAIT_WEIGHT, TRANSPORT, UCX_LIBRARY_PATH, UCX_TIMEOUT,
-    MODE, STORE_MAX_SIZE, STORE_OFFER_ORDER, PUSH_QUEUE_SIZE, PUSH_AFTER_MAP_STAGE,
+    FETCH_ORDER,
+    FETCH_IN_FLIGHT_INCREMENT,
+    FETCH_MAX_IN_FLIGHT,
+    FETCH_ELASTIC,
+    FETCH_ELASTIC_SHRINK_BELOW,
+    FETCH_ELASTIC_GROW_ABOVE,
+    FETCH_WAIT_WINDOW,
+    FETCH_SCORE_LOAD_WEIGHT,
+    FETCH_SCORE_WAIT_WEIGHT,
+    TRANSPORT,
+    UCX_LIBRARY_PATH,
+    UCX_TIMEOUT,
+    MODE,
+    STORE_MAX_SIZE,
+    STORE_OFFER_ORDER,
+    PUSH_QUEUE_SIZE,
+    PUSH_AFTER_MAP_STAGE,
     TESTING_SERVE_DELAY)
 }

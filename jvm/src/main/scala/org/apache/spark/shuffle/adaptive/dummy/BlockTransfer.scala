@@ -35,7 +35,8 @@ private[spark] object BlockTransfer {
       reducers: Int,
       blockBytes: Int): Result = {
     val servingAt = ExecutorProbe.location(sc, serving)
-    val partitioned = sc.makeRDD((0 until maps).map(m => (m, Seq(servingAt))))
+    val partitioned = sc
+      .makeRDD((0 until maps).map(m => (m, Seq(servingAt))))
       .mapPartitions { ids =>
         val executor = SparkEnv.get.executorId
         ids.flatMap { m =>
@@ -53,18 +54,20 @@ private[spark] object BlockTransfer {
 
     val cpuBefore = cpuSeconds(sc, Seq(serving, reading))
     val reduceStart = System.nanoTime()
-    val counted = new PinnedRDD(partitioned, ExecutorProbe.location(sc, reading)).mapPartitions { records =>
-      var bytes = 0L
-      var first = 0L
-      val writers = collection.mutable.Set.empty[String]
-      records.foreach { case (_, (writer, payload)) =>
-        if (first == 0L) first = System.nanoTime()
-        bytes += payload.length
-        writers += writer
+    val counted = new PinnedRDD(partitioned, ExecutorProbe.location(sc, reading))
+      .mapPartitions { records =>
+        var bytes = 0L
+        var first = 0L
+        val writers = collection.mutable.Set.empty[String]
+        records.foreach { case (_, (writer, payload)) =>
+          if (first == 0L) first = System.nanoTime()
+          bytes += payload.length
+          writers += writer
+        }
+        val seconds = if (first == 0L) 0.0 else (System.nanoTime() - first) / 1e9
+        Iterator((SparkEnv.get.executorId, writers.toSet, bytes, seconds))
       }
-      val seconds = if (first == 0L) 0.0 else (System.nanoTime() - first) / 1e9
-      Iterator((SparkEnv.get.executorId, writers.toSet, bytes, seconds))
-    }.collect()
+      .collect()
     val reduceSeconds = (System.nanoTime() - reduceStart) / 1e9
     val cpuAfter = cpuSeconds(sc, Seq(serving, reading))
 
@@ -82,7 +85,8 @@ private[spark] object BlockTransfer {
   /** Each executor's process CPU time. */
   private def cpuSeconds(sc: SparkContext, executors: Seq[String]): Map[String, Double] =
     ExecutorProbe.onEach(sc, executors) { () =>
-      ManagementFactory.getOperatingSystemMXBean.asInstanceOf[OperatingSystemMXBean]
+      ManagementFactory.getOperatingSystemMXBean
+        .asInstanceOf[OperatingSystemMXBean]
         .getProcessCpuTime / 1e9
     }
 }

@@ -8,8 +8,9 @@ private[spark] final class DestinationPartitioner(partitions: Int) extends Parti
 
   override def getPartition(key: Any): Int = key match {
     case x: Int if x >= 0 && x < partitions => x
-    case other => throw new IllegalArgumentException(
-      s"destination $other is not a partition of 0 until $partitions")
+    case other =>
+      throw new IllegalArgumentException(
+        s"destination $other is not a partition of 0 until $partitions")
   }
 
   override def equals(other: Any): Boolean = other match {

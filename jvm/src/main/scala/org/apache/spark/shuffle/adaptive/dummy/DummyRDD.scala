@@ -13,7 +13,7 @@ import org.apache.spark.rdd.{RDD, ShuffledRDD}
  * spec asks for compressible ones (a repeated byte pattern).
  */
 private[spark] final class DummyRDD(sc: SparkContext, val spec: DummySpec)
-  extends RDD[(Int, Array[Byte])](sc, Nil) {
+    extends RDD[(Int, Array[Byte])](sc, Nil) {
 
   override protected def getPartitions: Array[Partition] =
     Array.tabulate[Partition](spec.numPartitions)(i => DummyPartition(i))
@@ -36,19 +36,21 @@ private[spark] final class DummyRDD(sc: SparkContext, val spec: DummySpec)
 
   /** The shuffle the paper measures: every chunk to its drawn destination. */
   def shuffled(): ShuffledRDD[Int, Array[Byte], Array[Byte]] =
-    new ShuffledRDD[Int, Array[Byte], Array[Byte]](this,
+    new ShuffledRDD[Int, Array[Byte], Array[Byte]](
+      this,
       new DestinationPartitioner(spec.numPartitions))
 }
 
 private[spark] object DummyRDD {
+
   /**
    * Mixes the partition index into the seed (a 64-bit finaliser), so that partitions start their
    * streams at unrelated points rather than at neighbouring ones.
    */
   def partitionSeed(seed: Long, index: Int): Long = {
-    var z = seed + (index + 1L) * 0x9E3779B97F4A7C15L
-    z = (z ^ (z >>> 30)) * 0xBF58476D1CE4E5B9L
-    z = (z ^ (z >>> 27)) * 0x94D049BB133111EBL
+    var z = seed + (index + 1L) * 0x9e3779b97f4a7c15L
+    z = (z ^ (z >>> 30)) * 0xbf58476d1ce4e5b9L
+    z = (z ^ (z >>> 27)) * 0x94d049bb133111ebL
     z ^ (z >>> 31)
   }
 }

@@ -15,19 +15,25 @@ private[spark] final case class DummySpec(
 
   require(totalBytes > 0, s"size must be positive, got $totalBytes bytes")
   require(partitionBytes > 0, s"partition size must be positive, got $partitionBytes bytes")
-  require(partitionBytes <= totalBytes,
+  require(
+    partitionBytes <= totalBytes,
     s"partition size ($partitionBytes bytes) must not exceed size ($totalBytes bytes)")
-  require(skew >= 0 && !skew.isInfinite && !skew.isNaN, s"skew must be a finite number >= 0, got $skew")
+  require(
+    skew >= 0 && !skew.isInfinite && !skew.isNaN,
+    s"skew must be a finite number >= 0, got $skew")
 
   val numPartitions: Int = {
     val n = (totalBytes + partitionBytes - 1) / partitionBytes
-    require(n <= Int.MaxValue, s"size / partition size gives $n partitions, more than Spark supports")
+    require(
+      n <= Int.MaxValue,
+      s"size / partition size gives $n partitions, more than Spark supports")
     n.toInt
   }
 
   /** The smallest partition: the last, holding what the full ones leave. */
   private val lastPartitionBytes = totalBytes - (numPartitions - 1L) * partitionBytes
-  require(lastPartitionBytes >= numPartitions && partitionBytes / numPartitions <= Int.MaxValue,
+  require(
+    lastPartitionBytes >= numPartitions && partitionBytes / numPartitions <= Int.MaxValue,
     s"size $totalBytes with partition size $partitionBytes gives $numPartitions partitions, and " +
       s"the last ($lastPartitionBytes bytes) cannot be cut into $numPartitions chunks of at least " +
       "one byte (and each chunk must stay below 2 GiB): use a larger size or partition size")

@@ -10,7 +10,7 @@ import org.apache.spark.rdd.RDD
  * long `spark.locality.wait` its tasks run there and nowhere else.
  */
 private[spark] final class PinnedRDD[T: ClassTag](prev: RDD[T], location: String)
-  extends RDD[T](prev) {
+    extends RDD[T](prev) {
 
   override protected def getPartitions: Array[Partition] = prev.partitions
 

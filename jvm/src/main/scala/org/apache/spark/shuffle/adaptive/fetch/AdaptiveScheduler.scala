@@ -15,7 +15,8 @@ private[spark] final class AdaptiveScheduler(
     settings: FetchSettings,
     self: BlockManagerId,
     remote: Seq[(BlockManagerId, IndexedSeq[BlockRef])],
-    shared: PeerTraffic) extends FetchScheduler {
+    shared: PeerTraffic)
+    extends FetchScheduler {
 
   // In circular order from this executor, so that `minBy` breaks ties by it.
   private[this] val sources: Seq[PeerQueue] = PeerQueue.inCircularOrder(self, remote)

@@ -18,21 +18,24 @@ private[spark] final class AdaptiveShuffleReader[K, C](
     context: TaskContext,
     readMetrics: ShuffleReadMetricsReporter,
     newFetcher: () => Iterator[(BlockId, InputStream)])
-  extends ShuffleReader[K, C] {
+    extends ShuffleReader[K, C] {
 
   private val dep = handle.dependency
 
   override def read(): Iterator[Product2[K, C]] = {
     val serializer: SerializerInstance = dep.serializer.newInstance()
-    val records = newFetcher().flatMap { case (_, stream) =>
-      // The deserialization iterator closes the stream (releasing the block) at its end.
-      serializer.deserializeStream(stream).asKeyValueIterator
-    }.map { record =>
-      readMetrics.incRecordsRead(1)
-      record
-    }
+    val records = newFetcher()
+      .flatMap { case (_, stream) =>
+        // The deserialization iterator closes the stream (releasing the block) at its end.
+        serializer.deserializeStream(stream).asKeyValueIterator
+      }
+      .map { record =>
+        readMetrics.incRecordsRead(1)
+        record
+      }
     val counted = CompletionIterator[(Any, Any), Iterator[(Any, Any)]](
-      records, context.taskMetrics().mergeShuffleReadMetrics())
+      records,
+      context.taskMetrics().mergeShuffleReadMetrics())
     val interruptible = new InterruptibleIterator[(Any, Any)](context, counted)
 
     val combined: Iterator[Product2[K, Any]] = dep.aggregator match {
@@ -50,13 +53,18 @@ private[spark] final class AdaptiveShuffleReader[K, C](
         // The sorter combines while it sorts, so a sorted shuffle was not combined above.
         val aggregator = dep.aggregator.map { agg =>
           if (dep.mapSideCombine) {
-            new Aggregator[K, Any, C](identity[Any](_).asInstanceOf[C],
-              (c, v) => agg.mergeCombiners(c, v.asInstanceOf[C]), agg.mergeCombiners)
+            new Aggregator[K, Any, C](
+              identity[Any](_).asInstanceOf[C],
+              (c, v) => agg.mergeCombiners(c, v.asInstanceOf[C]),
+              agg.mergeCombiners)
           } else {
             agg.asInstanceOf[Aggregator[K, Any, C]]
           }
         }
-        val sorter = new ExternalSorter[K, Any, C](context, aggregator, ordering = Some(ordering),
+        val sorter = new ExternalSorter[K, Any, C](
+          context,
+          aggregator,
+          ordering = Some(ordering),
           serializer = dep.serializer)
         sorter.insertAllAndUpdateMetrics(combined)
       case None => combined.asInstanceOf[Iterator[Product2[K, C]]]

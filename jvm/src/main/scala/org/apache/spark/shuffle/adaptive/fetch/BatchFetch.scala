@@ -46,7 +46,8 @@ private[spark] object BatchFetch {
       serializer.supportsRelocationOfSerializedObjects,
       compressed,
       compressed &&
-        CompressionCodec.supportsConcatenationOfSerializedStreams(CompressionCodec.createCodec(conf)),
+        CompressionCodec.supportsConcatenationOfSerializedStreams(
+          CompressionCodec.createCodec(conf)),
       conf.get(config.SHUFFLE_USE_OLD_FETCH_PROTOCOL),
       conf.get(config.IO_ENCRYPTION_ENABLED))
   }
@@ -68,8 +69,10 @@ private[spark] object BatchFetch {
           merged(merged.size - 1) =
             BlockRef(last.copy(endReduceId = id.reduceId + 1), size + ref.size, mapIndex)
         case _ =>
-          merged += BlockRef(ShuffleBlockBatchId(id.shuffleId, id.mapId, id.reduceId,
-            id.reduceId + 1), ref.size, ref.mapIndex)
+          merged += BlockRef(
+            ShuffleBlockBatchId(id.shuffleId, id.mapId, id.reduceId, id.reduceId + 1),
+            ref.size,
+            ref.mapIndex)
       }
     }
     merged.toIndexedSeq

@@ -13,12 +13,14 @@ private[spark] final class BlockInputStream(
     delegate: InputStream,
     buf: ManagedBuffer,
     onReadError: IOException => Throwable,
-    onClose: BlockInputStream => Unit) extends InputStream {
+    onClose: BlockInputStream => Unit)
+    extends InputStream {
 
   private[this] var closed = false
 
   private def guarded[T](read: => T): T =
-    try read catch {
+    try read
+    catch {
       case e: IOException =>
         val failure = onReadError(e)
         close()
@@ -34,7 +36,8 @@ private[spark] final class BlockInputStream(
 
   override def close(): Unit = if (!closed) {
     closed = true
-    try delegate.close() finally {
+    try delegate.close()
+    finally {
       buf.release()
       onClose(this)
     }

@@ -23,17 +23,17 @@ private[spark] object FetchResult {
       buf: ManagedBuffer,
       via: String,
       requestDone: Boolean,
-      requestMillis: Long) extends FetchResult
+      requestMillis: Long)
+      extends FetchResult
 
   /** Refused for want of direct memory; asked for again once the back-off lifts. */
-  final case class Deferred(
-      block: BlockRef,
-      address: BlockManagerId,
-      requestDone: Boolean) extends FetchResult
+  final case class Deferred(block: BlockRef, address: BlockManagerId, requestDone: Boolean)
+      extends FetchResult
 
   final case class Failed(
       block: BlockRef,
       address: BlockManagerId,
       requestDone: Boolean,
-      cause: Throwable) extends FetchResult
+      cause: Throwable)
+      extends FetchResult
 }

@@ -1,5 +1,6 @@
 package org.apache.spark.shuffle.adaptive.fetch
 
+import org.apache.spark.shuffle.adaptive.config.AdaptiveShuffleConf.FetchOrder
 import org.apache.spark.shuffle.adaptive.flow.{BlockBatch, BlockRef, FlowState, PeerTraffic}
 import org.apache.spark.storage.BlockManagerId
 
@@ -21,8 +22,8 @@ private[spark] object FetchScheduler {
       self: BlockManagerId,
       remote: Seq[(BlockManagerId, IndexedSeq[BlockRef])],
       shared: PeerTraffic): FetchScheduler = settings.order match {
-    case "naive" => new NaiveScheduler(settings, remote)
-    case "pairwise" => new PairwiseScheduler(settings, self, remote)
-    case "adaptive" => new AdaptiveScheduler(settings, self, remote, shared)
+    case FetchOrder.Naive => new NaiveScheduler(settings, remote)
+    case FetchOrder.Pairwise => new PairwiseScheduler(settings, self, remote)
+    case FetchOrder.Adaptive => new AdaptiveScheduler(settings, self, remote, shared)
   }
 }

@@ -23,26 +23,31 @@ private[spark] final case class FetchSettings(
     detectCorruptUseExtraMemory: Boolean,
     checksumEnabled: Boolean,
     checksumAlgorithm: String,
-    order: String = "naive",
+    order: String = FetchOrder.Naive,
     elastic: Boolean = false,
     shrinkBelow: Double = 0.5,
     growAbove: Double = 0.5,
     waitWindow: Int = 16,
     loadWeight: Double = 1.0,
     waitWeight: Double = 0.1,
-    maxAttemptsOnNettyOOM: Int = 10) extends FlowLimits {
+    maxAttemptsOnNettyOOM: Int = 10)
+    extends FlowLimits {
   require(maxBytesInFlight > 0, "the hard in-flight limit must be positive")
-  require(requestSize > 0 && requestSize <= maxBytesInFlight,
+  require(
+    requestSize > 0 && requestSize <= maxBytesInFlight,
     s"${FETCH_IN_FLIGHT_INCREMENT.key} ($requestSize bytes) must be positive " +
       s"and at most the hard in-flight limit ($maxBytesInFlight bytes)")
-  require(FetchOrders.contains(order), s"${FETCH_ORDER.key} must be one of " +
-    s"${FetchOrders.mkString(", ")}, got '$order'")
+  require(
+    FetchOrder.All.contains(order),
+    s"${FETCH_ORDER.key} must be one of " +
+      s"${FetchOrder.All.mkString(", ")}, got '$order'")
 }
 
 private[spark] object FetchSettings {
   def apply(conf: SparkConf): FetchSettings = {
     // Spark reads maxSizeInFlight in MiB when the value has no unit.
-    val hardLimit = conf.get(FETCH_MAX_IN_FLIGHT)
+    val hardLimit = conf
+      .get(FETCH_MAX_IN_FLIGHT)
       .getOrElse(conf.get(config.REDUCER_MAX_SIZE_IN_FLIGHT) * 1024 * 1024)
     FetchSettings(
       maxBytesInFlight = hardLimit,

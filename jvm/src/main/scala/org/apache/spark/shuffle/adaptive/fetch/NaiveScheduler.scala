@@ -13,12 +13,13 @@ import org.apache.spark.storage.BlockManagerId
  */
 private[spark] final class NaiveScheduler(
     settings: FetchSettings,
-    remote: Seq[(BlockManagerId, IndexedSeq[BlockRef])]) extends FetchScheduler {
+    remote: Seq[(BlockManagerId, IndexedSeq[BlockRef])])
+    extends FetchScheduler {
 
-  private[this] val pending = mutable.ArrayDeque.from(Random.shuffle(remote.flatMap {
-    case (address, blocks) =>
+  private[this] val pending =
+    mutable.ArrayDeque.from(Random.shuffle(remote.flatMap { case (address, blocks) =>
       BlockBatch.plan(address, blocks, settings.requestSize, settings.maxBlocksInFlightPerAddress)
-  }))
+    }))
 
   override def hasPending: Boolean = pending.nonEmpty
 

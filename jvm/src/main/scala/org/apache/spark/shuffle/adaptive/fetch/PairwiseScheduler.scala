@@ -13,7 +13,8 @@ import org.apache.spark.storage.BlockManagerId
 private[spark] final class PairwiseScheduler(
     settings: FetchSettings,
     self: BlockManagerId,
-    remote: Seq[(BlockManagerId, IndexedSeq[BlockRef])]) extends FetchScheduler {
+    remote: Seq[(BlockManagerId, IndexedSeq[BlockRef])])
+    extends FetchScheduler {
 
   // Successors in reverse are the predecessors: rank i-1, i-2, ...
   private[this] val steps: Seq[PeerQueue] = PeerQueue.inCircularOrder(self, remote).reverse
@@ -23,14 +24,14 @@ private[spark] final class PairwiseScheduler(
 
   override def next(state: FlowState): Option[BlockBatch] = {
     while (step < steps.size && !steps(step).nonEmpty &&
-        state.blocksInFlightTo(steps(step).address) == 0) {
+      state.blocksInFlightTo(steps(step).address) == 0) {
       step += 1
     }
     if (step == steps.size) return None
     val current = steps(step)
     val allowed = SendRule.blocksAllowed(settings, state, current.address)
     if (current.nonEmpty && allowed > 0 &&
-        SendRule.fits(settings, state, current.peek(settings.requestSize, allowed))) {
+      SendRule.fits(settings, state, current.peek(settings.requestSize, allowed))) {
       Some(current.take(settings.requestSize, allowed))
     } else {
       None

@@ -67,7 +67,10 @@ private[spark] final class ShuffleBlockFetcher(
     batch: Boolean = false,
     backoff: DirectMemoryBackoff = new DirectMemoryBackoff(() => Long.MaxValue),
     routes: StoreRoutes = StoreRoutes.NoStores)
-  extends Iterator[(BlockId, InputStream)] with FlowState with DownloadFileManager with Logging {
+    extends Iterator[(BlockId, InputStream)]
+    with FlowState
+    with DownloadFileManager
+    with Logging {
 
   private[this] val executorState =
     if (shared != null) shared else new PeerTraffic(settings.waitWindow)
@@ -76,12 +79,18 @@ private[spark] final class ShuffleBlockFetcher(
   private[this] val blocksInFlight = mutable.HashMap.empty[BlockManagerId, Int]
   private[this] val bytesInFlightBySource = mutable.HashMap.empty[String, Long]
   private[this] val corrupted = mutable.HashSet.empty[BlockId]
+
   /** Blocks deferred by the direct-memory back-off, asked for again before any other. */
   private[this] val deferred = mutable.LinkedHashMap.empty[BlockManagerId, PeerQueue]
   private[this] val fellBack = new AtomicLong
   private[this] val openStreams = mutable.LinkedHashSet.empty[BlockInputStream]
-  private[this] val elastic = new ElasticLimit(settings.requestSize, settings.maxBytesInFlight,
-    settings.elastic, settings.waitWindow, settings.shrinkBelow, settings.growAbove)
+  private[this] val elastic = new ElasticLimit(
+    settings.requestSize,
+    settings.maxBytesInFlight,
+    settings.elastic,
+    settings.waitWindow,
+    settings.shrinkBelow,
+    settings.growAbove)
   private[this] var bufferedBytes = 0L
   private[this] val startNanos = clock.nanoTime()
   private[this] var integratedUntil = startNanos
@@ -117,8 +126,9 @@ private[spark] final class ShuffleBlockFetcher(
       }
     }
     counters.reduceTasks += 1
-    logDebug(s"Fetching $totalBlocks blocks: ${localQueue.size} local, the rest from " +
-      s"${remote.size} executors in ${settings.order} order")
+    logDebug(
+      s"Fetching $totalBlocks blocks: ${localQueue.size} local, the rest from " +
+        s"${remote.size} executors in ${settings.order} order")
     FetchScheduler(settings, local.address, remote.toSeq, executorState)
   }
 
@@ -183,7 +193,7 @@ private[spark] final class ShuffleBlockFetcher(
   private def sendDeferred(): Unit = deferred.toList.foreach { case (address, queue) =>
     var allowed = SendRule.blocksAllowed(settings, this, address)
     while (queue.nonEmpty && allowed > 0 &&
-        SendRule.fits(settings, this, queue.peek(settings.requestSize, allowed))) {
+      SendRule.fits(settings, this, queue.peek(settings.requestSize, allowed))) {
       send(queue.take(settings.requestSize, allowed))
       allowed = SendRule.blocksAllowed(settings, this, address)
     }
@@ -236,25 +246,32 @@ private[spark] final class ShuffleBlockFetcher(
 
     val listener = new TransportListener {
       override def onFetched(id: BlockId, buf: ManagedBuffer, via: String): Unit =
-        deliver(id, (block, done, millis) => {
-          // The transport releases its reference when this callback returns.
-          buf.retain()
-          FetchResult.Fetched(block, address, buf, via, done, millis)
-        })
+        deliver(
+          id,
+          (block, done, millis) => {
+            // The transport releases its reference when this callback returns.
+            buf.retain()
+            FetchResult.Fetched(block, address, buf, via, done, millis)
+          })
 
       override def onFailed(id: BlockId, e: Throwable): Unit = {
         logWarning(s"Failed to fetch block $id from $address", e)
-        deliver(id, (block, done, _) => e match {
-          case _: OutOfDirectMemoryError if mayRetryAfterDirectMemoryFailure(id) =>
-            FetchResult.Deferred(block, address, done)
-          case _ => FetchResult.Failed(block, address, done, e)
-        })
+        deliver(
+          id,
+          (block, done, _) =>
+            e match {
+              case _: OutOfDirectMemoryError if mayRetryAfterDirectMemoryFailure(id) =>
+                FetchResult.Deferred(block, address, done)
+              case _ => FetchResult.Failed(block, address, done, e)
+            })
       }
 
       override def onFellBack(id: BlockId, e: Throwable): Unit = {
         fellBack.incrementAndGet()
-        logWarning(s"Cannot read block $id of $address the way ${transport.pathTo(address)} " +
-          "reads; fetching it through the next transport instead", e)
+        logWarning(
+          s"Cannot read block $id of $address the way ${transport.pathTo(address)} " +
+            "reads; fetching it through the next transport instead",
+          e)
       }
     }
     val downloads = if (request.size > settings.maxReqSizeShuffleToMem) Some(this) else None
@@ -289,7 +306,10 @@ private[spark] final class ShuffleBlockFetcher(
             s"out of Netty direct memory ${settings.maxAttemptsOnNettyOOM + 1} times"
           case _ => cause.getMessage
         }
-        throw fetchFailed(block, address, cause,
+        throw fetchFailed(
+          block,
+          address,
+          cause,
           s"Failed to fetch ${block.blockId} from $address: $why")
       case FetchResult.Deferred(block, _, done) =>
         if (done) reqsInFlight -= 1
@@ -305,7 +325,9 @@ private[spark] final class ShuffleBlockFetcher(
         countFetched(buf, via)
         counters.served(address.executorId, via, buf.size)
         if (routes.stored(block.blockId)) {
-          counters.servedFromStore(address.executorId, buf.size,
+          counters.servedFromStore(
+            address.executorId,
+            buf.size,
             crossedTwice = routes.homes.contains(block.blockId))
         }
         counters.waited(address.executorId, waitMs)
@@ -327,10 +349,16 @@ private[spark] final class ShuffleBlockFetcher(
     }
 
   private def openLocal(block: BlockRef): (BlockId, InputStream) = {
-    val buf = try local.read(block.blockId) catch {
-      case NonFatal(e) => throw fetchFailed(block, local.address, e,
-        s"Failed to read local block ${block.blockId}: ${e.getMessage}")
-    }
+    val buf =
+      try local.read(block.blockId)
+      catch {
+        case NonFatal(e) =>
+          throw fetchFailed(
+            block,
+            local.address,
+            e,
+            s"Failed to read local block ${block.blockId}: ${e.getMessage}")
+      }
     buf.retain()
     readMetrics.incLocalBlocksFetched(1)
     readMetrics.incLocalBytesRead(buf.size)
@@ -349,15 +377,20 @@ private[spark] final class ShuffleBlockFetcher(
       remote: Boolean): (BlockId, InputStream) = {
     if (buf.size == 0) {
       buf.release()
-      throw fetchFailed(block, address, new IOException("zero-size buffer"),
+      throw fetchFailed(
+        block,
+        address,
+        new IOException("zero-size buffer"),
         s"Received a zero-size buffer for ${block.blockId} from $address " +
           s"(map output said ${block.size} bytes)")
     }
-    val in = try buf.createInputStream() catch {
-      case e: IOException =>
-        buf.release()
-        throw fetchFailed(block, address, e, s"Cannot open ${block.blockId}: ${e.getMessage}")
-    }
+    val in =
+      try buf.createInputStream()
+      catch {
+        case e: IOException =>
+          buf.release()
+          throw fetchFailed(block, address, e, s"Cannot open ${block.blockId}: ${e.getMessage}")
+      }
     try {
       var wrapped = streamWrapper(block.blockId, in)
       // Decompressing (or decrypting) the head of the block now finds most corruption while
@@ -365,7 +398,9 @@ private[spark] final class ShuffleBlockFetcher(
       if (!(wrapped eq in) && settings.detectCorrupt && settings.detectCorruptUseExtraMemory) {
         wrapped = SparkCompat.copyStreamUpTo(wrapped, settings.maxBytesInFlight / 3)
       }
-      val stream = new BlockInputStream(wrapped, buf,
+      val stream = new BlockInputStream(
+        wrapped,
+        buf,
         onReadError = e => readFailure(block, address, buf, e),
         onClose = { closed =>
           openStreams -= closed
@@ -411,7 +446,8 @@ private[spark] final class ShuffleBlockFetcher(
       e: IOException): String = block.blockId match {
     case id: ShuffleBlockId if settings.checksumEnabled =>
       val cause = try {
-        val in = new CheckedInputStream(buf.createInputStream(),
+        val in = new CheckedInputStream(
+          buf.createInputStream(),
           ShuffleChecksumHelper.getChecksumByAlgorithm(settings.checksumAlgorithm))
         try {
           val scratch = new Array[Byte](ShuffleChecksumHelper.CHECKSUM_CALCULATION_BUFFER)
@@ -419,7 +455,10 @@ private[spark] final class ShuffleBlockFetcher(
         } finally {
           in.close()
         }
-        transport.diagnoseCorruption(address, id, in.getChecksum.getValue,
+        transport.diagnoseCorruption(
+          address,
+          id,
+          in.getChecksum.getValue,
           settings.checksumAlgorithm)
       } catch {
         case NonFatal(d) =>
@@ -427,7 +466,8 @@ private[spark] final class ShuffleBlockFetcher(
           Cause.UNKNOWN_ISSUE
       }
       val message = cause match {
-        case Cause.CHECKSUM_VERIFY_PASS => s"Block $id is corrupted but checksum verification passed"
+        case Cause.CHECKSUM_VERIFY_PASS =>
+          s"Block $id is corrupted but checksum verification passed"
         case Cause.UNSUPPORTED_CHECKSUM_ALGORITHM =>
           s"Block $id is corrupted but its checksum algorithm " +
             s"${settings.checksumAlgorithm} is not supported by $address"
@@ -446,17 +486,30 @@ private[spark] final class ShuffleBlockFetcher(
       message: String): Throwable = block.blockId match {
     // A block read from another executor's store fails as its map output's.
     case ShuffleBlockId(shuffleId, mapId, reduceId) =>
-      SparkCompat.fetchFailed(routes.ownerOf(block.blockId, address), shuffleId, mapId,
-        block.mapIndex, reduceId, message, cause)
+      SparkCompat.fetchFailed(
+        routes.ownerOf(block.blockId, address),
+        shuffleId,
+        mapId,
+        block.mapIndex,
+        reduceId,
+        message,
+        cause)
     case ShuffleBlockBatchId(shuffleId, mapId, startReduceId, _) =>
-      SparkCompat.fetchFailed(address, shuffleId, mapId, block.mapIndex, startReduceId, message,
+      SparkCompat.fetchFailed(
+        address,
+        shuffleId,
+        mapId,
+        block.mapIndex,
+        startReduceId,
+        message,
         cause)
     case other =>
       new IllegalStateException(s"Not a shuffle block: $other ($message)", cause)
   }
 
   private def closeQuietly(in: InputStream): Unit =
-    try in.close() catch { case NonFatal(_) => }
+    try in.close()
+    catch { case NonFatal(_) => }
 
   override def createTempFile(transportConf: TransportConf): DownloadFile =
     // The bytes stay as they came over the wire (encrypted if I/O encryption is on); the stream
@@ -487,7 +540,9 @@ private[spark] final class ShuffleBlockFetcher(
       executorState.addInFlight(source, -bytes)
     }
     bytesInFlightBySource.clear()
-    openStreams.toList.foreach(s => try s.close() catch { case NonFatal(_) => })
+    openStreams.toList.foreach(s =>
+      try s.close()
+      catch { case NonFatal(_) => })
     var result = results.pollFirst()
     while (result != null) {
       result match {

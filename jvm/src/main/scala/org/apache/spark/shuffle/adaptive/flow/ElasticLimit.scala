@@ -15,7 +15,8 @@ private[spark] final class ElasticLimit(
     window: Int,
     shrinkBelow: Double,
     growAbove: Double) {
-  require(increment > 0 && increment <= hardLimit,
+  require(
+    increment > 0 && increment <= hardLimit,
     s"increment ($increment) must be positive and at most the hard limit ($hardLimit)")
 
   private[this] val waits = new MovingAverage(window)

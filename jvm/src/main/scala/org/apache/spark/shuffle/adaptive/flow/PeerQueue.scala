@@ -37,6 +37,7 @@ private[spark] final class PeerQueue(val address: BlockManagerId, blocks: Iterab
 }
 
 private[spark] object PeerQueue {
+
   /** One queue per executor, the closest successor of `self` in [[ExecutorOrder]] first. */
   def inCircularOrder(
       self: BlockManagerId,

@@ -62,6 +62,7 @@ private[spark] final class FetchCounters extends Serializable {
   var bufferedByteMs = 0.0
   var fetchMs = 0.0
   val waitMsBySource: mutable.Map[String, Double] = mutable.TreeMap.empty
+
   /** 0 until a task reported its limit. */
   var limitMin = 0L
   var limitMax = 0L
@@ -195,6 +196,7 @@ private[spark] final class FetchCounters extends Serializable {
 }
 
 private[spark] object FetchCounters {
+
   /** The transport name of blocks read from the reduce task's own executor. */
   val Local = "local"
 }

@@ -9,7 +9,7 @@ import org.apache.spark.util.AccumulatorV2
  * in the UI, under the accumulator's name).
  */
 private[spark] final class FetchMetricsAccumulator(private var counters: FetchCounters)
-  extends AccumulatorV2[FetchCounters, FetchCounters] {
+    extends AccumulatorV2[FetchCounters, FetchCounters] {
 
   def this() = this(new FetchCounters)
 
@@ -23,6 +23,7 @@ private[spark] final class FetchMetricsAccumulator(private var counters: FetchCo
 }
 
 private[spark] object FetchMetricsAccumulator {
+
   /** Accumulator names start with this, followed by the shuffle id. */
   val NamePrefix = "pyspark-shuffle fetch, shuffle "
 }

@@ -10,7 +10,8 @@ import org.apache.spark.util.LongAccumulator
 private[spark] final class StoreAccumulators(
     val acceptedLocally: LongAccumulator,
     val spilledToPeers: LongAccumulator,
-    val leftOnDisk: LongAccumulator) extends Serializable {
+    val leftOnDisk: LongAccumulator)
+    extends Serializable {
 
   def add(local: Long, spilled: Long, disk: Long): Unit = {
     acceptedLocally.add(local)
@@ -22,7 +23,8 @@ private[spark] final class StoreAccumulators(
 private[spark] object StoreAccumulators {
 
   def register(sc: SparkContext, shuffleId: Int): StoreAccumulators = {
-    def named(what: String) = sc.longAccumulator(s"pyspark-shuffle store, shuffle $shuffleId: $what")
+    def named(what: String) =
+      sc.longAccumulator(s"pyspark-shuffle store, shuffle $shuffleId: $what")
     new StoreAccumulators(
       named("bytes in the map task's own store"),
       named("bytes spilled to other executors' memory"),

@@ -19,7 +19,9 @@ private[spark] object BalancedPlacement {
    * @param executors where partitions may go (non-empty)
    * @return the owner of every partition
    */
-  def place(predicted: Array[Double], pinned: collection.Map[Int, String],
+  def place(
+      predicted: Array[Double],
+      pinned: collection.Map[Int, String],
       executors: Seq[String]): Array[String] = {
     require(executors.nonEmpty, "no executor to place partitions on")
     val rank = executors.sorted(ExecutorOrder.ordering).zipWithIndex.toMap

@@ -28,11 +28,17 @@ private[spark] final class PushMapOutputServing(
     registry: RpcEndpointRef,
     store: ShuffleStore,
     val queue: PushQueue,
-    queueChanged: () => Unit) extends MapOutputServing with Logging {
+    queueChanged: () => Unit)
+    extends MapOutputServing
+    with Logging {
 
   private[this] val pusher = ThreadUtils.newDaemonSingleThreadExecutor("shuffle-push")
 
-  override def committed(shuffleId: Int, mapId: Long, dataFile: File, offsets: Array[Long]): Unit = {
+  override def committed(
+      shuffleId: Int,
+      mapId: Long,
+      dataFile: File,
+      offsets: Array[Long]): Unit = {
     val blocks = MapOutputPlacer.blocks(offsets)
     if (blocks.isEmpty) return
     registry.send(Observed(shuffleId, blocks.map(_._1).toArray, blocks.map(_._2).toArray))
@@ -45,7 +51,9 @@ private[spark] final class PushMapOutputServing(
         if (!store.isRemoved(shuffleId)) placer.place(shuffleId, mapId, dataFile, offsets, pushing)
       } catch {
         case NonFatal(e) =>
-          logWarning(s"Could not push map output $mapId of shuffle $shuffleId; its file serves it", e)
+          logWarning(
+            s"Could not push map output $mapId of shuffle $shuffleId; its file serves it",
+            e)
       } finally {
         queue.done(bytes)
       }

@@ -23,11 +23,12 @@ private[spark] final class PushPlan(numMaps: Int, numPartitions: Int) {
   /** The owner of every partition among `executors` (those with a store), or None if none. */
   def ownersAmong(executors: Seq[String]): Option[Array[String]] =
     if (executors.isEmpty) None
-    else owners.filter(_._1 == executors).map(_._2).orElse {
-      val placed = BalancedPlacement.place(predictor.predicted(numMaps), pinned, executors)
-      owners = Some((executors, placed))
-      Some(placed)
-    }
+    else
+      owners.filter(_._1 == executors).map(_._2).orElse {
+        val placed = BalancedPlacement.place(predictor.predicted(numMaps), pinned, executors)
+        owners = Some((executors, placed))
+        Some(placed)
+      }
 
   /** A block of `partition` was placed in its owner's store. */
   def pin(partition: Int, owner: String): Unit =

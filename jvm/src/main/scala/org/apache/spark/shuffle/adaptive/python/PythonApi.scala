@@ -5,6 +5,7 @@ import com.fasterxml.jackson.module.scala.DefaultScalaModule
 
 import org.apache.spark.{SparkContext, SparkEnv}
 import org.apache.spark.shuffle.adaptive.AdaptiveShuffleManager
+import org.apache.spark.shuffle.adaptive.compat.ConfiguredShuffleManager
 import org.apache.spark.shuffle.adaptive.dummy.{BlockTransfer, DummyRDD, DummySpec, SkewedTables}
 import org.apache.spark.sql.{DataFrame, SparkSession}
 import org.apache.spark.sql.types.{BinaryType, IntegerType, StructField, StructType}
@@ -25,7 +26,7 @@ object PythonApi {
    * every event already posted, so the counters include all finished tasks.
    */
   def metricsJson(sc: SparkContext): String = {
-    val manager = SparkEnv.get.shuffleManager
+    val manager = ConfiguredShuffleManager.of(SparkEnv.get)
     val snapshot = manager match {
       case adaptive: AdaptiveShuffleManager =>
         sc.listenerBus.waitUntilEmpty()
@@ -49,18 +50,23 @@ object PythonApi {
       compressible: Boolean): String = {
     val dummy = new DummyRDD(sc, DummySpec(totalBytes, partitionBytes, skew, seed, compressible))
     val start = System.nanoTime()
-    val received = dummy.shuffled().mapPartitionsWithIndex { (destination, chunks) =>
-      var bytes = 0L
-      var count = 0L
-      chunks.foreach { case (_, payload) => bytes += payload.length; count += 1 }
-      Iterator((destination, bytes, count))
-    }.collect().sortBy(_._1)
+    val received = dummy
+      .shuffled()
+      .mapPartitionsWithIndex { (destination, chunks) =>
+        var bytes = 0L
+        var count = 0L
+        chunks.foreach { case (_, payload) => bytes += payload.length; count += 1 }
+        Iterator((destination, bytes, count))
+      }
+      .collect()
+      .sortBy(_._1)
     val seconds = (System.nanoTime() - start) / 1e9
-    json.writeValueAsString(Map(
-      "num_partitions" -> dummy.spec.numPartitions,
-      "destination_bytes" -> received.map(_._2).toSeq,
-      "destination_chunks" -> received.map(_._3).toSeq,
-      "wall_s" -> seconds))
+    json.writeValueAsString(
+      Map(
+        "num_partitions" -> dummy.spec.numPartitions,
+        "destination_bytes" -> received.map(_._2).toSeq,
+        "destination_chunks" -> received.map(_._3).toSeq,
+        "wall_s" -> seconds))
   }
 
   /** The DummyRDD's chunks before the shuffle: `destination INT, payload BINARY`. */
@@ -71,11 +77,13 @@ object PythonApi {
       skew: Double,
       seed: Long,
       compressible: Boolean): DataFrame = {
-    val dummy = new DummyRDD(spark.sparkContext,
+    val dummy = new DummyRDD(
+      spark.sparkContext,
       DummySpec(totalBytes, partitionBytes, skew, seed, compressible))
-    val schema = StructType(Seq(
-      StructField("destination", IntegerType, nullable = false),
-      StructField("payload", BinaryType, nullable = false)))
+    val schema = StructType(
+      Seq(
+        StructField("destination", IntegerType, nullable = false),
+        StructField("payload", BinaryType, nullable = false)))
     spark.createDataFrame(
       dummy.map { case (destination, payload) => org.apache.spark.sql.Row(destination, payload) },
       schema)
@@ -106,10 +114,15 @@ object PythonApi {
       reducers: Int,
       blockBytes: Int): String = {
     val r = BlockTransfer.run(sc, serving, reading, maps, reducers, blockBytes)
-    json.writeValueAsString(Map(
-      "bytes" -> r.bytes, "map_s" -> r.mapSeconds, "reduce_s" -> r.reduceSeconds,
-      "read_s" -> r.readSeconds, "serving_cpu_s" -> r.servingCpuSeconds,
-      "reading_cpu_s" -> r.readingCpuSeconds, "map_executors" -> r.mapExecutors,
-      "reduce_executors" -> r.reduceExecutors))
+    json.writeValueAsString(
+      Map(
+        "bytes" -> r.bytes,
+        "map_s" -> r.mapSeconds,
+        "reduce_s" -> r.reduceSeconds,
+        "read_s" -> r.readSeconds,
+        "serving_cpu_s" -> r.servingCpuSeconds,
+        "reading_cpu_s" -> r.readingCpuSeconds,
+        "map_executors" -> r.mapExecutors,
+        "reduce_executors" -> r.reduceExecutors))
   }
 }

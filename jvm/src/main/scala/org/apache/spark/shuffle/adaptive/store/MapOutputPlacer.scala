@@ -25,7 +25,8 @@ import org.apache.spark.storage.{BlockId, BlockManagerId, ShuffleBlockBatchId, S
 private[spark] final class MapOutputPlacer(
     env: SparkEnv,
     store: ShuffleStore,
-    registry: RpcEndpointRef) extends Logging {
+    registry: RpcEndpointRef)
+    extends Logging {
 
   private[this] val self = env.executorId
 
@@ -33,7 +34,11 @@ private[spark] final class MapOutputPlacer(
    * Places `blocks` (`(reduceId, size)`, non-empty, in reduce order) of the map output in
    * `dataFile` with index `offsets`, and answers how many bytes arrived here and elsewhere.
    */
-  def place(shuffleId: Int, mapId: Long, dataFile: File, offsets: Array[Long],
+  def place(
+      shuffleId: Int,
+      mapId: Long,
+      dataFile: File,
+      offsets: Array[Long],
       blocks: IndexedSeq[(Int, Long)]): MapOutputPlacer.Placed = {
     if (blocks.isEmpty) return MapOutputPlacer.Placed(0, 0)
     val holders = registry.askSync[Array[(String, String, Int)]](
@@ -49,7 +54,8 @@ private[spark] final class MapOutputPlacer(
         }
       }
       // Each peer takes a run of adjacent blocks; the sender picks the order of the peers.
-      val runs = MapOutputPlacer.runs(blocks.zip(holders).map { case ((r, _), h) => (r, h) })
+      val runs = MapOutputPlacer
+        .runs(blocks.zip(holders).map { case ((r, _), h) => (r, h) })
         .filter { case ((id, _, _), _) => id.nonEmpty && id != self }
       if (runs.nonEmpty) {
         val uploads = runs.map { case ((id, host, port), (first, last)) =>
@@ -59,35 +65,55 @@ private[spark] final class MapOutputPlacer(
         def bytes(run: ShuffleBlockBatchId) = offsets(run.endReduceId) - offsets(run.startReduceId)
         def upload(run: ShuffleBlockBatchId) = new RunUpload(
           (run.startReduceId until run.endReduceId).map(r => offsets(r + 1) - offsets(r)).toArray,
-          dataFile, offsets(run.startReduceId))
+          dataFile,
+          offsets(run.startReduceId))
         val toSend = uploads.map { case (peer, run) => peer -> Seq(run -> bytes(run)) }
         sender().send(toSend, id => upload(byId(id))).foreach { id =>
           val run = byId(id)
-          arrived ++= (run.startReduceId until run.endReduceId).filter(r => offsets(r + 1) > offsets(r))
+          arrived ++= (run.startReduceId until run.endReduceId).filter(r =>
+            offsets(r + 1) > offsets(r))
         }
       }
     } finally {
       registry.askSync[Boolean](Arrived(shuffleId, mapId, arrived.toArray))
     }
     val sizeOf = blocks.toMap
-    val here = holders.iterator.zip(blocks.iterator).collect {
-      case ((holder, _, _), (r, _)) if holder == self => r
-    }.toSet
+    val here = holders.iterator
+      .zip(blocks.iterator)
+      .collect {
+        case ((holder, _, _), (r, _)) if holder == self => r
+      }
+      .toSet
     val (kept, spilled) = arrived.partition(here)
     MapOutputPlacer.Placed(kept.map(sizeOf).sum, spilled.map(sizeOf).sum)
   }
 
   private def sender(): SpillSender = {
     val settings = FetchSettings(env.conf)
-    new SpillSender(upload, settings, settings.requestSize,
-      new ElasticLimit(settings.requestSize, settings.maxBytesInFlight, settings.elastic,
-        settings.waitWindow, settings.shrinkBelow, settings.growAbove),
-      PeerTraffic.shared(settings.waitWindow), self)
+    new SpillSender(
+      upload,
+      settings,
+      settings.requestSize,
+      new ElasticLimit(
+        settings.requestSize,
+        settings.maxBytesInFlight,
+        settings.elastic,
+        settings.waitWindow,
+        settings.shrinkBelow,
+        settings.growAbove),
+      PeerTraffic.shared(settings.waitWindow),
+      self)
   }
 
   private def upload(peer: BlockManagerId, id: BlockId, data: ManagedBuffer) =
-    env.blockManager.blockTransferService.uploadBlock(peer.host, peer.port, peer.executorId, id,
-      data, StorageLevel.OFF_HEAP, ClassTag.Byte)
+    env.blockManager.blockTransferService.uploadBlock(
+      peer.host,
+      peer.port,
+      peer.executorId,
+      id,
+      data,
+      StorageLevel.OFF_HEAP,
+      ClassTag.Byte)
 }
 
 private[spark] object MapOutputPlacer {
@@ -97,9 +123,12 @@ private[spark] object MapOutputPlacer {
 
   /** A map output's non-empty blocks `(reduceId, size)`, in reduce order. */
   def blocks(offsets: Array[Long]): IndexedSeq[(Int, Long)] =
-    offsets.indices.dropRight(1).iterator
+    offsets.indices
+      .dropRight(1)
+      .iterator
       .map(r => (r, offsets(r + 1) - offsets(r)))
-      .filter(_._2 > 0).toIndexedSeq
+      .filter(_._2 > 0)
+      .toIndexedSeq
 
   /**
    * A map output's non-empty blocks `(reduceId, holder)` in reduce order, grouped into runs of
@@ -107,9 +136,11 @@ private[spark] object MapOutputPlacer {
    * The blocks of a run are adjacent in the data file (empty blocks between them hold no bytes).
    */
   def runs[H](blocks: Seq[(Int, H)]): Seq[(H, (Int, Int))] =
-    blocks.foldLeft(List.empty[(H, (Int, Int))]) {
-      case ((holder, (first, _)) :: rest, (reduceId, h)) if h == holder =>
-        (holder, (first, reduceId)) :: rest
-      case (acc, (reduceId, h)) => (h, (reduceId, reduceId)) :: acc
-    }.reverse
+    blocks
+      .foldLeft(List.empty[(H, (Int, Int))]) {
+        case ((holder, (first, _)) :: rest, (reduceId, h)) if h == holder =>
+          (holder, (first, reduceId)) :: rest
+        case (acc, (reduceId, h)) => (h, (reduceId, reduceId)) :: acc
+      }
+      .reverse
 }

@@ -1,5 +1,6 @@
 package org.apache.spark.shuffle.adaptive.store
 
+import org.apache.spark.shuffle.adaptive.config.AdaptiveShuffleConf.{OfferOrder => Order}
 import org.apache.spark.shuffle.adaptive.flow.ExecutorOrder
 
 /**
@@ -16,11 +17,11 @@ private[spark] object OfferOrder {
     val others = free.keys.filter(_ != self).toSeq
     order match {
       // Rank i offers to i+1, i+2, ... (CSA's (i + k) mod n): executors spill to different peers.
-      case "pairwise" => ExecutorOrder.successors(self, others)
+      case Order.Pairwise => ExecutorOrder.successors(self, others)
       // Every executor offers in the same order (DSA's naive all-to-all).
-      case "naive" => others.sorted(ExecutorOrder.ordering)
+      case Order.Naive => others.sorted(ExecutorOrder.ordering)
       // Skew-aware: the freest store first; equal ones in pairwise order.
-      case "capacity" => ExecutorOrder.successors(self, others).sortBy(id => -free(id))
+      case Order.Capacity => ExecutorOrder.successors(self, others).sortBy(id => -free(id))
     }
   }
 }

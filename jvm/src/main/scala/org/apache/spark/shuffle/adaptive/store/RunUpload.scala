@@ -18,7 +18,7 @@ import org.apache.spark.network.util.{AbstractFileRegion, LimitedInputStream}
  * passing through the heap; [[ShuffleStore.receiveRun]] takes them.
  */
 private[spark] final class RunUpload(sizes: Array[Long], file: File, offset: Long)
-  extends ManagedBuffer {
+    extends ManagedBuffer {
 
   private[this] val header = RunUpload.header(sizes)
   private[this] val length = sizes.sum
@@ -80,7 +80,7 @@ private[spark] object RunUpload {
 
   /** The header, then `length` bytes of `file` from `offset`, written as Netty asks. */
   private final class Region(header: Array[Byte], file: File, offset: Long, length: Long)
-    extends AbstractFileRegion {
+      extends AbstractFileRegion {
 
     private[this] var channel: FileChannel = _
     private[this] var sent = 0L

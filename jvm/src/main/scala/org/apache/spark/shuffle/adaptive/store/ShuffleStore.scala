@@ -34,6 +34,7 @@ private[spark] final class ShuffleStore(
 
   def used: Long = usedBytes.get
   def highWater: Long = highWaterBytes.get
+
   /** Bytes that arrived from other executors (their remote-memory spill). */
   def received: Long = receivedBytes.get
 
@@ -94,8 +95,9 @@ private[spark] final class ShuffleStore(
     private def start(announced: Array[Long]): Unit = {
       val total = announced.sum
       if (total > Int.MaxValue || !reserve(total)) {
-        throw new IOException(s"$id ($total bytes) does not fit the shuffle store: $used of " +
-          s"$capacity bytes used")
+        throw new IOException(
+          s"$id ($total bytes) does not fit the shuffle store: $used of " +
+            s"$capacity bytes used")
       }
       reserved = total
       sizes = announced
@@ -112,8 +114,10 @@ private[spark] final class ShuffleStore(
       var added = true
       sizes.indices.filter(sizes(_) > 0).foreach { i =>
         val slice = data.duplicate().position(offsets(i).toInt).limit(offsets(i + 1).toInt).slice()
-        added &= add(ShuffleBlockId(id.shuffleId, id.mapId, id.startReduceId + i),
-          new StoredBlock(slice), received = true)
+        added &= add(
+          ShuffleBlockId(id.shuffleId, id.mapId, id.startReduceId + i),
+          new StoredBlock(slice),
+          received = true)
       }
       reserved = 0
       // Only a run whose blocks are all new here is offered: a repeated upload adds nothing.

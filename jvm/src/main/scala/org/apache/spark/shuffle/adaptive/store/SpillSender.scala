@@ -29,7 +29,9 @@ private[spark] final class SpillSender(
     elastic: ElasticLimit,
     traffic: PeerTraffic,
     self: String,
-    clock: Clock = new SystemClock) extends FlowState with Logging {
+    clock: Clock = new SystemClock)
+    extends FlowState
+    with Logging {
 
   private[this] val done = new LinkedBlockingQueue[(BlockManagerId, BlockId, Long, Try[Unit])]
   private[this] val perPeer = mutable.HashMap.empty[BlockManagerId, Int]
@@ -49,7 +51,8 @@ private[spark] final class SpillSender(
   def send(
       peers: Seq[(BlockManagerId, Seq[(BlockId, Long)])],
       data: BlockId => ManagedBuffer): Set[BlockId] = {
-    val inOrder = ExecutorOrder.successors(self, peers.map(_._1.executorId).distinct)
+    val inOrder = ExecutorOrder
+      .successors(self, peers.map(_._1.executorId).distinct)
       .flatMap(id => peers.filter(_._1.executorId == id))
     val queues = inOrder.map { case (address, blocks) =>
       // A sender has no use for the map index (reduce tasks report it on fetch failures).
@@ -61,21 +64,25 @@ private[spark] final class SpillSender(
       var sent = true
       while (sent) {
         sent = false
-        queues.find { q =>
-          q.nonEmpty && SendRule.blocksAllowed(limits, this, q.address) > 0 &&
-            SendRule.fits(limits, this,
+        queues
+          .find { q =>
+            q.nonEmpty && SendRule.blocksAllowed(limits, this, q.address) > 0 &&
+            SendRule.fits(
+              limits,
+              this,
               q.peek(increment, SendRule.blocksAllowed(limits, this, q.address)))
-        }.foreach { q =>
-          val batch = q.take(increment, SendRule.blocksAllowed(limits, this, q.address))
-          openBatches(nextBatch) = batch.blocks.size
-          batch.blocks.foreach { ref =>
-            val id = ref.blockId
-            batchOf(id) = nextBatch
-            start(batch.address, id, ref.size, data)
           }
-          nextBatch += 1
-          sent = true
-        }
+          .foreach { q =>
+            val batch = q.take(increment, SendRule.blocksAllowed(limits, this, q.address))
+            openBatches(nextBatch) = batch.blocks.size
+            batch.blocks.foreach { ref =>
+              val id = ref.blockId
+              batchOf(id) = nextBatch
+              start(batch.address, id, ref.size, data)
+            }
+            nextBatch += 1
+            sent = true
+          }
       }
       val waitStart = clock.nanoTime()
       val (address, id, size, result) = done.take()

@@ -18,7 +18,8 @@ import org.apache.spark.storage.{BlockId, ShuffleBlockBatchId, ShuffleBlockId}
 private[spark] final class StoreBlockResolver(
     conf: SparkConf,
     files: IndexShuffleBlockResolver,
-    store: ShuffleStore) extends IndexShuffleBlockResolver(conf) {
+    store: ShuffleStore)
+    extends IndexShuffleBlockResolver(conf) {
 
   override def getBlockData(blockId: BlockId, dirs: Option[Array[String]]): ManagedBuffer =
     blockId match {

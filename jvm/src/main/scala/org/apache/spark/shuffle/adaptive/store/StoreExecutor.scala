@@ -9,7 +9,7 @@ import org.apache.spark.{SparkConf, SparkEnv}
 import org.apache.spark.internal.Logging
 import org.apache.spark.internal.config.EXECUTOR_MEMORY
 import org.apache.spark.shuffle.IndexShuffleBlockResolver
-import org.apache.spark.shuffle.adaptive.config.AdaptiveShuffleConf.{DefaultStoreFraction, MODE, PUSH_QUEUE_SIZE, STORE_MAX_SIZE}
+import org.apache.spark.shuffle.adaptive.config.AdaptiveShuffleConf.{DefaultStoreFraction, MODE, Mode, PUSH_QUEUE_SIZE, STORE_MAX_SIZE}
 import org.apache.spark.shuffle.adaptive.metrics.StoreAccumulators
 import org.apache.spark.shuffle.adaptive.push.{PushMapOutputServing, PushQueue}
 import org.apache.spark.shuffle.adaptive.store.StoreRegistry.{Locate, StoreUsage}
@@ -27,13 +27,15 @@ import org.apache.spark.util.ThreadUtils
 private[spark] final class StoreExecutor(
     conf: SparkConf,
     files: IndexShuffleBlockResolver,
-    onRun: (ShuffleBlockBatchId, ByteBuffer, Array[Long]) => Unit) extends Logging {
+    onRun: (ShuffleBlockBatchId, ByteBuffer, Array[Long]) => Unit)
+    extends Logging {
 
   private[this] lazy val registry = StoreRegistry.ref(SparkEnv.get)
 
   // What the store tells the driver happens on the block server's threads too, which must not
   // wait for it: one thread sends it, in order.
-  private[this] lazy val reporter = ThreadUtils.newDaemonSingleThreadExecutor("shuffle-store-reports")
+  private[this] lazy val reporter =
+    ThreadUtils.newDaemonSingleThreadExecutor("shuffle-store-reports")
   private[this] val usagePending = new AtomicBoolean(false)
   @volatile private[this] var reporting = false
   @volatile private[this] var stopped = false
@@ -43,7 +45,8 @@ private[spark] final class StoreExecutor(
   private def inBackground(what: String)(report: => Unit): Unit = if (!stopped) {
     reporting = true
     reporter.execute { () =>
-      try report catch {
+      try report
+      catch {
         case NonFatal(e) => logWarning(s"Could not report $what to the driver", e)
       }
     }
@@ -78,7 +81,7 @@ private[spark] final class StoreExecutor(
 
   @volatile private[this] var pushing = false
   private[this] lazy val pusher =
-    if (conf.get(MODE) == "push") {
+    if (conf.get(MODE) == Mode.Push) {
       pushing = true
       val queue = new PushQueue(conf.get(PUSH_QUEUE_SIZE).getOrElse(store.capacity))
       Some(new PushMapOutputServing(placer, registry, store, queue, () => reportUsage(store)))
@@ -109,20 +112,27 @@ private[spark] final class StoreExecutor(
       byAddress: Seq[(BlockManagerId, StoreRoutes.Blocks)],
       startPartition: Int,
       endPartition: Int): (Seq[(BlockManagerId, StoreRoutes.Blocks)], StoreRoutes) = {
-    val mapIds = byAddress.iterator.flatMap(_._2.iterator.map(_._1)).collect {
-      case ShuffleBlockId(_, mapId, _) => mapId
-    }.toArray.distinct
+    val mapIds = byAddress.iterator
+      .flatMap(_._2.iterator.map(_._1))
+      .collect { case ShuffleBlockId(_, mapId, _) =>
+        mapId
+      }
+      .toArray
+      .distinct
     val located = registry.askSync[Array[(Long, Int, String, String, Int)]](
       Locate(shuffleId, mapIds, startPartition, endPartition))
-    StoreRoutes.route(byAddress, located.iterator.map { case (mapId, reduceId, id, host, port) =>
-      (mapId, reduceId) -> BlockManagerId(id, host, port)
-    }.toMap)
+    StoreRoutes.route(
+      byAddress,
+      located.iterator.map { case (mapId, reduceId, id, host, port) =>
+        (mapId, reduceId) -> BlockManagerId(id, host, port)
+      }.toMap)
   }
 }
 
 private[spark] object StoreExecutor {
 
   /** `store.maxSize`, or a fraction of the executor's memory. */
-  def capacity(conf: SparkConf): Long = conf.get(STORE_MAX_SIZE).getOrElse(
-    (conf.get(EXECUTOR_MEMORY) * 1024 * 1024 * DefaultStoreFraction).toLong)
+  def capacity(conf: SparkConf): Long = conf
+    .get(STORE_MAX_SIZE)
+    .getOrElse((conf.get(EXECUTOR_MEMORY) * 1024 * 1024 * DefaultStoreFraction).toLong)
 }

@@ -32,7 +32,9 @@ private[spark] final class StoreLedger(offerOrder: String) {
    * it did not take, go through the meta-shuffle above. The bytes are counted as used at once,
    * so concurrent map outputs never overcommit a store.
    */
-  def place(self: String, blocks: Seq[(Int, Long)],
+  def place(
+      self: String,
+      blocks: Seq[(Int, Long)],
       preferred: Int => Option[String] = _ => None): Seq[(Int, Long, Option[String])] = {
     val holders = mutable.HashMap.empty[Int, String]
     def offer(executorId: String, offered: Seq[(Int, Long)]): Unit = {
@@ -45,13 +47,21 @@ private[spark] final class StoreLedger(offerOrder: String) {
       }
     }
     def pending = blocks.filter(b => !holders.contains(b._1))
-    blocks.groupBy(b => preferred(b._1)).collect {
-      case (Some(owner), offered) if accounts.contains(owner) => owner -> offered
-    }.toSeq.sortBy(_._2.head._1).foreach { case (owner, offered) => offer(owner, offered) }
+    blocks
+      .groupBy(b => preferred(b._1))
+      .collect {
+        case (Some(owner), offered) if accounts.contains(owner) => owner -> offered
+      }
+      .toSeq
+      .sortBy(_._2.head._1)
+      .foreach { case (owner, offered) => offer(owner, offered) }
     if (pending.nonEmpty && accounts.contains(self)) offer(self, pending)
     if (pending.nonEmpty) {
       val free = accounts.iterator.map { case (id, a) => id -> (a.capacity - a.used) }.toMap
-      OfferOrder.peers(offerOrder, self, free).iterator.takeWhile(_ => pending.nonEmpty)
+      OfferOrder
+        .peers(offerOrder, self, free)
+        .iterator
+        .takeWhile(_ => pending.nonEmpty)
         .foreach(offer(_, pending))
     }
     blocks.map { case (reduceId, size) => (reduceId, size, holders.get(reduceId)) }
@@ -61,7 +71,8 @@ private[spark] final class StoreLedger(offerOrder: String) {
   def executors: Seq[String] = accounts.keys.toSeq
 
   /** Bytes that left a store (their shuffle was removed, or they never arrived). */
-  def release(executorId: String, bytes: Long): Unit = accounts.get(executorId).foreach(_.add(-bytes))
+  def release(executorId: String, bytes: Long): Unit =
+    accounts.get(executorId).foreach(_.add(-bytes))
 
   /** Offers of meta-blocks made so far, own store and peers alike (meta-shuffle rounds). */
   def metaShuffleRounds: Long = exchanges

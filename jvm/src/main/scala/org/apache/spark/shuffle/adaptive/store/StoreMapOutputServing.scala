@@ -12,13 +12,21 @@ import org.apache.spark.shuffle.adaptive.transport.MapOutputServing
  */
 private[spark] final class StoreMapOutputServing(
     placer: MapOutputPlacer,
-    metrics: Option[StoreAccumulators]) extends MapOutputServing {
+    metrics: Option[StoreAccumulators])
+    extends MapOutputServing {
 
-  override def committed(shuffleId: Int, mapId: Long, dataFile: File, offsets: Array[Long]): Unit = {
+  override def committed(
+      shuffleId: Int,
+      mapId: Long,
+      dataFile: File,
+      offsets: Array[Long]): Unit = {
     val blocks = MapOutputPlacer.blocks(offsets)
     val placed = placer.place(shuffleId, mapId, dataFile, offsets, blocks)
-    metrics.foreach(_.add(placed.local, placed.remote,
-      blocks.iterator.map(_._2).sum - placed.local - placed.remote))
+    metrics.foreach(
+      _.add(
+        placed.local,
+        placed.remote,
+        blocks.iterator.map(_._2).sum - placed.local - placed.remote))
   }
 
   // The store outlives this serving side (peers spill to it too): StoreExecutor empties it.

@@ -28,15 +28,18 @@ private[spark] final class StoreRegistry(
     override val rpcEnv: RpcEnv,
     offerOrder: String,
     push: Boolean,
-    pushAfterMapStage: Boolean) extends ThreadSafeRpcEndpoint {
+    pushAfterMapStage: Boolean)
+    extends ThreadSafeRpcEndpoint {
   import StoreRegistry._
 
   private[this] val ledger = new StoreLedger(offerOrder)
   private[this] val addresses = mutable.HashMap.empty[String, BlockManagerId]
   private[this] val reported = mutable.HashMap.empty[String, Reported]
+
   /** shuffle -> map -> reduce -> (holder, size) */
   private[this] val located =
     mutable.HashMap.empty[Int, mutable.HashMap[Long, mutable.HashMap[Int, (String, Long)]]]
+
   /** (shuffle, map) -> (the map task's executor, blocks placed: (reduce, size, holder)) */
   private[this] val pending =
     mutable.HashMap.empty[(Int, Long), (String, Seq[(Int, Long, String)])]
@@ -73,16 +76,20 @@ private[spark] final class StoreRegistry(
       removedShuffles += shuffleId
       plans -= shuffleId
       mapStagesDone -= shuffleId
-      located.remove(shuffleId).foreach(_.values.foreach(_.values.foreach {
-        case (holder, size) => ledger.release(holder, size)
-      }))
+      located
+        .remove(shuffleId)
+        .foreach(_.values.foreach(_.values.foreach { case (holder, size) =>
+          ledger.release(holder, size)
+        }))
       pending.keys.filter(_._1 == shuffleId).toList.foreach(releasePending)
   }
 
   private def releasePending(key: (Int, Long)): Unit =
-    pending.remove(key).foreach(_._2.foreach { case (_, size, holder) =>
-      ledger.release(holder, size)
-    })
+    pending
+      .remove(key)
+      .foreach(_._2.foreach { case (_, size, holder) =>
+        ledger.release(holder, size)
+      })
 
   override def receiveAndReply(context: RpcCallContext): PartialFunction[Any, Unit] = {
     case Place(executorId, shuffleId, mapId, reduceIds, sizes) =>
@@ -93,27 +100,36 @@ private[spark] final class StoreRegistry(
       val placed =
         if (removedShuffles(shuffleId) || late) blocks.map { case (r, size) => (r, size, None) }
         else ledger.place(executorId, blocks, r => owners.map(_(r)))
-      for (p <- plan; o <- owners; (r, _, Some(holder)) <- placed if holder == o(r)) p.pin(r, holder)
-      pending((shuffleId, mapId)) = (executorId, placed.collect {
-        case (reduceId, size, Some(holder)) => (reduceId, size, holder)
-      })
+      for (p <- plan; o <- owners; (r, _, Some(holder)) <- placed if holder == o(r))
+        p.pin(r, holder)
+      pending((shuffleId, mapId)) = (
+        executorId,
+        placed.collect { case (reduceId, size, Some(holder)) =>
+          (reduceId, size, holder)
+        })
       if (late) totals.notPushed += blocks.iterator.map(_._2).sum
       else totals.count(executorId, placed, owners)
       context.reply(placed.map { case (_, _, holder) =>
-        holder.flatMap(addresses.get).map(a => (a.executorId, a.host, a.port)).getOrElse(("", "", 0))
+        holder
+          .flatMap(addresses.get)
+          .map(a => (a.executorId, a.host, a.port))
+          .getOrElse(("", "", 0))
       }.toArray)
     case Arrived(shuffleId, mapId, reduceIds) =>
       val arrived = reduceIds.toSet
-      pending.remove((shuffleId, mapId)).foreach(_._2.foreach { case (reduceId, size, holder) =>
-        if (arrived(reduceId) && addresses.contains(holder)) {
-          located.getOrElseUpdate(shuffleId, mutable.HashMap.empty)
-            .getOrElseUpdate(mapId, mutable.HashMap.empty)(reduceId) = (holder, size)
-          if (push) totals.pushed(size, afterMapStage = mapStagesDone(shuffleId))
-        } else {
-          ledger.release(holder, size)
-          totals.failed(size)
-        }
-      })
+      pending
+        .remove((shuffleId, mapId))
+        .foreach(_._2.foreach { case (reduceId, size, holder) =>
+          if (arrived(reduceId) && addresses.contains(holder)) {
+            located
+              .getOrElseUpdate(shuffleId, mutable.HashMap.empty)
+              .getOrElseUpdate(mapId, mutable.HashMap.empty)(reduceId) = (holder, size)
+            if (push) totals.pushed(size, afterMapStage = mapStagesDone(shuffleId))
+          } else {
+            ledger.release(holder, size)
+            totals.failed(size)
+          }
+        })
       context.reply(true)
     case Locate(shuffleId, mapIds, startPartition, endPartition) =>
       val maps = located.getOrElse(shuffleId, mutable.HashMap.empty)
@@ -132,12 +148,22 @@ private[spark] final class StoreRegistry(
   private def snapshot(): StoreReport = {
     val stores = ledger.snapshot.map { case (id, usage) =>
       val r = reported.getOrElse(id, Reported(0, 0, 0, 0))
-      id -> StoreReport.Store(usage.capacity, r.used, r.highWater, usage.highWater,
-        r.queueHighWater, r.queueRefused)
+      id -> StoreReport.Store(
+        usage.capacity,
+        r.used,
+        r.highWater,
+        usage.highWater,
+        r.queueHighWater,
+        r.queueRefused)
     }
-    StoreReport(stores, totals.local, totals.spilled, totals.onDisk, totals.notArrived,
-      ledger.metaShuffleRounds, StoreReport.Push(totals.toOwners, totals.pushedDuring,
-        totals.pushedAfter, totals.notPushed))
+    StoreReport(
+      stores,
+      totals.local,
+      totals.spilled,
+      totals.onDisk,
+      totals.notArrived,
+      ledger.metaShuffleRounds,
+      StoreReport.Push(totals.toOwners, totals.pushedDuring, totals.pushedAfter, totals.notPushed))
   }
 }
 
@@ -151,11 +177,21 @@ private[spark] object StoreRegistry {
   /** Replied to with `(executorId, host, port)` of each block's store, `("", "", 0)` for its file. */
   object Place {
     private val Tag = "store.place"
-    def apply(executorId: String, shuffleId: Int, mapId: Long, reduceIds: Array[Int],
+    def apply(
+        executorId: String,
+        shuffleId: Int,
+        mapId: Long,
+        reduceIds: Array[Int],
         sizes: Array[Long]): Product = (Tag, executorId, shuffleId, mapId, reduceIds, sizes)
     def unapply(m: Any): Option[(String, Int, Long, Array[Int], Array[Long])] = m match {
-      case (Tag, id: String, shuffleId: Int, mapId: Long, reduceIds: Array[Int],
-          sizes: Array[Long]) => Some((id, shuffleId, mapId, reduceIds, sizes))
+      case (
+            Tag,
+            id: String,
+            shuffleId: Int,
+            mapId: Long,
+            reduceIds: Array[Int],
+            sizes: Array[Long]) =>
+        Some((id, shuffleId, mapId, reduceIds, sizes))
       case _ => None
     }
   }
@@ -175,8 +211,11 @@ private[spark] object StoreRegistry {
   /** Replied to with `(mapId, reduceId, executorId, host, port)` of each stored block. */
   object Locate {
     private val Tag = "store.locate"
-    def apply(shuffleId: Int, mapIds: Array[Long], startPartition: Int, endPartition: Int)
-      : Product = (Tag, shuffleId, mapIds, startPartition, endPartition)
+    def apply(
+        shuffleId: Int,
+        mapIds: Array[Long],
+        startPartition: Int,
+        endPartition: Int): Product = (Tag, shuffleId, mapIds, startPartition, endPartition)
     def unapply(m: Any): Option[(Int, Array[Long], Int, Int)] = m match {
       case (Tag, shuffleId: Int, mapIds: Array[Long], start: Int, end: Int) =>
         Some((shuffleId, mapIds, start, end))
@@ -190,8 +229,13 @@ private[spark] object StoreRegistry {
    */
   object StoreUsage {
     private val Tag = "store.usage"
-    def apply(executorId: String, used: Long, highWater: Long, queueHighWater: Long,
-        queueRefused: Long): Product = (Tag, executorId, used, highWater, queueHighWater, queueRefused)
+    def apply(
+        executorId: String,
+        used: Long,
+        highWater: Long,
+        queueHighWater: Long,
+        queueRefused: Long): Product =
+      (Tag, executorId, used, highWater, queueHighWater, queueRefused)
     def unapply(m: Any): Option[(String, Long, Long, Long, Long)] = m match {
       case (Tag, id: String, used: Long, highWater: Long, queueHighWater: Long, refused: Long) =>
         Some((id, used, highWater, queueHighWater, refused))
@@ -211,16 +255,21 @@ private[spark] object StoreRegistry {
     }
   }
 
-  private final case class Reported(used: Long, highWater: Long, queueHighWater: Long,
+  private final case class Reported(
+      used: Long,
+      highWater: Long,
+      queueHighWater: Long,
       queueRefused: Long)
 
   /** Driver-local messages (never serialized). */
   final case class ShuffleRegistered(shuffleId: Int, numMaps: Int, numPartitions: Int)
+
   /** The map stage of a shuffle ended (`ended`) or was submitted (again). */
   final case class MapStageEnded(shuffleId: Int, ended: Boolean)
   final case class StoreAdded(address: BlockManagerId, capacity: Long)
   final case class ExecutorLost(executorId: String)
   final case class ShuffleRemoved(shuffleId: Int)
+
   /** Replied to with a [[StoreReport]]. */
   case object Snapshot
 
@@ -234,7 +283,9 @@ private[spark] object StoreRegistry {
     var pushedDuring = 0L
     var pushedAfter = 0L
     var notPushed = 0L
-    def count(self: String, placed: Seq[(Int, Long, Option[String])],
+    def count(
+        self: String,
+        placed: Seq[(Int, Long, Option[String])],
         owners: Option[Array[String]]): Unit = placed.foreach {
       case (r, size, Some(holder)) if owners.exists(_(r) == holder) => toOwners += size
       case (_, size, Some(holder)) if holder == self => local += size
@@ -251,10 +302,14 @@ private[spark] object StoreRegistry {
    * `capacity` bytes on every executor, those that come later included. The driver's own block
    * manager runs tasks, and so has a store, in local mode only.
    */
-  def start(sc: SparkContext, offerOrder: String, capacity: Long, push: Boolean,
+  def start(
+      sc: SparkContext,
+      offerOrder: String,
+      capacity: Long,
+      push: Boolean,
       pushAfterMapStage: Boolean): RpcEndpointRef = {
-    val ref = sc.env.rpcEnv.setupEndpoint(Name,
-      new StoreRegistry(sc.env.rpcEnv, offerOrder, push, pushAfterMapStage))
+    val ref = sc.env.rpcEnv
+      .setupEndpoint(Name, new StoreRegistry(sc.env.rpcEnv, offerOrder, push, pushAfterMapStage))
     def add(address: BlockManagerId): Unit =
       if (!address.isDriver || sc.isLocal) ref.send(StoreAdded(address, capacity))
     sc.addSparkListener(new SparkListener {
@@ -265,7 +320,8 @@ private[spark] object StoreRegistry {
       override def onStageSubmitted(submitted: SparkListenerStageSubmitted): Unit =
         submitted.stageInfo.shuffleDepId.foreach(id => ref.send(MapStageEnded(id, ended = false)))
       override def onStageCompleted(completed: SparkListenerStageCompleted): Unit =
-        completed.stageInfo.shuffleDepId.filter(_ => completed.stageInfo.failureReason.isEmpty)
+        completed.stageInfo.shuffleDepId
+          .filter(_ => completed.stageInfo.failureReason.isEmpty)
           .foreach(id => ref.send(MapStageEnded(id, ended = true)))
     })
     sc.env.blockManager.master.getMemoryStatus.keys.foreach(add)

@@ -34,8 +34,12 @@ private[spark] final case class StoreReport(
       "left_to_pull" -> stores.values.map(_.pushRefused).sum,
       "queue_high_water" -> stores.values.map(_.pushQueueHighWater).maxOption.getOrElse(0L)),
     "stores" -> stores.map { case (id, s) =>
-      id -> Map("capacity" -> s.capacity, "used" -> s.used, "high_water" -> s.highWater,
-        "placed_high_water" -> s.placedHighWater, "push_queue_high_water" -> s.pushQueueHighWater,
+      id -> Map(
+        "capacity" -> s.capacity,
+        "used" -> s.used,
+        "high_water" -> s.highWater,
+        "placed_high_water" -> s.placedHighWater,
+        "push_queue_high_water" -> s.pushQueueHighWater,
         "push_refused" -> s.pushRefused)
     })
 }
@@ -49,8 +53,13 @@ private[spark] object StoreReport {
    * @param pushQueueHighWater mode=push: the most bytes its executor had waiting to be pushed
    * @param pushRefused mode=push: bytes its executor's full push queue left in their files
    */
-  final case class Store(capacity: Long, used: Long, highWater: Long, placedHighWater: Long,
-      pushQueueHighWater: Long = 0, pushRefused: Long = 0)
+  final case class Store(
+      capacity: Long,
+      used: Long,
+      highWater: Long,
+      placedHighWater: Long,
+      pushQueueHighWater: Long = 0,
+      pushRefused: Long = 0)
 
   /**
    * @param placedAtOwners bytes placed in the store of their partition's owner
@@ -60,6 +69,9 @@ private[spark] object StoreReport {
    * @param notPushed bytes still queued when their map stage ended, left in their files
    *                  (`push.afterMapStage=false`)
    */
-  final case class Push(placedAtOwners: Long, duringMapStage: Long, afterMapStage: Long,
+  final case class Push(
+      placedAtOwners: Long,
+      duringMapStage: Long,
+      afterMapStage: Long,
       notPushed: Long)
 }

@@ -40,7 +40,8 @@ private[spark] object StoreRoutes {
           case ShuffleBlockId(_, mapId, reduceId) if located.contains((mapId, reduceId)) =>
             val holder = located((mapId, reduceId))
             stored += id
-            if (holder == home) true else {
+            if (holder == home) true
+            else {
               moved += holder -> block
               homes += id -> home
               false

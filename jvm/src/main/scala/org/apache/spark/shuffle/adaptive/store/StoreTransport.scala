@@ -16,7 +16,8 @@ import org.apache.spark.storage.{BlockId, BlockManagerId, ShuffleBlockId}
 private[spark] final class StoreTransport(
     routes: StoreRoutes,
     network: BlockTransport,
-    chain: BlockTransport) extends BlockTransport {
+    chain: BlockTransport)
+    extends BlockTransport {
 
   override def name: String = chain.name
 
@@ -30,14 +31,22 @@ private[spark] final class StoreTransport(
     val (stored, files) = blockIds.partition(routes.stored)
     if (files.nonEmpty) chain.fetch(address, files, listener, downloads)
     if (stored.nonEmpty) {
-      network.fetch(address, stored, new TransportListener {
-        override def onFetched(id: BlockId, buf: ManagedBuffer, via: String): Unit =
-          listener.onFetched(id, buf, via)
-        override def onFailed(id: BlockId, e: Throwable): Unit =
-          BlockTransport.fallBack(chain, routes.ownerOf(id, address), Seq(id -> e), listener,
-            downloads)
-        override def onFellBack(id: BlockId, e: Throwable): Unit = listener.onFellBack(id, e)
-      }, downloads)
+      network.fetch(
+        address,
+        stored,
+        new TransportListener {
+          override def onFetched(id: BlockId, buf: ManagedBuffer, via: String): Unit =
+            listener.onFetched(id, buf, via)
+          override def onFailed(id: BlockId, e: Throwable): Unit =
+            BlockTransport.fallBack(
+              chain,
+              routes.ownerOf(id, address),
+              Seq(id -> e),
+              listener,
+              downloads)
+          override def onFellBack(id: BlockId, e: Throwable): Unit = listener.onFellBack(id, e)
+        },
+        downloads)
     }
   }
 

@@ -17,7 +17,7 @@ import org.apache.spark.storage.BlockId
  * server), so a test can show which path served a shuffle; with `millis` = 0 it only counts.
  */
 private[spark] final class DelayedShuffleBlockResolver(conf: SparkConf, millis: Long)
-  extends IndexShuffleBlockResolver(conf) {
+    extends IndexShuffleBlockResolver(conf) {
 
   override def getBlockData(blockId: BlockId, dirs: Option[Array[String]]): ManagedBuffer = {
     if (TaskContext.get() == null) DelayedShuffleBlockResolver.servedToOthers.incrementAndGet()

@@ -18,8 +18,11 @@ private[spark] object ExecutorProbe {
       Thread.sleep(100) // polling the driver's block manager registry; there is no event to await
       found = sc.env.blockManager.master.getMemoryStatus.keys.find(_.executorId == executorId)
     }
-    val host = found.getOrElse(throw new IllegalArgumentException(
-      s"executor $executorId registered no block manager within $timeoutMs ms")).host
+    val host = found
+      .getOrElse(
+        throw new IllegalArgumentException(
+          s"executor $executorId registered no block manager within $timeoutMs ms"))
+      .host
     s"executor_${host}_$executorId"
   }
 
@@ -27,10 +30,14 @@ private[spark] object ExecutorProbe {
    * `probe` evaluated on each of `executors`. An idle executor takes the task that prefers it at
    * once; a task that ran elsewhere fails the call.
    */
-  def onEach[T: ClassTag](sc: SparkContext, executors: Seq[String])(probe: () => T): Map[String, T] = {
-    val results = sc.makeRDD(executors.map(id => (id, Seq(location(sc, id))))).map { wanted =>
-      (wanted, SparkEnv.get.executorId, probe())
-    }.collect()
+  def onEach[T: ClassTag](sc: SparkContext, executors: Seq[String])(
+      probe: () => T): Map[String, T] = {
+    val results = sc
+      .makeRDD(executors.map(id => (id, Seq(location(sc, id)))))
+      .map { wanted =>
+        (wanted, SparkEnv.get.executorId, probe())
+      }
+      .collect()
     results.foreach { case (wanted, ran, _) =>
       require(wanted == ran, s"the probe for executor $wanted ran on executor $ran")
     }

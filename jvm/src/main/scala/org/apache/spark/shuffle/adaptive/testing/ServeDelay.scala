@@ -9,7 +9,12 @@ private[spark] object ServeDelay {
 
   /** The delay per served block for `executorId`, None when it is not named. */
   def millisFor(conf: SparkConf, executorId: String): Option[Long] =
-    conf.get(TESTING_SERVE_DELAY).split(",").iterator.map(_.trim).filter(_.nonEmpty)
+    conf
+      .get(TESTING_SERVE_DELAY)
+      .split(",")
+      .iterator
+      .map(_.trim)
+      .filter(_.nonEmpty)
       .map { pair =>
         val Array(id, millis) = pair.split(":")
         id -> millis.toLong

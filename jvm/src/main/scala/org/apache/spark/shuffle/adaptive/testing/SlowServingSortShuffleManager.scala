@@ -2,6 +2,7 @@ package org.apache.spark.shuffle.adaptive.testing
 
 import org.apache.spark.{ShuffleDependency, SparkConf, TaskContext}
 import org.apache.spark.shuffle._
+import org.apache.spark.shuffle.adaptive.compat.ServingShuffleManager
 import org.apache.spark.shuffle.sort.SortShuffleManager
 
 /**
@@ -9,7 +10,7 @@ import org.apache.spark.shuffle.sort.SortShuffleManager
  * `spark.shuffle.adaptive.testing.serveDelay`, so that benchmarks compare the plugin with Spark
  * on the same slowed executor.
  */
-private[spark] class SlowServingSortShuffleManager(conf: SparkConf) extends ShuffleManager {
+private[spark] class SlowServingSortShuffleManager(conf: SparkConf) extends ServingShuffleManager {
 
   private[this] val sortShuffle = new SortShuffleManager(conf)
   private[this] lazy val servingResolver =
@@ -35,8 +36,14 @@ private[spark] class SlowServingSortShuffleManager(conf: SparkConf) extends Shuf
       endPartition: Int,
       context: TaskContext,
       metrics: ShuffleReadMetricsReporter): ShuffleReader[K, C] =
-    sortShuffle.getReader(handle, startMapIndex, endMapIndex, startPartition, endPartition,
-      context, metrics)
+    sortShuffle.getReader(
+      handle,
+      startMapIndex,
+      endMapIndex,
+      startPartition,
+      endPartition,
+      context,
+      metrics)
 
   override def unregisterShuffle(shuffleId: Int): Boolean = sortShuffle.unregisterShuffle(shuffleId)
 

@@ -54,7 +54,8 @@ private[spark] object BlockTransport {
       downloads: Option[DownloadFileManager]): Unit = if (unread.nonEmpty) {
     unread.foreach { case (id, cause) => listener.onFellBack(id, cause) }
     val ids = unread.map(_._1)
-    try next.fetch(address, ids, listener, downloads) catch {
+    try next.fetch(address, ids, listener, downloads)
+    catch {
       case NonFatal(e) => ids.foreach(listener.onFailed(_, e))
     }
   }

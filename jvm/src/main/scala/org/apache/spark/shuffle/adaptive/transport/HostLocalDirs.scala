@@ -24,7 +24,8 @@ private[spark] trait HostLocalDirs {
  */
 private[spark] final class BlockManagerHostLocalDirs(
     blockManager: BlockManager,
-    manager: HostLocalDirManager) extends HostLocalDirs {
+    manager: HostLocalDirManager)
+    extends HostLocalDirs {
 
   override def lookUp(address: BlockManagerId)(found: Try[Array[String]] => Unit): Unit = {
     val executorId = address.executorId
@@ -34,8 +35,10 @@ private[spark] final class BlockManagerHostLocalDirs(
         manager.getHostLocalDirs(address.host, address.port, Array(executorId)) { result =>
           found(result.flatMap(_.get(executorId) match {
             case Some(dirs) => Success(dirs)
-            case None => Failure(new IllegalStateException(
-              s"$address did not report the local dirs of executor $executorId"))
+            case None =>
+              Failure(
+                new IllegalStateException(
+                  s"$address did not report the local dirs of executor $executorId"))
           }))
         }
     }

@@ -20,7 +20,8 @@ import org.apache.spark.storage.{BlockId, BlockManagerId, ShuffleBlockId}
 private[spark] final class HostLocalTransport(
     selfHost: String,
     dirs: HostLocalDirs,
-    network: BlockTransport) extends BlockTransport {
+    network: BlockTransport)
+    extends BlockTransport {
 
   override def name: String = HostLocalTransport.Name
 
@@ -44,11 +45,13 @@ private[spark] final class HostLocalTransport(
         case Success(localDirs) =>
           val unread = mutable.ArrayBuffer.empty[(BlockId, Throwable)]
           blockIds.foreach { id =>
-            val buf = try dirs.read(id, localDirs) catch {
-              case NonFatal(e) =>
-                unread += id -> e
-                null
-            }
+            val buf =
+              try dirs.read(id, localDirs)
+              catch {
+                case NonFatal(e) =>
+                  unread += id -> e
+                  null
+              }
             if (buf != null) listener.onFetched(id, buf, name)
           }
           overNetwork(unread.toSeq)

@@ -26,7 +26,11 @@ private[spark] object MapOutputServing {
 
   /** Serving through Spark's block server: nothing to do. */
   val BlockServer: MapOutputServing = new MapOutputServing {
-    override def committed(shuffleId: Int, mapId: Long, dataFile: File, offsets: Array[Long]): Unit = ()
+    override def committed(
+        shuffleId: Int,
+        mapId: Long,
+        dataFile: File,
+        offsets: Array[Long]): Unit = ()
     override def removed(shuffleId: Int): Unit = ()
     override def stop(): Unit = ()
   }

@@ -25,8 +25,13 @@ private[spark] final class NettyBlockTransport(client: BlockStoreClient) extends
       override def onBlockFetchFailure(blockId: String, e: Throwable): Unit =
         listener.onFailed(byName(blockId), e)
     }
-    client.fetchBlocks(address.host, address.port, address.executorId,
-      blockIds.map(_.toString).toArray, forward, downloads.orNull)
+    client.fetchBlocks(
+      address.host,
+      address.port,
+      address.executorId,
+      blockIds.map(_.toString).toArray,
+      forward,
+      downloads.orNull)
   }
 
   override def diagnoseCorruption(
@@ -34,8 +39,15 @@ private[spark] final class NettyBlockTransport(client: BlockStoreClient) extends
       block: ShuffleBlockId,
       checksum: Long,
       algorithm: String): Cause =
-    client.diagnoseCorruption(address.host, address.port, address.executorId,
-      block.shuffleId, block.mapId, block.reduceId, checksum, algorithm)
+    client.diagnoseCorruption(
+      address.host,
+      address.port,
+      address.executorId,
+      block.shuffleId,
+      block.mapId,
+      block.reduceId,
+      checksum,
+      algorithm)
 }
 
 private[spark] object NettyBlockTransport {

@@ -12,7 +12,8 @@ private[spark] final class ServingShuffleWriter[K, V](
     shuffleId: Int,
     mapId: Long,
     resolver: IndexShuffleBlockResolver,
-    servings: Seq[MapOutputServing]) extends ShuffleWriter[K, V] {
+    servings: Seq[MapOutputServing])
+    extends ShuffleWriter[K, V] {
 
   override def write(records: Iterator[Product2[K, V]]): Unit = writer.write(records)
 

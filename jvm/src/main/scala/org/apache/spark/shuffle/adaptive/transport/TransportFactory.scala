@@ -3,7 +3,7 @@ package org.apache.spark.shuffle.adaptive.transport
 import java.nio.ByteBuffer
 
 import org.apache.spark.{SparkConf, SparkEnv}
-import org.apache.spark.shuffle.adaptive.config.AdaptiveShuffleConf.TRANSPORT
+import org.apache.spark.shuffle.adaptive.config.AdaptiveShuffleConf.{TRANSPORT, Transport}
 import org.apache.spark.shuffle.adaptive.transport.ucx.{UcxBlockTransport, UcxRuntime}
 
 /**
@@ -19,26 +19,33 @@ private[spark] final class TransportFactory(conf: SparkConf) {
   /** Outer None: not tried yet. Tried on first use, within a task, when SparkEnv is complete. */
   private[this] var ucx: Option[Option[UcxRuntime]] = None
 
-  private def ucxRuntime(): Option[UcxRuntime] = if (mode == "netty") None else synchronized {
-    // With `ucx`, a failed start throws (failing the task) and is tried again by the next task.
-    if (ucx.isEmpty) ucx = Some(UcxRuntime.start(SparkEnv.get))
-    ucx.get
-  }
+  private def ucxRuntime(): Option[UcxRuntime] = if (mode == Transport.Netty) None
+  else
+    synchronized {
+      // With `ucx`, a failed start throws (failing the task) and is tried again by the next task.
+      if (ucx.isEmpty) ucx = Some(UcxRuntime.start(SparkEnv.get))
+      ucx.get
+    }
 
   private def startedUcx: Option[UcxRuntime] = synchronized(ucx).flatten
 
-  def serving: MapOutputServing = ucxRuntime().map(_.serving).getOrElse(MapOutputServing.BlockServer)
+  def serving: MapOutputServing =
+    ucxRuntime().map(_.serving).getOrElse(MapOutputServing.BlockServer)
 
   /** Spark's block transfer service, nothing else. */
-  def network(env: SparkEnv): BlockTransport = new NettyBlockTransport(env.blockManager.blockStoreClient)
+  def network(env: SparkEnv): BlockTransport = new NettyBlockTransport(
+    env.blockManager.blockStoreClient)
 
   def forReduceTask(env: SparkEnv): BlockTransport = {
     val blockManager = env.blockManager
     val network = this.network(env)
     // Spark creates the manager exactly when it reads host-local blocks from disk.
     val files = blockManager.hostLocalDirManager match {
-      case Some(dirs) => new HostLocalTransport(blockManager.blockManagerId.host,
-        new BlockManagerHostLocalDirs(blockManager, dirs), network)
+      case Some(dirs) =>
+        new HostLocalTransport(
+          blockManager.blockManagerId.host,
+          new BlockManagerHostLocalDirs(blockManager, dirs),
+          network)
       case None => network
     }
     overUcx(files)

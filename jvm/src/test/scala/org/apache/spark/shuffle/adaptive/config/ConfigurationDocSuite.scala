@@ -21,34 +21,51 @@ class ConfigurationDocSuite extends AnyFunSuite {
       Files.createDirectories(DocFile.toAbsolutePath.getParent)
       Files.write(DocFile, expected.getBytes(UTF_8))
     } else {
-      assert(Files.isRegularFile(DocFile),
+      assert(
+        Files.isRegularFile(DocFile),
         s"${DocFile.toAbsolutePath} is missing. $HowToRegenerate")
       val actual = new String(Files.readAllBytes(DocFile), UTF_8)
-      assert(actual == expected, s"$DocFile is out of date. $HowToRegenerate\n" +
-        s"--- expected ---\n$expected--- found ---\n$actual")
+      assert(
+        actual == expected,
+        s"$DocFile is out of date. $HowToRegenerate\n" +
+          s"--- expected ---\n$expected--- found ---\n$actual")
     }
   }
 
   test("every entry is one table row, in declaration order") {
     val rows = render(AdaptiveShuffleConf.entries).linesIterator
-      .dropWhile(_ != TableHeader).drop(2).toSeq
+      .dropWhile(_ != TableHeader)
+      .drop(2)
+      .toSeq
     assert(rows.size === AdaptiveShuffleConf.entries.size)
-    assert(rows.map(_.split(" \\| ")(0).stripPrefix("| `").stripSuffix("`")) ===
-      AdaptiveShuffleConf.entries.map(_.key))
-    assert(AdaptiveShuffleConf.entries.map(_.key).distinct.size ===
-      AdaptiveShuffleConf.entries.size, "duplicate keys")
+    assert(
+      rows.map(_.split(" \\| ")(0).stripPrefix("| `").stripSuffix("`")) ===
+        AdaptiveShuffleConf.entries.map(_.key))
+    assert(
+      AdaptiveShuffleConf.entries.map(_.key).distinct.size ===
+        AdaptiveShuffleConf.entries.size,
+      "duplicate keys")
   }
 
   test("rendering of defaults and of characters that would break the table") {
     val withDefault = ConfigBuilder("spark.test.docs.withDefault")
-      .doc("first line\nsecond | part").version("9.9.9").intConf.createWithDefault(42)
+      .doc("first line\nsecond | part")
+      .version("9.9.9")
+      .intConf
+      .createWithDefault(42)
     val optional = ConfigBuilder("spark.test.docs.optional")
-      .doc("no default").version("1.2.3").stringConf.createOptional
+      .doc("no default")
+      .version("1.2.3")
+      .stringConf
+      .createOptional
     val rows = render(Seq(withDefault, optional)).linesIterator
-      .dropWhile(_ != TableHeader).drop(2).toSeq
-    assert(rows === Seq(
-      "| `spark.test.docs.withDefault` | 42 | 9.9.9 | first line second \\| part |",
-      "| `spark.test.docs.optional` | (none) | 1.2.3 | no default |"))
+      .dropWhile(_ != TableHeader)
+      .drop(2)
+      .toSeq
+    assert(
+      rows === Seq(
+        "| `spark.test.docs.withDefault` | 42 | 9.9.9 | first line second \\| part |",
+        "| `spark.test.docs.optional` | (none) | 1.2.3 | no default |"))
   }
 }
 

@@ -11,7 +11,7 @@ import org.apache.spark.shuffle.FetchFailedException
 import org.apache.spark.shuffle.adaptive.flow.PeerTraffic
 
 import AdaptiveFetchTestKit._
-import ShuffleBlockFetcherSuite._
+import FetcherFakes._
 
 /** The fetcher with each exchange order, over simulated sources and a simulated consumer. */
 class AdaptiveFetchSuite extends AnyFunSuite {
@@ -20,7 +20,10 @@ class AdaptiveFetchSuite extends AnyFunSuite {
 
   private def mixedLayout(shuffleId: Int) = Seq(
     exec("0") -> Seq(blk(shuffleId, 0, 100), blk(shuffleId, 1, 3000), blk(shuffleId, 2, 0)),
-    exec("1") -> Seq(blk(shuffleId, 10, 50), blk(shuffleId, 11, 0), blk(shuffleId, 12, 7000),
+    exec("1") -> Seq(
+      blk(shuffleId, 10, 50),
+      blk(shuffleId, 11, 0),
+      blk(shuffleId, 12, 7000),
       blk(shuffleId, 13, 1)),
     exec("2") -> (20 until 32).map(m => blk(shuffleId, m, 10 + m)),
     exec("3") -> Seq(blk(shuffleId, 40, 999)),
@@ -29,8 +32,8 @@ class AdaptiveFetchSuite extends AnyFunSuite {
   test("every order serves every block once with its bytes (blocks delivered at once)") {
     for ((order, elastic) <- AllOrders) withClue(s"$order, elastic=$elastic: ") {
       val layout = mixedLayout(1)
-      val t = new SimTask(exec("0"), layout,
-        settings(order, elastic, limit = 2000, increment = 400))
+      val t =
+        new SimTask(exec("0"), layout, settings(order, elastic, limit = 2000, increment = 400))
       t.readAll()
       t.assertEachOnce()
       assert(t.consumed.size === 28)
@@ -48,9 +51,15 @@ class AdaptiveFetchSuite extends AnyFunSuite {
       withClue(s"$order, elastic=$elastic, seed $seed: ") {
         val random = new Random(seed)
         // A call is held unless the task would otherwise block forever.
-        val task = new SimTask(exec("3"), mixedLayout(2),
-          settings(order, elastic, limit = 1 + random.nextInt(3000),
-            increment = 1 + random.nextInt(300), maxReqs = 1 + random.nextInt(5)),
+        val task = new SimTask(
+          exec("3"),
+          mixedLayout(2),
+          settings(
+            order,
+            elastic,
+            limit = 1 + random.nextInt(3000),
+            increment = 1 + random.nextInt(300),
+            maxReqs = 1 + random.nextInt(5)),
           hold = _ => random.nextInt(4) != 0)
         while (task.fetcher.hasNext) {
           task.releaseSome(random)
@@ -63,7 +72,8 @@ class AdaptiveFetchSuite extends AnyFunSuite {
     }
   }
 
-  test("a slow source (its waits in the executor state) gets fewer requests while others have blocks") {
+  test(
+    "a slow source (its waits in the executor state) gets fewer requests while others have blocks") {
     val layout = Seq("1", "2", "3").zipWithIndex.map { case (id, i) =>
       exec(id) -> (0 until 8).map(m => blk(3, i * 100L + m, 100))
     }
@@ -97,8 +107,12 @@ class AdaptiveFetchSuite extends AnyFunSuite {
     assert(early.count(_ == "1") < early.count(_ == "3"), early)
     // All its blocks are still fetched, after the others'.
     assert(slowTask.counters.bytesBySource("1") === 800)
-    val bytesEarly = slowTask.sent.take(early.size).groupBy(_.call.address.executorId)
-      .view.mapValues(_.map(_.size).sum).toMap
+    val bytesEarly = slowTask.sent
+      .take(early.size)
+      .groupBy(_.call.address.executorId)
+      .view
+      .mapValues(_.map(_.size).sum)
+      .toMap
     assert(bytesEarly.getOrElse("1", 0L) < bytesEarly("2"))
     // Nothing of this task remains as load once it ended.
     Seq("1", "2", "3").foreach(id => assert(shared.inFlightTo(id) === 0))
@@ -112,8 +126,14 @@ class AdaptiveFetchSuite extends AnyFunSuite {
     val shared = new PeerTraffic(16)
     val clock = new TestClock
     // Source 2 answers only once the consumer waits for it, 40 ms later; the others at once.
-    val first = new SimTask(exec("0"), layout, s, shared, clock,
-      hold = _.address.executorId == "2", neverStall = false)
+    val first = new SimTask(
+      exec("0"),
+      layout,
+      s,
+      shared,
+      clock,
+      hold = _.address.executorId == "2",
+      neverStall = false)
     starveConsumer(first, clock, waitMs = 40) {
       first.readAll()
     }
@@ -139,7 +159,10 @@ class AdaptiveFetchSuite extends AnyFunSuite {
       exec(id) -> (0 until 6).map(m => blk(5, i * 100L + m, 100))
     }
     for (order <- Seq("adaptive", "naive")) {
-      val t = new SimTask(exec("0"), layout, settings(order, limit = 400, increment = 100),
+      val t = new SimTask(
+        exec("0"),
+        layout,
+        settings(order, limit = 400, increment = 100),
         hold = _ => true)
       val first = sources(t)
       assert(first.size === 4)
@@ -198,7 +221,10 @@ class AdaptiveFetchSuite extends AnyFunSuite {
       val layout = ids.filter(_ != self).zipWithIndex.map { case (id, i) =>
         exec(id) -> (0 until 2).map(m => blk(7, i * 100L + m, 100))
       }
-      val t = new SimTask(exec(self), layout, settings("adaptive", limit = limit, increment = 100),
+      val t = new SimTask(
+        exec(self),
+        layout,
+        settings("adaptive", limit = limit, increment = 100),
         hold = _ => true)
       val out = sources(t)
       t.finish()
@@ -222,9 +248,13 @@ class AdaptiveFetchSuite extends AnyFunSuite {
     var made = 0
     // The first ten requests are answered at once (the consumer is the slow side), later ones
     // only when the consumer waits for them (it starves).
-    val t = new SimTask(exec("0"), layout,
-      settings("adaptive", elastic = elastic, limit = 1000, increment = 100), clock = clock,
-      hold = _ => { made += 1; made > 10 }, neverStall = false)
+    val t = new SimTask(
+      exec("0"),
+      layout,
+      settings("adaptive", elastic = elastic, limit = 1000, increment = 100),
+      clock = clock,
+      hold = _ => { made += 1; made > 10 },
+      neverStall = false)
     starveConsumer(t, clock, waitMs = 10) {
       t.readAll()
     }
@@ -288,12 +318,19 @@ class AdaptiveFetchSuite extends AnyFunSuite {
       t.readAll()
       t.assertEachOnce()
       // Naive sends its planned requests in random order: compare them in map order.
-      val requestSizes = t.calls.map(_.blockIds.map(n => t.blocks(("1", n))))
-        .sortBy(_.head.mapIndex).map(_.map(_.declaredSize))
+      val requestSizes = t.calls
+        .map(_.blockIds.map(n => t.blocks(("1", n))))
+        .sortBy(_.head.mapIndex)
+        .map(_.map(_.declaredSize))
       // In map order: four small blocks reach the increment; the rest before the big block
       // goes with it (under the increment before it); the tail goes when the source runs out.
-      assert(requestSizes === Seq(Seq(30, 30, 30, 30), Seq(30, 30, 30, 500),
-        Seq(30, 30, 30, 30), Seq(100), Seq(30)))
+      assert(
+        requestSizes === Seq(
+          Seq(30, 30, 30, 30),
+          Seq(30, 30, 30, 500),
+          Seq(30, 30, 30, 30),
+          Seq(100),
+          Seq(30)))
       requestSizes.foreach(r => assert(r.sum - r.last < 100))
       t.finish()
     }
@@ -312,15 +349,17 @@ class AdaptiveFetchSuite extends AnyFunSuite {
       val aligned = round % 4 < 2
       val inc = if (aligned) 60L * (1 + random.nextInt(4)) else 1L + random.nextInt(250)
       val limit = inc * (1 + random.nextInt(6))
-      val layout = Seq("1", "2", "3", "4").take(1 + random.nextInt(4)).zipWithIndex.map {
-        case (id, i) =>
+      val layout =
+        Seq("1", "2", "3", "4").take(1 + random.nextInt(4)).zipWithIndex.map { case (id, i) =>
           val size = (inc / (1 + random.nextInt(6))).toInt
           exec(id) -> (0 until random.nextInt(12)).map { m =>
             blk(10 + round, i * 100L + m, if (aligned) size else 1 + random.nextInt(300))
           }
-      }
+        }
       withClue(s"round $round, $order, elastic=$elastic, inc $inc, limit $limit: ") {
-        val task = new SimTask(exec("0"), layout,
+        val task = new SimTask(
+          exec("0"),
+          layout,
           settings(order, elastic, limit = limit, increment = inc),
           hold = _ => random.nextBoolean())
         while (task.fetcher.hasNext) {
@@ -332,8 +371,8 @@ class AdaptiveFetchSuite extends AnyFunSuite {
           assert(s.limit <= limit && s.limit >= inc)
           assert(s.inFlightBefore == 0 || s.inFlightBefore + s.size <= s.limit, s)
           // Cut to the increment: a request passes it by less than a block.
-          val largest = s.call.blockIds.map(n => task.blocks((s.call.address.executorId, n))
-            .declaredSize).max
+          val largest =
+            s.call.blockIds.map(n => task.blocks((s.call.address.executorId, n)).declaredSize).max
           assert(s.size - largest < inc, s)
         }
         task.finish()
@@ -348,7 +387,10 @@ class AdaptiveFetchSuite extends AnyFunSuite {
       exec(id) -> (0 until 5).map(m => blk(60, i * 100L + m, 60))
     }
     val random = new Random(4L)
-    val task = new SimTask(exec("1"), layout, settings("pairwise", limit = 300, increment = 100),
+    val task = new SimTask(
+      exec("1"),
+      layout,
+      settings("pairwise", limit = 300, increment = 100),
       hold = _ => random.nextBoolean())
     while (task.fetcher.hasNext) {
       task.releaseSome(random)
@@ -378,8 +420,12 @@ class AdaptiveFetchSuite extends AnyFunSuite {
       val victim = layout(1)._2(1)
       val cause = new IOException("connection reset")
       // Exec 2 sends the blocks of the victim's request before it, then fails on the victim.
-      val t = new SimTask(exec("0"), layout, settings(order, elastic, limit = 300,
-        increment = 100), hold = _ => true, failBlocks = Map(victim.id.toString -> cause))
+      val t = new SimTask(
+        exec("0"),
+        layout,
+        settings(order, elastic, limit = 300, increment = 100),
+        hold = _ => true,
+        failBlocks = Map(victim.id.toString -> cause))
       val e = intercept[FetchFailedException] {
         while (t.fetcher.hasNext) {
           t.releaseHeld()

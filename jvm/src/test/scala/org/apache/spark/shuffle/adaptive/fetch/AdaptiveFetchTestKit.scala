@@ -15,10 +15,10 @@ import org.apache.spark.shuffle.adaptive.metrics.FetchCounters
 import org.apache.spark.storage.{BlockId, BlockManagerId, ShuffleBlockId}
 import org.apache.spark.util.Clock
 
-import ShuffleBlockFetcherSuite._
+import FetcherFakes._
 
 /**
- * Test doubles for the adaptive fetch suites, on top of ShuffleBlockFetcherSuite's fakes: numeric
+ * Test doubles for the adaptive fetch suites, on top of [[FetcherFakes]]: numeric
  * executors, settings with an order, and a reduce task ([[SimTask]]) whose simulated network the
  * test controls (deliver at once, or hold calls until the test releases them).
  */
@@ -36,32 +36,57 @@ private object AdaptiveFetchTestKit {
       waitWindow: Int = 16,
       loadWeight: Double = 1.0,
       waitWeight: Double = 0.1): FetchSettings =
-    FetchSettings(limit, maxReqs, maxBlocksPerAddress, increment, Long.MaxValue,
-      detectCorrupt = true, detectCorruptUseExtraMemory = true, checksumEnabled = false,
-      checksumAlgorithm = "ADLER32", order = order, elastic = elastic, waitWindow = waitWindow,
-      loadWeight = loadWeight, waitWeight = waitWeight)
+    FetchSettings(
+      limit,
+      maxReqs,
+      maxBlocksPerAddress,
+      increment,
+      Long.MaxValue,
+      detectCorrupt = true,
+      detectCorruptUseExtraMemory = true,
+      checksumEnabled = false,
+      checksumAlgorithm = "ADLER32",
+      order = order,
+      elastic = elastic,
+      waitWindow = waitWindow,
+      loadWeight = loadWeight,
+      waitWeight = waitWeight)
 
   /** Every order, and the adaptive one with the elastic limit on and off. */
   val AllOrders: Seq[(String, Boolean)] =
-    Seq("naive" -> false, "pairwise" -> false, "adaptive" -> false, "adaptive" -> true,
-      "pairwise" -> true, "naive" -> true)
+    Seq(
+      "naive" -> false,
+      "pairwise" -> false,
+      "adaptive" -> false,
+      "adaptive" -> true,
+      "pairwise" -> true,
+      "naive" -> true)
 
   /** A block with distinct content derived from its id. */
   def blk(shuffleId: Int, mapId: Long, size: Int, reduceId: Int = 0): Blk = {
     val random = new Random(shuffleId * 1000003L + mapId * 7919L + reduceId)
-    Blk(ShuffleBlockId(shuffleId, mapId, reduceId),
-      Array.fill(size)(random.nextInt(256).toByte), mapId.toInt)
+    Blk(
+      ShuffleBlockId(shuffleId, mapId, reduceId),
+      Array.fill(size)(random.nextInt(256).toByte),
+      mapId.toInt)
   }
 
   /** `count` blocks of `size` bytes each for every source, with distinct map ids. */
-  def layout(shuffleId: Int, sources: Seq[String], count: Int, size: Int)
-      : Seq[(BlockManagerId, Seq[Blk])] =
+  def layout(
+      shuffleId: Int,
+      sources: Seq[String],
+      count: Int,
+      size: Int): Seq[(BlockManagerId, Seq[Blk])] =
     sources.zipWithIndex.map { case (id, i) =>
       exec(id) -> (0 until count).map(j => blk(shuffleId, i * 1000L + j, size))
     }
 
   /** One fetch call with what was in flight (requested, not yet consumed) when it was made. */
-  final case class Sent(call: Call, size: Long, inFlightBefore: Long, limit: Long,
+  final case class Sent(
+      call: Call,
+      size: Long,
+      inFlightBefore: Long,
+      limit: Long,
       consumedBefore: Int)
 
   /**
@@ -88,20 +113,27 @@ private object AdaptiveFetchTestKit {
     }.toMap
     private val sizeOf: Map[String, Long] =
       blocks.map { case ((_, name), b) => name -> b.declaredSize }
-    val local = new FakeLocal(self, blocks.collect {
-      case ((e, _), b) if e == self.executorId => b.id -> b
-    }, Set.empty)
+    val local = new FakeLocal(
+      self,
+      blocks.collect {
+        case ((e, _), b) if e == self.executorId => b.id -> b
+      },
+      Set.empty)
     val transport = new FakeTransport
     val sent = mutable.ArrayBuffer.empty[Sent]
     val held = new LinkedBlockingQueue[Call]
+
     /** Names of the blocks served so far, in order (written by the consuming thread). */
     val consumed = mutable.ArrayBuffer.empty[String]
     val consumedCount = new AtomicInteger
+
     /** The fetcher's limit after each block it served. */
     val limits = mutable.ArrayBuffer.empty[Long]
+
     /** The fetch wait (ms) of each block served. */
     val waits = mutable.ArrayBuffer.empty[Long]
     @volatile private var built: ShuffleBlockFetcher = _
+
     /** Names of the remote blocks delivered so far. */
     val delivered: java.util.Set[String] = ConcurrentHashMap.newKeySet[String]()
 
@@ -119,10 +151,19 @@ private object AdaptiveFetchTestKit {
       else deliver(call)
     }
 
-    val fetcher: ShuffleBlockFetcher = new ShuffleBlockFetcher(context, transport, local,
+    val fetcher: ShuffleBlockFetcher = new ShuffleBlockFetcher(
+      context,
+      transport,
+      local,
       byAddress.iterator.map { case (a, bs) =>
         a -> bs.map(b => (b.id: BlockId, b.declaredSize, b.mapIndex))
-      }, (_: BlockId, in: InputStream) => in, settings, metrics, counters, clock, shared)
+      },
+      (_: BlockId, in: InputStream) => in,
+      settings,
+      metrics,
+      counters,
+      clock,
+      shared)
     built = fetcher
 
     def calls: Seq[Call] = sent.map(_.call).toSeq
@@ -131,7 +172,9 @@ private object AdaptiveFetchTestKit {
     def readOne(): String = {
       val waitedBefore = counters.fetchWaitMs
       val (id, stream) = fetcher.next()
-      val bytes = try readFully(stream) finally stream.close()
+      val bytes =
+        try readFully(stream)
+        finally stream.close()
       val name = id.toString
       val expected = blocks.collectFirst { case ((_, n), b) if n == name => b.bytes.toSeq }
       assert(expected.contains(bytes.toSeq), s"$name served with wrong bytes")
@@ -146,7 +189,6 @@ private object AdaptiveFetchTestKit {
       while (fetcher.hasNext) readOne()
       consumed.toSeq
     }
-
 
     def deliver(call: Call): Unit = {
       call.blockIds.foreach { n =>
@@ -187,8 +229,10 @@ private object AdaptiveFetchTestKit {
       val done = consumed.toSet
       delivered.asScala.forall(done) && local.reads.size == localTotal
     }
-    private lazy val localTotal = byAddress.filter(_._1.executorId == self.executorId)
-      .flatMap(_._2).count(_.declaredSize > 0)
+    private lazy val localTotal = byAddress
+      .filter(_._1.executorId == self.executorId)
+      .flatMap(_._2)
+      .count(_.declaredSize > 0)
 
     def finish(): Unit = context.markTaskCompleted(None)
 
@@ -207,8 +251,13 @@ private object AdaptiveFetchTestKit {
       assert(consumed.sorted == expectedNames)
       val requested = calls.flatMap(_.blockIds)
       assert(requested.distinct.size == requested.size, s"a block was requested twice: $requested")
-      assert(requested.sorted == byAddress.filter(_._1.executorId != self.executorId)
-        .flatMap(_._2).filter(_.declaredSize > 0).map(_.id.toString).sorted)
+      assert(
+        requested.sorted == byAddress
+          .filter(_._1.executorId != self.executorId)
+          .flatMap(_._2)
+          .filter(_.declaredSize > 0)
+          .map(_.id.toString)
+          .sorted)
     }
   }
 
@@ -219,9 +268,13 @@ private object AdaptiveFetchTestKit {
    */
   def starveConsumer(task: SimTask, clock: TestClock, waitMs: Long)(body: => Unit): Unit = {
     val failure = new LinkedBlockingQueue[Option[Throwable]]
-    val consumer = new Thread(() => {
-      failure.put(try { body; None } catch { case t: Throwable => Some(t) })
-    }, "sim-consumer")
+    val consumer = new Thread(
+      () => {
+        failure.put(
+          try { body; None }
+          catch { case t: Throwable => Some(t) })
+      },
+      "sim-consumer")
     consumer.setDaemon(true)
     consumer.start()
     val deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60)

@@ -17,9 +17,13 @@ class AdaptiveSchedulerSuite extends AnyFunSuite {
       remote: Seq[(String, Seq[Long])],
       s: FetchSettings,
       shared: PeerTraffic): AdaptiveScheduler =
-    new AdaptiveScheduler(s, exec(self), remote.zipWithIndex.map { case ((id, sizes), i) =>
-      exec(id) -> refs(1, i * 1000, sizes)
-    }, shared)
+    new AdaptiveScheduler(
+      s,
+      exec(self),
+      remote.zipWithIndex.map { case ((id, sizes), i) =>
+        exec(id) -> refs(1, i * 1000, sizes)
+      },
+      shared)
 
   private def sources(requests: Seq[BlockBatch]): Seq[String] =
     requests.map(_.address.executorId)
@@ -27,7 +31,9 @@ class AdaptiveSchedulerSuite extends AnyFunSuite {
   test("with no history a task starts at the closest successor of its executor") {
     val s = settings("adaptive", limit = 300, increment = 100)
     val equal = Seq.fill(5)(100L)
-    for ((self, expected) <- Seq("2" -> Seq("3", "0", "1"), "3" -> Seq("0", "1", "2"),
+    for ((self, expected) <- Seq(
+        "2" -> Seq("3", "0", "1"),
+        "3" -> Seq("0", "1", "2"),
         "0" -> Seq("1", "2", "3"))) {
       val others = Seq("0", "1", "2", "3").filter(_ != self)
       val shared = new PeerTraffic(16)
@@ -58,9 +64,12 @@ class AdaptiveSchedulerSuite extends AnyFunSuite {
       state.consumeOldest()
       later ++= sources(drain(scheduler, state))
     }
-    later.sliding(2).foreach(p => assert(p(0) != p(1), s"two requests in a row to one source: $later"))
-    assert((first ++ later).groupBy(identity).view.mapValues(_.size).toMap ===
-      Map("1" -> 10, "2" -> 10, "3" -> 10))
+    later
+      .sliding(2)
+      .foreach(p => assert(p(0) != p(1), s"two requests in a row to one source: $later"))
+    assert(
+      (first ++ later).groupBy(identity).view.mapValues(_.size).toMap ===
+        Map("1" -> 10, "2" -> 10, "3" -> 10))
   }
 
   test("a source its executor waited long for gets fewer requests while others have blocks") {
@@ -116,8 +125,9 @@ class AdaptiveSchedulerSuite extends AnyFunSuite {
     assert(sources(third) === Seq("3"))
     // With separate executor states (no coordination) both would have piled onto source 1.
     val alone = new PeerTraffic(16)
-    assert(sources(drain(adaptive("0", remote, s, alone), new SchedulerTestState(100, alone)))
-      === Seq("1"))
+    assert(
+      sources(drain(adaptive("0", remote, s, alone), new SchedulerTestState(100, alone)))
+        === Seq("1"))
   }
 
   test("the increment aggregates small blocks, overshooting by less than a block") {
@@ -136,15 +146,19 @@ class AdaptiveSchedulerSuite extends AnyFunSuite {
     val shared = new PeerTraffic(16)
     val scheduler = adaptive("0", Seq("1" -> Seq(500L, 30L, 30L, 30L, 30L, 100L, 20L)), s, shared)
     val requests = drain(scheduler, new SchedulerTestState(10000, shared))
-    assert(requests.map(_.blocks.map(_.size)) ===
-      Seq(Seq(500L), Seq(30L, 30L, 30L, 30L), Seq(100L), Seq(20L)))
+    assert(
+      requests.map(_.blocks.map(_.size)) ===
+        Seq(Seq(500L), Seq(30L, 30L, 30L, 30L), Seq(100L), Seq(20L)))
   }
 
   test("requests, random layouts: >= increment unless the source ran out, overshoot < a block") {
     val random = new Random(3L)
     for (round <- 0 until 30) {
       val inc = 1L + random.nextInt(400)
-      val s = settings("adaptive", limit = inc * (1 + random.nextInt(6)), increment = inc,
+      val s = settings(
+        "adaptive",
+        limit = inc * (1 + random.nextInt(6)),
+        increment = inc,
         maxBlocksPerAddress = if (round % 3 == 0) 1 + random.nextInt(6) else Int.MaxValue)
       val remote = Seq("1", "2", "3", "4").take(1 + random.nextInt(4)).map { id =>
         id -> Seq.fill(random.nextInt(20))(1L + random.nextInt(300).toLong)
@@ -166,7 +180,8 @@ class AdaptiveSchedulerSuite extends AnyFunSuite {
             val last = i == rs.size - 1
             assert(r.size - r.blocks.last.size < inc, s"overshoot of $r")
             if (!last && s.maxBlocksInFlightPerAddress == Int.MaxValue) {
-              assert(r.size >= inc || r.blocks.size == s.maxBlocksInFlightPerAddress,
+              assert(
+                r.size >= inc || r.blocks.size == s.maxBlocksInFlightPerAddress,
                 s"$r sent below the increment though its source had more")
             }
           }
@@ -180,8 +195,7 @@ class AdaptiveSchedulerSuite extends AnyFunSuite {
     for (round <- 0 until 30) {
       val inc = 100L
       val limit = inc * (1 + random.nextInt(8))
-      val s = settings("adaptive", limit = limit, increment = inc,
-        maxReqs = 1 + random.nextInt(6))
+      val s = settings("adaptive", limit = limit, increment = inc, maxReqs = 1 + random.nextInt(6))
       // Each source's blocks divide the increment, so its requests are at most one increment.
       val remote = Seq("1", "2", "3").map { id =>
         val size = Seq(10L, 20L, 25L, 50L, 100L)(random.nextInt(5))

@@ -15,7 +15,7 @@ import org.apache.spark.shuffle.adaptive.flow.BlockRef
 import org.apache.spark.shuffle.sort.SortShuffleManager
 import org.apache.spark.storage.{BlockId, BlockManagerId, ShuffleBlockBatchId, ShuffleBlockId}
 
-import ShuffleBlockFetcherSuite._
+import FetcherFakes._
 
 class BatchFetchSuite extends AnyFunSuite {
 
@@ -35,22 +35,32 @@ class BatchFetchSuite extends AnyFunSuite {
     Row("the task did not ask for batches", requested = false, batched = false),
     Row("records cannot be relocated", relocatable = false, batched = false),
     Row("the codec's streams cannot be concatenated", concatenates = false, batched = false),
-    Row("uncompressed, so no codec to concatenate", compressed = false, concatenates = false,
+    Row(
+      "uncompressed, so no codec to concatenate",
+      compressed = false,
+      concatenates = false,
       batched = true),
     Row("the old fetch protocol", oldProtocol = true, batched = false),
     Row("I/O encryption", encrypted = true, batched = false))
 
   for (row <- table) {
     test(s"batch fetch conditions: ${row.name} -> ${row.batched}") {
-      assert(BatchFetch.enabled(row.requested, row.relocatable, row.compressed, row.concatenates,
-        row.oldProtocol, row.encrypted) === row.batched)
+      assert(
+        BatchFetch.enabled(
+          row.requested,
+          row.relocatable,
+          row.compressed,
+          row.concatenates,
+          row.oldProtocol,
+          row.encrypted) === row.batched)
     }
   }
 
   test("batch fetch conditions read from a Spark conf, serializer and the task's property") {
     def context(property: Option[String]): TaskContext = {
       val props = new Properties
-      property.foreach(props.setProperty(SortShuffleManager.FETCH_SHUFFLE_BLOCKS_IN_BATCH_ENABLED_KEY, _))
+      property.foreach(
+        props.setProperty(SortShuffleManager.FETCH_SHUFFLE_BLOCKS_IN_BATCH_ENABLED_KEY, _))
       val c = TaskContext.empty()
       c.getLocalProperties.putAll(props)
       c
@@ -64,13 +74,15 @@ class BatchFetchSuite extends AnyFunSuite {
     assert(!BatchFetch.enabled(conf, kryo, 0, 5, context(None)))
     assert(!BatchFetch.enabled(conf, kryo, 0, 5, context(Some("false"))))
     assert(!BatchFetch.enabled(conf, new JavaSerializer(conf), 0, 5, asked))
-    assert(!BatchFetch.enabled(conf.clone.set("spark.io.encryption.enabled", "true"), kryo, 0, 5,
-      asked))
-    assert(!BatchFetch.enabled(conf.clone.set("spark.shuffle.useOldFetchProtocol", "true"), kryo,
-      0, 5, asked))
+    assert(
+      !BatchFetch.enabled(conf.clone.set("spark.io.encryption.enabled", "true"), kryo, 0, 5, asked))
+    assert(
+      !BatchFetch
+        .enabled(conf.clone.set("spark.shuffle.useOldFetchProtocol", "true"), kryo, 0, 5, asked))
     for (codec <- Seq("lz4", "zstd", "snappy", "lzf")) {
-      assert(BatchFetch.enabled(conf.clone.set("spark.io.compression.codec", codec), kryo, 0, 5,
-        asked), codec)
+      assert(
+        BatchFetch.enabled(conf.clone.set("spark.io.compression.codec", codec), kryo, 0, 5, asked),
+        codec)
     }
   }
 
@@ -78,14 +90,20 @@ class BatchFetchSuite extends AnyFunSuite {
     BlockRef(ShuffleBlockId(3, mapId, reduceId), size, mapIndex)
 
   test("merge: one batch block per map, spanning its partitions, sizes summed") {
-    val blocks = Seq(ref(10, 4, 5, 0), ref(10, 5, 6, 0), ref(10, 7, 7, 0), ref(11, 4, 8, 1),
-      ref(12, 6, 9, 2), ref(12, 7, 1, 2))
-    assert(BatchFetch.merge(blocks) === Seq(
-      // Partition 6 of map 10 was empty (left out); the range reads its zero bytes.
-      BlockRef(ShuffleBlockBatchId(3, 10, 4, 8), 18, 0),
-      // A block alone is a batch too: a request holds one kind of id, never both.
-      BlockRef(ShuffleBlockBatchId(3, 11, 4, 5), 8, 1),
-      BlockRef(ShuffleBlockBatchId(3, 12, 6, 8), 10, 2)))
+    val blocks = Seq(
+      ref(10, 4, 5, 0),
+      ref(10, 5, 6, 0),
+      ref(10, 7, 7, 0),
+      ref(11, 4, 8, 1),
+      ref(12, 6, 9, 2),
+      ref(12, 7, 1, 2))
+    assert(
+      BatchFetch.merge(blocks) === Seq(
+        // Partition 6 of map 10 was empty (left out); the range reads its zero bytes.
+        BlockRef(ShuffleBlockBatchId(3, 10, 4, 8), 18, 0),
+        // A block alone is a batch too: a request holds one kind of id, never both.
+        BlockRef(ShuffleBlockBatchId(3, 11, 4, 5), 8, 1),
+        BlockRef(ShuffleBlockBatchId(3, 12, 6, 8), 10, 2)))
     assert(BatchFetch.merge(Nil).isEmpty)
   }
 
@@ -103,7 +121,7 @@ class BatchFetchSuite extends AnyFunSuite {
         assert(merged.count { m =>
           val batch = m.blockId.asInstanceOf[ShuffleBlockBatchId]
           batch.mapId == id.mapId && batch.startReduceId <= id.reduceId &&
-            id.reduceId < batch.endReduceId && m.mapIndex == b.mapIndex
+          id.reduceId < batch.endReduceId && m.mapIndex == b.mapIndex
         } === 1)
       }
     }
@@ -119,30 +137,45 @@ class BatchFetchSuite extends AnyFunSuite {
   private def bytesOf(id: BlockId): Array[Byte] = {
     val batch = id.asInstanceOf[ShuffleBlockBatchId]
     (batch.startReduceId until batch.endReduceId)
-      .flatMap(r => Array.fill((r + 1) * 10)((batch.mapId * 16 + r).toByte)).toArray
+      .flatMap(r => Array.fill((r + 1) * 10)((batch.mapId * 16 + r).toByte))
+      .toArray
   }
 
   private def fetcher(transport: FakeTransport, batch: Boolean): ShuffleBlockFetcher = {
     val localBatch = ShuffleBlockBatchId(3, 0, 0, 4)
-    new ShuffleBlockFetcher(TaskContext.empty(), transport,
-      new FakeLocal(local, Map(localBatch -> Blk(ShuffleBlockId(3, 0, 0), bytesOf(localBatch), 0)),
+    new ShuffleBlockFetcher(
+      TaskContext.empty(),
+      transport,
+      new FakeLocal(
+        local,
+        Map(localBatch -> Blk(ShuffleBlockId(3, 0, 0), bytesOf(localBatch), 0)),
         Set.empty),
       Iterator(local -> partitions(0), exec1 -> (partitions(1) ++ partitions(2))),
       (_: BlockId, in: InputStream) => in,
       AdaptiveFetchTestKit.settings("naive", limit = 1000, increment = 1000),
-      new TempShuffleReadMetrics, batch = batch)
+      new TempShuffleReadMetrics,
+      batch = batch)
   }
 
   test("with batches on, each map output is asked for, served and counted as one block") {
     val transport = new FakeTransport
     transport.onFetch = call => call.blockIds.foreach(n => call.succeed(n, bytesOf(BlockId(n))))
     val f = fetcher(transport, batch = true)
-    val served = Iterator.continually(f).takeWhile(_.hasNext).map(_.next()).map { case (id, in) =>
-      try assert(readFully(in).toSeq === bytesOf(id).toSeq) finally in.close()
-      id
-    }.toSeq
-    assert(served.toSet === Set[BlockId](ShuffleBlockBatchId(3, 0, 0, 4),
-      ShuffleBlockBatchId(3, 1, 0, 4), ShuffleBlockBatchId(3, 2, 0, 4)))
+    val served = Iterator
+      .continually(f)
+      .takeWhile(_.hasNext)
+      .map(_.next())
+      .map { case (id, in) =>
+        try assert(readFully(in).toSeq === bytesOf(id).toSeq)
+        finally in.close()
+        id
+      }
+      .toSeq
+    assert(
+      served.toSet === Set[BlockId](
+        ShuffleBlockBatchId(3, 0, 0, 4),
+        ShuffleBlockBatchId(3, 1, 0, 4),
+        ShuffleBlockBatchId(3, 2, 0, 4)))
     assert(transport.calls.flatMap(_.blockIds).sorted === Seq("shuffle_3_1_0_4", "shuffle_3_2_0_4"))
   }
 

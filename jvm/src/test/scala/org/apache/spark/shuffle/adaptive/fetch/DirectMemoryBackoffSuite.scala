@@ -12,7 +12,7 @@ import org.apache.spark.shuffle.adaptive.metrics.FetchCounters
 import org.apache.spark.storage.{BlockId, BlockManagerId}
 
 import AdaptiveFetchTestKit.{blk, exec}
-import ShuffleBlockFetcherSuite._
+import FetcherFakes._
 
 class DirectMemoryBackoffSuite extends AnyFunSuite {
 
@@ -28,7 +28,8 @@ class DirectMemoryBackoffSuite extends AnyFunSuite {
     exec("1") -> Seq(blk(9, 0, 100), blk(9, 1, 100)),
     exec("2") -> Seq(blk(9, 2, 100), blk(9, 3, 100)))
   private val bytes = byAddress.flatMap(_._2).map(b => b.id.toString -> b.bytes).toMap
-  private val settings = AdaptiveFetchTestKit.settings("naive", limit = 300, increment = 100)
+  private val settings = AdaptiveFetchTestKit
+    .settings("naive", limit = 300, increment = 100)
     .copy(maxReqSizeShuffleToMem = 1000, maxAttemptsOnNettyOOM = 1)
 
   private class Task(freeDirectMemory: => Long) {
@@ -36,16 +37,23 @@ class DirectMemoryBackoffSuite extends AnyFunSuite {
     val backoff = new DirectMemoryBackoff(() => freeDirectMemory)
     val counters = new FetchCounters
     val context = TaskContext.empty()
-    val fetcher = new ShuffleBlockFetcher(context, transport,
+    val fetcher = new ShuffleBlockFetcher(
+      context,
+      transport,
       new FakeLocal(BlockManagerId("self", "host-0", 1), Map.empty, Set.empty),
       byAddress.iterator.map { case (a, bs) =>
         a -> bs.map(b => (b.id: BlockId, b.declaredSize, b.mapIndex))
-      }, (_: BlockId, in: InputStream) => in, settings, new TempShuffleReadMetrics, counters,
+      },
+      (_: BlockId, in: InputStream) => in,
+      settings,
+      new TempShuffleReadMetrics,
+      counters,
       backoff = backoff)
 
     def next(): String = {
       val (id, in) = fetcher.next()
-      try assert(readFully(in).toSeq === bytes(id.toString).toSeq) finally in.close()
+      try assert(readFully(in).toSeq === bytes(id.toString).toSeq)
+      finally in.close()
       id.toString
     }
 
@@ -63,7 +71,8 @@ class DirectMemoryBackoffSuite extends AnyFunSuite {
     (first.blockIds.head, others.map(_.blockIds.head))
   }
 
-  test("a block refused for want of direct memory is deferred, and nothing new is sent " +
+  test(
+    "a block refused for want of direct memory is deferred, and nothing new is sent " +
       "while replies are due and memory stays short") {
     val task = new Task(freeDirectMemory = 0L)
     val (refused, arrived) = refuseFirst(task)

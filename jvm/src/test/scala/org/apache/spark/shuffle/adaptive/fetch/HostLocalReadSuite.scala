@@ -16,7 +16,7 @@ import org.apache.spark.shuffle.adaptive.transport.{HostLocalDirs, HostLocalTran
 import org.apache.spark.storage.{BlockId, BlockManagerId}
 
 import AdaptiveFetchTestKit.blk
-import ShuffleBlockFetcherSuite._
+import FetcherFakes._
 
 class HostLocalReadSuite extends AnyFunSuite {
 
@@ -54,24 +54,34 @@ class HostLocalReadSuite extends AnyFunSuite {
     }
   }
 
-  private class Task(missing: Boolean = false, unreadable: Set[BlockId] = Set.empty,
-      async: Boolean = false, lostOnNetwork: Set[BlockId] = Set.empty) {
+  private class Task(
+      missing: Boolean = false,
+      unreadable: Set[BlockId] = Set.empty,
+      async: Boolean = false,
+      lostOnNetwork: Set[BlockId] = Set.empty) {
     val dirs = new FakeDirs(missing, unreadable, async)
     val network = new FakeTransport
-    network.onFetch = call => call.blockIds.foreach { n =>
-      if (lostOnNetwork(BlockId(n))) call.fail(n, new IOException("connection refused"))
-      else call.succeed(n, files(BlockId(n)))
-    }
+    network.onFetch = call =>
+      call.blockIds.foreach { n =>
+        if (lostOnNetwork(BlockId(n))) call.fail(n, new IOException("connection refused"))
+        else call.succeed(n, files(BlockId(n)))
+      }
     val context = TaskContext.empty()
     val metrics = new TempShuffleReadMetrics
     val counters = new FetchCounters
-    val local = new FakeLocal(self, byAddress.head._2.map(b => (b.id: BlockId) -> b).toMap,
-      Set.empty)
-    val fetcher = new ShuffleBlockFetcher(context, new HostLocalTransport("host-a", dirs, network),
-      local, byAddress.iterator.map { case (a, bs) =>
+    val local =
+      new FakeLocal(self, byAddress.head._2.map(b => (b.id: BlockId) -> b).toMap, Set.empty)
+    val fetcher = new ShuffleBlockFetcher(
+      context,
+      new HostLocalTransport("host-a", dirs, network),
+      local,
+      byAddress.iterator.map { case (a, bs) =>
         a -> bs.map(b => (b.id: BlockId, b.declaredSize, b.mapIndex))
-      }, (_: BlockId, in: InputStream) => in,
-      AdaptiveFetchTestKit.settings("adaptive", limit = 1000, increment = 100), metrics, counters)
+      },
+      (_: BlockId, in: InputStream) => in,
+      AdaptiveFetchTestKit.settings("adaptive", limit = 1000, increment = 100),
+      metrics,
+      counters)
 
     /** Reads every block, checking its bytes; returns the names served. */
     def readAll(): Seq[String] = {
@@ -103,8 +113,11 @@ class HostLocalReadSuite extends AnyFunSuite {
       assert(task.networkBlocks.map(_._1).distinct === Seq("far"))
       assert(task.networkBlocks.map(_._2).sorted === names(far).sorted)
       val c = task.counters
-      assert(c.bytesByTransport.toMap === Map(FetchCounters.Local -> 90L,
-        HostLocalTransport.Name -> 210L, "fake" -> 190L))
+      assert(
+        c.bytesByTransport.toMap === Map(
+          FetchCounters.Local -> 90L,
+          HostLocalTransport.Name -> 210L,
+          "fake" -> 190L))
       assert(c.bytesBySource.toMap === Map("self" -> 90L, "neighbour" -> 210L, "far" -> 190L))
       assert(c.requestsByTransport.keySet === Set(HostLocalTransport.Name, "fake"))
       assert(c.transportFallbacks === 0)

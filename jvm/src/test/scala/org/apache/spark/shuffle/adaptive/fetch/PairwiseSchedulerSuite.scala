@@ -11,18 +11,24 @@ import SchedulerTestState.{drain, refs}
 
 class PairwiseSchedulerSuite extends AnyFunSuite {
 
-  private def pairwise(self: String, remote: Seq[(String, Seq[Long])], s: FetchSettings)
-      : PairwiseScheduler =
-    new PairwiseScheduler(s, exec(self), remote.zipWithIndex.map { case ((id, sizes), i) =>
-      exec(id) -> refs(2, i * 1000, sizes)
-    })
+  private def pairwise(
+      self: String,
+      remote: Seq[(String, Seq[Long])],
+      s: FetchSettings): PairwiseScheduler =
+    new PairwiseScheduler(
+      s,
+      exec(self),
+      remote.zipWithIndex.map { case ((id, sizes), i) =>
+        exec(id) -> refs(2, i * 1000, sizes)
+      })
 
   /**
    * Runs the scheduler to the end, consuming the oldest request after each round; returns each
    * request's source with the sources whose blocks were not all consumed when it was sent.
    */
-  private def run(scheduler: PairwiseScheduler, state: SchedulerTestState)
-      : Seq[(String, Set[String])] = {
+  private def run(
+      scheduler: PairwiseScheduler,
+      state: SchedulerTestState): Seq[(String, Set[String])] = {
     val out = mutable.ArrayBuffer.empty[(String, Set[String])]
     def round(): Unit = {
       var next = scheduler.next(state)
@@ -51,7 +57,8 @@ class PairwiseSchedulerSuite extends AnyFunSuite {
       val position = remote.map(_._1).zipWithIndex.toMap
       val state = new SchedulerTestState(300, null)
       val sent = run(pairwise(self, remote, s), state)
-      val expectedSteps = (1 until ids.size).map(k => ids(((i - k) % ids.size + ids.size) % ids.size))
+      val expectedSteps =
+        (1 until ids.size).map(k => ids(((i - k) % ids.size + ids.size) % ids.size))
       withClue(s"on executor $self: $sent") {
         // Requests go to one source at a time, in the pairwise order...
         assert(sent.map(_._1).distinct === expectedSteps)
@@ -79,9 +86,12 @@ class PairwiseSchedulerSuite extends AnyFunSuite {
   test("executors without blocks are skipped; every block is requested once") {
     val s = settings("pairwise", limit = 1000, increment = 100)
     val remote = Seq("3" -> Seq(30L, 80L), "1" -> Seq(500L), "2" -> Seq(100L, 1L, 1L))
-    val scheduler = new PairwiseScheduler(s, exec("0"), remote.zipWithIndex.map {
-      case ((id, sizes), i) => exec(id) -> refs(3, i * 1000, sizes)
-    } :+ (exec("4") -> IndexedSeq.empty[BlockRef]))
+    val scheduler = new PairwiseScheduler(
+      s,
+      exec("0"),
+      remote.zipWithIndex.map { case ((id, sizes), i) =>
+        exec(id) -> refs(3, i * 1000, sizes)
+      } :+ (exec("4") -> IndexedSeq.empty[BlockRef]))
     val state = new SchedulerTestState(1000, null)
     val all = mutable.ArrayBuffer.empty[BlockBatch] ++= drain(scheduler, state)
     while (scheduler.hasPending || state.openBlocks.nonEmpty) {

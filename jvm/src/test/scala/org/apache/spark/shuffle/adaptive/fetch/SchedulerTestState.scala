@@ -9,8 +9,7 @@ import org.apache.spark.storage.{BlockManagerId, ShuffleBlockId}
  * A reduce task's outstanding requests as the schedulers see them, driven by hand: [[send]]
  * what a scheduler returned, [[consume]] blocks; loads the shared executor state like the fetcher.
  */
-private final class SchedulerTestState(var limit: Long, shared: PeerTraffic)
-    extends FlowState {
+private final class SchedulerTestState(var limit: Long, shared: PeerTraffic) extends FlowState {
   private val open = mutable.LinkedHashMap.empty[ShuffleBlockId, (BlockManagerId, Long)]
   private val requestBlocks = mutable.ArrayBuffer.empty[mutable.Set[ShuffleBlockId]]
 

@@ -26,7 +26,7 @@ import org.apache.spark.shuffle.adaptive.transport.{BlockTransport, TransportLis
 import org.apache.spark.storage.{BlockId, BlockManagerId, ShuffleBlockId}
 import org.apache.spark.util.{Clock, SystemClock}
 
-import ShuffleBlockFetcherSuite._
+import FetcherFakes._
 
 class ShuffleBlockFetcherSuite extends AnyFunSuite {
 
@@ -44,16 +44,30 @@ class ShuffleBlockFetcherSuite extends AnyFunSuite {
       detectCorrupt: Boolean = true,
       useExtraMemory: Boolean = true,
       checksum: Boolean = false): FetchSettings =
-    FetchSettings(maxBytesInFlight, maxReqsInFlight, maxBlocksPerAddress, requestSize,
-      maxReqSizeShuffleToMem, detectCorrupt, useExtraMemory, checksum, "ADLER32")
+    FetchSettings(
+      maxBytesInFlight,
+      maxReqsInFlight,
+      maxBlocksPerAddress,
+      requestSize,
+      maxReqSizeShuffleToMem,
+      detectCorrupt,
+      useExtraMemory,
+      checksum,
+      "ADLER32")
 
   /** Distinct, recognisable content for each block. */
-  private def block(shuffleId: Int, mapId: Long, reduceId: Int, size: Int, mapIndex: Int = -1)
-      : Blk = {
+  private def block(
+      shuffleId: Int,
+      mapId: Long,
+      reduceId: Int,
+      size: Int,
+      mapIndex: Int = -1): Blk = {
     val seed = shuffleId * 1000003L + mapId * 7919L + reduceId
     val random = new Random(seed)
     val bytes = Array.fill(size)(random.nextInt(256).toByte)
-    Blk(ShuffleBlockId(shuffleId, mapId, reduceId), bytes,
+    Blk(
+      ShuffleBlockId(shuffleId, mapId, reduceId),
+      bytes,
       if (mapIndex >= 0) mapIndex else mapId.toInt)
   }
 
@@ -73,9 +87,12 @@ class ShuffleBlockFetcherSuite extends AnyFunSuite {
     val blocks: Map[(String, String), Blk] = byAddress.flatMap { case (address, bs) =>
       bs.map(b => (address.executorId, b.id.toString) -> b)
     }.toMap
-    val local = new FakeLocal(localExec, blocks.collect {
-      case ((exec, _), b) if exec == localExec.executorId => b.id -> b
-    }, localFailures)
+    val local = new FakeLocal(
+      localExec,
+      blocks.collect {
+        case ((exec, _), b) if exec == localExec.executorId => b.id -> b
+      },
+      localFailures)
     val transport = new FakeTransport
     if (autoServe) transport.onFetch = call => call.succeedAll(blocks)
 
@@ -83,14 +100,24 @@ class ShuffleBlockFetcherSuite extends AnyFunSuite {
       val input = byAddress.iterator.map { case (address, bs) =>
         address -> bs.map(b => (b.id: BlockId, b.declaredSize, b.mapIndex))
       }
-      new ShuffleBlockFetcher(context, transport, local, input, wrapper, settings, metrics,
-        counters, clock, routes = routes)
+      new ShuffleBlockFetcher(
+        context,
+        transport,
+        local,
+        input,
+        wrapper,
+        settings,
+        metrics,
+        counters,
+        clock,
+        routes = routes)
     }
 
     /** Takes one block and reads it to the end, closing the stream. */
     def readNext(): (BlockId, Array[Byte]) = {
       val (id, stream) = fetcher.next()
-      try (id, readFully(stream)) finally stream.close()
+      try (id, readFully(stream))
+      finally stream.close()
     }
 
     def readAll(): Seq[(BlockId, Array[Byte])] = {
@@ -108,7 +135,10 @@ class ShuffleBlockFetcherSuite extends AnyFunSuite {
   }
 
   private def expectedServed(byAddress: Seq[(BlockManagerId, Seq[Blk])]): Map[String, Seq[Byte]] =
-    byAddress.flatMap(_._2).filter(_.declaredSize > 0).map(b => b.id.toString -> b.bytes.toSeq)
+    byAddress
+      .flatMap(_._2)
+      .filter(_.declaredSize > 0)
+      .map(b => b.id.toString -> b.bytes.toSeq)
       .toMap
 
   private def assertServedExactlyOnce(
@@ -116,8 +146,9 @@ class ShuffleBlockFetcherSuite extends AnyFunSuite {
       byAddress: Seq[(BlockManagerId, Seq[Blk])]): Unit = {
     val names = served.map(_._1.toString)
     assert(names.distinct.size === names.size, s"a block was served twice: $names")
-    assert(served.map { case (id, bytes) => id.toString -> bytes.toSeq }.toMap ===
-      expectedServed(byAddress))
+    assert(
+      served.map { case (id, bytes) => id.toString -> bytes.toSeq }.toMap ===
+        expectedServed(byAddress))
   }
 
   private def fetchFailure(e: FetchFailedException): FetchFailed =
@@ -142,11 +173,17 @@ class ShuffleBlockFetcherSuite extends AnyFunSuite {
     assert(!h.local.reads.contains(empty1.id))
     val requested = h.transport.calls.toSeq.flatMap(_.blockIds)
     assert(!requested.contains(empty2.id.toString))
-    assert(requested.sorted === byAddress.filter(_._1 != localExec).flatMap(_._2)
-      .filter(_.declaredSize > 0).map(_.id.toString).sorted)
+    assert(
+      requested.sorted === byAddress
+        .filter(_._1 != localExec)
+        .flatMap(_._2)
+        .filter(_.declaredSize > 0)
+        .map(_.id.toString)
+        .sorted)
     assert(h.transport.calls.forall(c => c.address != localExec))
-    assert(h.local.reads.sortBy(_.toString) === Seq(byAddress.head._2(0).id,
-      byAddress.head._2(1).id).sortBy(_.toString))
+    assert(
+      h.local.reads.sortBy(_.toString) === Seq(byAddress.head._2(0).id, byAddress.head._2(1).id)
+        .sortBy(_.toString))
     h.assertNoLeak()
     h.context.markTaskCompleted(None)
     h.assertNoLeak()
@@ -263,16 +300,18 @@ class ShuffleBlockFetcherSuite extends AnyFunSuite {
 
     def run(): Unit = {
       val deliverer = threaded.map { random =>
-        val t = new Thread(() => {
-          var next = outstanding.take()
-          while (next.isDefined) {
-            val call = next.get
-            random.shuffle(call.blockIds).foreach { n =>
-              call.succeed(n, blocksByKey((call.address.executorId, n)).bytes)
+        val t = new Thread(
+          () => {
+            var next = outstanding.take()
+            while (next.isDefined) {
+              val call = next.get
+              random.shuffle(call.blockIds).foreach { n =>
+                call.succeed(n, blocksByKey((call.address.executorId, n)).bytes)
+              }
+              next = outstanding.take()
             }
-            next = outstanding.take()
-          }
-        }, "test-deliverer")
+          },
+          "test-deliverer")
         t.setDaemon(true)
         t.start()
         t
@@ -293,7 +332,8 @@ class ShuffleBlockFetcherSuite extends AnyFunSuite {
           val (id, stream) = harness.fetcher.next()
           val key = blocksByKey.keys.find(_._2 == id.toString).get
           taken += key
-          try served += id -> readFully(stream) finally stream.close()
+          try served += id -> readFully(stream)
+          finally stream.close()
         }
       } catch {
         case e: Throwable =>
@@ -337,7 +377,10 @@ class ShuffleBlockFetcherSuite extends AnyFunSuite {
   test("a block read from another executor's store fails as its map output's executor's") {
     // exec2's store holds block (7, 42, 5) of a map output exec1 wrote (mode=store).
     val held = block(7, 42, 5, 64, mapIndex = 3)
-    val h = new Harness(Seq(exec2 -> Seq(held)), settings(), autoServe = false,
+    val h = new Harness(
+      Seq(exec2 -> Seq(held)),
+      settings(),
+      autoServe = false,
       routes = StoreRoutes(Map(held.id -> exec1), Set(held.id)))
     h.transport.calls.foreach(_.fail(held.id.toString, new IOException("gone")))
     val reason = fetchFailure(intercept[FetchFailedException](h.readAll()))
@@ -348,7 +391,9 @@ class ShuffleBlockFetcherSuite extends AnyFunSuite {
   test("blocks read from stores are counted as such") {
     val held = block(7, 42, 5, 64)
     val local = block(7, 43, 5, 32)
-    val h = new Harness(Seq(exec2 -> Seq(held), localExec -> Seq(local)), settings(),
+    val h = new Harness(
+      Seq(exec2 -> Seq(held), localExec -> Seq(local)),
+      settings(),
       routes = StoreRoutes(Map.empty, Set(held.id, local.id)))
     h.readAll()
     assert(h.counters.bytesFromStores === 96 && h.counters.blocksFromStores === 2)
@@ -360,15 +405,20 @@ class ShuffleBlockFetcherSuite extends AnyFunSuite {
     val transport = new FakeTransport
     transport.onFetch = _ => throw new IllegalStateException("client closed")
     val context = TaskContext.empty()
-    val fetcher = new ShuffleBlockFetcher(context, transport,
+    val fetcher = new ShuffleBlockFetcher(
+      context,
+      transport,
       new FakeLocal(localExec, Map.empty, Set.empty),
-      Iterator(exec1 -> Seq((b.id: BlockId, b.declaredSize, b.mapIndex))), (_, in) => in,
-      settings(), new TempShuffleReadMetrics)
+      Iterator(exec1 -> Seq((b.id: BlockId, b.declaredSize, b.mapIndex))),
+      (_, in) => in,
+      settings(),
+      new TempShuffleReadMetrics)
     assert(transport.calls.size === 1)
     val e = intercept[FetchFailedException](fetcher.next())
     val reason = fetchFailure(e)
-    assert((reason.bmAddress, reason.shuffleId, reason.mapId, reason.mapIndex, reason.reduceId)
-      === ((exec1, 8, 4L, 1, 2)))
+    assert(
+      (reason.bmAddress, reason.shuffleId, reason.mapId, reason.mapIndex, reason.reduceId)
+        === ((exec1, 8, 4L, 1, 2)))
     assert(e.getCause.getMessage === "client closed")
     context.markTaskCompleted(None)
   }
@@ -378,8 +428,9 @@ class ShuffleBlockFetcherSuite extends AnyFunSuite {
     val h = new Harness(Seq(localExec -> Seq(bad)), settings(), localFailures = Set(bad.id))
     val e = intercept[FetchFailedException](h.fetcher.next())
     val reason = fetchFailure(e)
-    assert((reason.bmAddress, reason.shuffleId, reason.mapId, reason.mapIndex, reason.reduceId)
-      === ((localExec, 9, 11L, 6, 4)))
+    assert(
+      (reason.bmAddress, reason.shuffleId, reason.mapId, reason.mapIndex, reason.reduceId)
+        === ((localExec, 9, 11L, 6, 4)))
     assert(e.getCause.isInstanceOf[IOException])
     assert(h.transport.calls.isEmpty)
     h.context.markTaskCompleted(None)
@@ -397,9 +448,8 @@ class ShuffleBlockFetcherSuite extends AnyFunSuite {
 
   test("a block found corrupt when opened is fetched again and then served") {
     val victim = block(10, 1, 0, 500)
-    val byAddress = Seq(
-      localExec -> Seq(block(10, 0, 0, 20)),
-      exec1 -> Seq(victim, block(10, 2, 0, 30)))
+    val byAddress =
+      Seq(localExec -> Seq(block(10, 0, 0, 20)), exec1 -> Seq(victim, block(10, 2, 0, 30)))
     val wrapper = new Corrupting(victim.id, corruptTimes = 1)
     val h = new Harness(byAddress, settings(), wrapper = wrapper)
     val served = h.readAll()
@@ -424,8 +474,9 @@ class ShuffleBlockFetcherSuite extends AnyFunSuite {
     val e = intercept[FetchFailedException](h.fetcher.next())
     assert(e.getMessage.contains("corrupted due to DISK_ISSUE"), e.getMessage)
     val reason = fetchFailure(e)
-    assert((reason.bmAddress, reason.shuffleId, reason.mapId, reason.mapIndex, reason.reduceId)
-      === ((exec2, 11, 5L, 4, 2)))
+    assert(
+      (reason.bmAddress, reason.shuffleId, reason.mapId, reason.mapIndex, reason.reduceId)
+        === ((exec2, 11, 5L, 4, 2)))
     // The diagnosis covers the whole block, as the serving executor computed it.
     val adler = new Adler32
     adler.update(victim.bytes)
@@ -437,7 +488,9 @@ class ShuffleBlockFetcherSuite extends AnyFunSuite {
 
   test("a block corrupt twice without checksums fails with the read error") {
     val victim = block(12, 5, 2, 70)
-    val h = new Harness(Seq(exec2 -> Seq(victim)), settings(),
+    val h = new Harness(
+      Seq(exec2 -> Seq(victim)),
+      settings(),
       wrapper = new Corrupting(victim.id, corruptTimes = 2))
     val e = intercept[FetchFailedException](h.fetcher.next())
     assert(e.getMessage.contains("corrupt"), e.getMessage)
@@ -451,7 +504,8 @@ class ShuffleBlockFetcherSuite extends AnyFunSuite {
     for (checksum <- Seq(false, true)) {
       val victim = block(13, 1, 0, 400)
       // Without the extra-memory check the stream is opened lazily and fails while read.
-      val h = new Harness(Seq(exec1 -> Seq(victim)),
+      val h = new Harness(
+        Seq(exec1 -> Seq(victim)),
         settings(useExtraMemory = false, checksum = checksum),
         wrapper = new Corrupting(victim.id, corruptTimes = 1))
       h.transport.cause = Cause.NETWORK_ISSUE
@@ -473,8 +527,10 @@ class ShuffleBlockFetcherSuite extends AnyFunSuite {
 
   test("without corruption detection a read error is passed through as is") {
     val victim = block(14, 1, 0, 400)
-    val h = new Harness(Seq(exec1 -> Seq(victim)),
-      settings(detectCorrupt = false), wrapper = new Corrupting(victim.id, corruptTimes = 1))
+    val h = new Harness(
+      Seq(exec1 -> Seq(victim)),
+      settings(detectCorrupt = false),
+      wrapper = new Corrupting(victim.id, corruptTimes = 1))
     val (_, stream) = h.fetcher.next()
     val e = intercept[IOException](readFully(stream))
     assert(e.getMessage === FailingStream.Message)
@@ -557,8 +613,11 @@ class ShuffleBlockFetcherSuite extends AnyFunSuite {
   test("fetch wait time and request time come from the clock while the task blocks") {
     val clock = new TestClock
     val b = block(19, 0, 0, 33)
-    val h = new Harness(Seq(exec1 -> Seq(b, block(19, 1, 0, 44))), settings(requestSize = 10),
-      autoServe = false, clock = clock)
+    val h = new Harness(
+      Seq(exec1 -> Seq(b, block(19, 1, 0, 44))),
+      settings(requestSize = 10),
+      autoServe = false,
+      clock = clock)
     assert(h.transport.calls.size === 2)
     val first = h.transport.calls(0)
     val second = h.transport.calls(1)
@@ -573,9 +632,13 @@ class ShuffleBlockFetcherSuite extends AnyFunSuite {
 
     // The task blocks on the second; the clock moves while it waits.
     val outcome = new LinkedBlockingQueue[Either[Throwable, (BlockId, Array[Byte])]]
-    val consumer = new Thread(() => {
-      outcome.put(try Right(h.readNext()) catch { case t: Throwable => Left(t) })
-    }, "test-task")
+    val consumer = new Thread(
+      () => {
+        outcome.put(
+          try Right(h.readNext())
+          catch { case t: Throwable => Left(t) })
+      },
+      "test-task")
     val waiting = clock.watch(consumer)
     consumer.start()
     // The task read the clock to start timing its wait: only then does the clock move.
@@ -662,191 +725,5 @@ class ShuffleBlockFetcherSuite extends AnyFunSuite {
       h.assertNoLeak()
       assert(h.transport.buffers.size === 20)
     }
-  }
-}
-
-private object ShuffleBlockFetcherSuite {
-
-  final case class Blk(id: ShuffleBlockId, bytes: Array[Byte], mapIndex: Int) {
-    def declaredSize: Long = bytes.length.toLong
-  }
-
-  def readFully(in: InputStream): Array[Byte] = {
-    val out = new ByteArrayOutputStream
-    val chunk = new Array[Byte](97)
-    var n = in.read(chunk)
-    while (n != -1) {
-      out.write(chunk, 0, n)
-      n = in.read(chunk)
-    }
-    out.toByteArray
-  }
-
-  /** A buffer that counts its references and refuses to be read once released. */
-  final class CountingBuffer(val name: String, bytes: Array[Byte], initialRefs: Int)
-      extends ManagedBuffer {
-    private val refCount = new AtomicInteger(initialRefs)
-    val retains = new AtomicInteger
-    val releases = new AtomicInteger
-    @volatile var overReleased = false
-
-    def refs: Int = refCount.get
-
-    override def size(): Long = bytes.length.toLong
-    override def nioByteBuffer(): ByteBuffer = ByteBuffer.wrap(bytes).asReadOnlyBuffer()
-    override def createInputStream(): InputStream = {
-      if (refCount.get <= 0) throw new IllegalStateException(s"$this read after release")
-      new ByteArrayInputStream(bytes)
-    }
-    override def retain(): ManagedBuffer = {
-      retains.incrementAndGet()
-      refCount.incrementAndGet()
-      this
-    }
-    override def release(): ManagedBuffer = {
-      releases.incrementAndGet()
-      if (refCount.decrementAndGet() < 0) overReleased = true
-      this
-    }
-    override def convertToNetty(): AnyRef = throw new UnsupportedOperationException
-    override def convertToNettyForSsl(): AnyRef = throw new UnsupportedOperationException
-    override def toString: String =
-      s"CountingBuffer($name, refs=$refs, retains=${retains.get}, releases=${releases.get})"
-  }
-
-  /** Reads `okBytes` bytes, then fails the way a corrupt compressed stream does. */
-  final class FailingStream(in: InputStream, okBytes: Int) extends FilterInputStream(in) {
-    private var left = okBytes
-    override def read(): Int = {
-      if (left == 0) throw new IOException(FailingStream.Message)
-      left -= 1
-      super.read()
-    }
-    override def read(b: Array[Byte], off: Int, len: Int): Int = {
-      if (left == 0) throw new IOException(FailingStream.Message)
-      val n = super.read(b, off, math.min(len, left))
-      if (n > 0) left -= n
-      n
-    }
-  }
-
-  object FailingStream {
-    val Message = "stream is corrupt"
-  }
-
-  final class FakeLocal(
-      override val address: BlockManagerId,
-      blocks: Map[BlockId, Blk],
-      failures: Set[BlockId]) extends LocalBlocks {
-    val reads = mutable.ArrayBuffer.empty[BlockId]
-    val buffers = mutable.ArrayBuffer.empty[CountingBuffer]
-    val tempFiles = mutable.ArrayBuffer.empty[File]
-
-    override def read(blockId: BlockId): ManagedBuffer = {
-      reads += blockId
-      if (failures(blockId)) throw new IOException(s"cannot read $blockId")
-      // Like a file segment: nobody holds a reference until the reader retains it.
-      val buf = new CountingBuffer(s"local $blockId", blocks(blockId).bytes, initialRefs = 0)
-      buffers += buf
-      buf
-    }
-
-    override def tempFile(): File = {
-      val f = File.createTempFile("fetcher-suite", ".tmp")
-      f.deleteOnExit()
-      tempFiles += f
-      f
-    }
-  }
-
-  /** One fetch call as the fetcher made it; the test serves its blocks when it wants. */
-  final class Call(
-      transport: FakeTransport,
-      val address: BlockManagerId,
-      val blockIds: Seq[String],
-      listener: TransportListener,
-      val downloads: Option[DownloadFileManager]) {
-
-    /** Delivers a block the way the network layer does: the buffer is released on return. */
-    def succeed(name: String, bytes: Array[Byte]): CountingBuffer = {
-      val buf = new CountingBuffer(s"${address.executorId}/$name", bytes, initialRefs = 1)
-      transport.track(buf)
-      try listener.onFetched(BlockId(name), buf, transport.name) finally buf.release()
-      buf
-    }
-
-    def fail(name: String, e: Throwable): Unit = listener.onFailed(BlockId(name), e)
-
-    def succeedAll(blocks: Map[(String, String), Blk]): Unit =
-      blockIds.foreach(n => succeed(n, blocks((address.executorId, n)).bytes))
-
-    override def toString: String = s"Call(${address.executorId}, $blockIds)"
-  }
-
-  final class FakeTransport extends BlockTransport {
-    val calls = mutable.ArrayBuffer.empty[Call]
-    private val tracked = new ConcurrentHashMap[CountingBuffer, Unit]
-    val diagnoses = mutable.ArrayBuffer.empty[(BlockManagerId, ShuffleBlockId, Long, String)]
-    @volatile var cause: Cause = Cause.UNKNOWN_ISSUE
-    @volatile var onFetch: Call => Unit = _ => ()
-    private val hook = FakeTransport.nextHook.get
-
-    def track(buf: CountingBuffer): Unit = tracked.put(buf, ())
-
-    def buffers: Seq[CountingBuffer] = {
-      import scala.jdk.CollectionConverters._
-      tracked.keySet().asScala.toSeq
-    }
-
-    override def name: String = "fake"
-
-    override def fetch(
-        address: BlockManagerId,
-        blockIds: Seq[BlockId],
-        listener: TransportListener,
-        downloads: Option[DownloadFileManager]): Unit = {
-      val call = new Call(this, address, blockIds.map(_.toString), listener, downloads)
-      calls.synchronized(calls += call)
-      if (hook != null) hook(this, call) else onFetch(call)
-    }
-
-    override def diagnoseCorruption(
-        address: BlockManagerId,
-        block: ShuffleBlockId,
-        checksum: Long,
-        algorithm: String): Cause = {
-      diagnoses.synchronized(diagnoses += ((address, block, checksum, algorithm)))
-      cause
-    }
-  }
-
-  object FakeTransport {
-    /** Lets a test hook the transport a harness creates before its constructor fetches. */
-    val nextHook = new ThreadLocal[(FakeTransport, Call) => Unit]
-  }
-
-  /** A clock the test moves; counts down `watched` when the watched thread reads it. */
-  final class TestClock extends Clock {
-    private val now = new AtomicLong(1000000000L)
-    @volatile private var watchedThread: Thread = null
-    @volatile private var watched = new CountDownLatch(1)
-
-    /** Returns a latch counted down when `t` first reads the clock from now on. */
-    def watch(t: Thread): CountDownLatch = {
-      watched = new CountDownLatch(1)
-      watchedThread = t
-      watched
-    }
-
-    def advance(millis: Long): Unit = now.addAndGet(TimeUnit.MILLISECONDS.toNanos(millis))
-
-    override def nanoTime(): Long = {
-      // Read first, signal after: the reading thread holds its value before the test moves on.
-      val time = now.get
-      if (Thread.currentThread() eq watchedThread) watched.countDown()
-      time
-    }
-    override def getTimeMillis(): Long = TimeUnit.NANOSECONDS.toMillis(now.get)
-    override def waitTillTime(targetTime: Long): Long = throw new UnsupportedOperationException
   }
 }

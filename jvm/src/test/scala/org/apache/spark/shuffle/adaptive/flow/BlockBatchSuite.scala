@@ -60,7 +60,8 @@ class BlockBatchSuite extends AnyFunSuite {
       val count = random.nextInt(60)
       val input = (0 until count).map { i =>
         // Mostly small blocks, some far larger than the request size.
-        val size = if (random.nextInt(8) == 0) 1L + random.nextInt(5000) else 1L + random.nextInt(80)
+        val size =
+          if (random.nextInt(8) == 0) 1L + random.nextInt(5000) else 1L + random.nextInt(80)
         block(i, size)
       }
       val requestSize = 1L + random.nextInt(400)

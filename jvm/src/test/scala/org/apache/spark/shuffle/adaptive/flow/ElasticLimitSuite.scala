@@ -5,8 +5,13 @@ import org.scalatest.funsuite.AnyFunSuite
 class ElasticLimitSuite extends AnyFunSuite {
 
   private def limit(enabled: Boolean = true, window: Int = 16) =
-    new ElasticLimit(increment = 100, hardLimit = 1000, enabled = enabled, window = window,
-      shrinkBelow = 0.5, growAbove = 0.5)
+    new ElasticLimit(
+      increment = 100,
+      hardLimit = 1000,
+      enabled = enabled,
+      window = window,
+      shrinkBelow = 0.5,
+      growAbove = 0.5)
 
   test("starts at the hard limit") {
     val l = limit()
@@ -53,8 +58,13 @@ class ElasticLimitSuite extends AnyFunSuite {
   }
 
   test("with shrinkBelow < growAbove a wait between the two thresholds keeps the limit") {
-    val l = new ElasticLimit(increment = 10, hardLimit = 50, enabled = true, window = 4,
-      shrinkBelow = 0.5, growAbove = 1.5)
+    val l = new ElasticLimit(
+      increment = 10,
+      hardLimit = 50,
+      enabled = true,
+      window = 4,
+      shrinkBelow = 0.5,
+      growAbove = 1.5)
     l.observeWait(0) // shrink to 40
     l.observeWait(8) // average 0: grows to 50
     l.observeWait(4) // average 4: 4 is in (2, 6]: keeps

@@ -14,8 +14,9 @@ class ExecutorOrderSuite extends AnyFunSuite {
 
   test("numeric ids are ordered numerically: 10 follows 9") {
     val all = (0 to 11).map(_.toString)
-    assert(successors("9", all.filter(_ != "9")) ===
-      Seq("10", "11", "0", "1", "2", "3", "4", "5", "6", "7", "8"))
+    assert(
+      successors("9", all.filter(_ != "9")) ===
+        Seq("10", "11", "0", "1", "2", "3", "4", "5", "6", "7", "8"))
     assert(successors("11", all.filter(_ != "11")).take(2) === Seq("0", "1"))
     assert(successors("2", Seq("10", "9", "1")) === Seq("9", "10", "1"))
   }

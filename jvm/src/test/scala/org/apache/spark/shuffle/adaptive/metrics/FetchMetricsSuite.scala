@@ -17,11 +17,16 @@ class FetchMetricsSuite extends SparkFunSuite with LocalSparkContext {
     sc.addSparkListener(new SparkListener {
       override def onTaskEnd(end: SparkListenerTaskEnd): Unit = sparkRead.synchronized {
         val read = end.taskMetrics.shuffleReadMetrics
-        if (read.totalBlocksFetched > 0) sparkRead += ((read.totalBytesRead, read.totalBlocksFetched))
+        if (read.totalBlocksFetched > 0)
+          sparkRead += ((read.totalBytesRead, read.totalBlocksFetched))
       }
     })
-    val sums = sc.parallelize(1 to 20000, 4).map(x => (x % 50, x.toLong)).reduceByKey(_ + _, 3)
-      .collect().toMap
+    val sums = sc
+      .parallelize(1 to 20000, 4)
+      .map(x => (x % 50, x.toLong))
+      .reduceByKey(_ + _, 3)
+      .collect()
+      .toMap
     assert(sums.size === 50)
 
     sc.listenerBus.waitUntilEmpty()

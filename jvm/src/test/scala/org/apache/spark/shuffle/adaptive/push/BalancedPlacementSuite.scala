@@ -8,19 +8,22 @@ class BalancedPlacementSuite extends AnyFunSuite {
     owners.zip(predicted).groupMapReduce(_._1)(_._2)(_ + _)
 
   test("largest partition first, onto the least-loaded executor") {
-    val owners = BalancedPlacement.place(Array(1, 8, 3, 4, 2).map(_.toDouble), Map.empty,
-      Seq("a", "b", "c"))
+    val owners =
+      BalancedPlacement.place(Array(1, 8, 3, 4, 2).map(_.toDouble), Map.empty, Seq("a", "b", "c"))
     // 8 -> a, 4 -> b, 3 -> c, then 2 -> c (3 < 4), then 1 -> b (4 < 5).
     assert(owners.toSeq === Seq("b", "a", "c", "b", "c"))
-    assert(loads(Array(1, 8, 3, 4, 2).map(_.toDouble), owners) ===
-      Map("a" -> 8.0, "b" -> 5.0, "c" -> 5.0))
+    assert(
+      loads(Array(1, 8, 3, 4, 2).map(_.toDouble), owners) ===
+        Map("a" -> 8.0, "b" -> 5.0, "c" -> 5.0))
   }
 
   test("ties: the smaller partition first, the executor first in executor order") {
     val owners = BalancedPlacement.place(Array(5.0, 5.0, 5.0), Map.empty, Seq("10", "2", "9"))
     assert(owners.toSeq === Seq("2", "9", "10"))
-    assert(BalancedPlacement.place(Array(5.0, 5.0, 5.0), Map.empty, Seq("9", "10", "2")).toSeq ===
-      owners.toSeq, "the order executors are listed in does not matter")
+    assert(
+      BalancedPlacement.place(Array(5.0, 5.0, 5.0), Map.empty, Seq("9", "10", "2")).toSeq ===
+        owners.toSeq,
+      "the order executors are listed in does not matter")
   }
 
   test("pinned partitions keep their owner and count towards its load") {

@@ -27,7 +27,8 @@ class PartitionSizePredictorSuite extends AnyFunSuite {
     val rng = new scala.util.Random(5)
     val partitions = 16
     val weights = (1 to partitions).map(k => 1.0 / (k * k))
-    val maps = (1 to 40).map(_ => weights.map(w => (w * 1e6 * (0.9 + 0.2 * rng.nextDouble())).toLong))
+    val maps =
+      (1 to 40).map(_ => weights.map(w => (w * 1e6 * (0.9 + 0.2 * rng.nextDouble())).toLong))
     val predictor = new PartitionSizePredictor(partitions)
     maps.take(10).foreach(m => predictor.observe(m.indices.toArray, m.toArray))
     val predicted = predictor.predicted(maps.size)

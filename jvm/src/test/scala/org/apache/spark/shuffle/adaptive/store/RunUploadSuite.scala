@@ -40,7 +40,9 @@ class RunUploadSuite extends AnyFunSuite {
     withUpload(Array(10L, 0L, 90L, 3L), offset = 100) { (upload, expected) =>
       assert(upload.size() === expected.length)
       val in = upload.createInputStream()
-      assert((try in.readAllBytes() finally in.close()) === expected)
+      assert(
+        (try in.readAllBytes()
+        finally in.close()) === expected)
       val nio = upload.nioByteBuffer()
       assert(Array.tabulate(nio.remaining)(nio.get) === expected)
     }
@@ -52,7 +54,8 @@ class RunUploadSuite extends AnyFunSuite {
         val region = upload.convertToNetty().asInstanceOf[FileRegion]
         val out = new ByteArrayOutputStream
         val channel = new Trickle(out, max)
-        while (region.transferred() < region.count()) region.transferTo(channel, region.transferred())
+        while (region.transferred() < region.count())
+          region.transferTo(channel, region.transferred())
         region.release()
         assert(out.toByteArray === expected)
       }

@@ -13,7 +13,8 @@ class ShuffleStoreSuite extends AnyFunSuite {
 
   private def bytesOf(buf: ManagedBuffer): Array[Byte] = {
     val in = buf.createInputStream()
-    try in.readAllBytes() finally in.close()
+    try in.readAllBytes()
+    finally in.close()
   }
 
   private def withFile(content: Array[Byte])(f: File => Unit): Unit = {
@@ -56,11 +57,14 @@ class ShuffleStoreSuite extends AnyFunSuite {
 
   private def runStream(sizes: Array[Long], file: File, offset: Long): Array[Byte] = {
     val in = new RunUpload(sizes, file, offset).createInputStream()
-    try in.readAllBytes() finally in.close()
+    try in.readAllBytes()
+    finally in.close()
   }
 
   /** Feeds `bytes` to `stream` in pieces of `piece` bytes. */
-  private def feed(stream: org.apache.spark.network.client.StreamCallbackWithID, bytes: Array[Byte],
+  private def feed(
+      stream: org.apache.spark.network.client.StreamCallbackWithID,
+      bytes: Array[Byte],
       piece: Int): Unit =
     bytes.grouped(piece).foreach(p => stream.onData(stream.getID, ByteBuffer.wrap(p)))
 
@@ -68,7 +72,9 @@ class ShuffleStoreSuite extends AnyFunSuite {
     withFile(data) { file =>
       Seq(1, 3, 7, 13, 1000).foreach { piece =>
         var offered: (ShuffleBlockBatchId, Long, Seq[Long]) = null
-        val store = new ShuffleStore(1000, _ => (),
+        val store = new ShuffleStore(
+          1000,
+          _ => (),
           (run, buffer, offsets) => offered = (run, buffer.remaining.toLong, offsets.toSeq))
         // Reduce partitions 2..5 of map 9: sizes 10, 0, 25, 5, taken from the file at 40.
         val run = ShuffleBlockBatchId(1, 9, 2, 6)
@@ -176,9 +182,10 @@ class ShuffleStoreSuite extends AnyFunSuite {
     withFile(data) { file =>
       val store = new ShuffleStore(1000, _ => ())
       val threads = (0 until 8).map { t =>
-        new Thread(() => (0 until 50).foreach { r =>
-          store.putFromFile(ShuffleBlockId(1, t, r), file, 0, 7)
-        })
+        new Thread(() =>
+          (0 until 50).foreach { r =>
+            store.putFromFile(ShuffleBlockId(1, t, r), file, 0, 7)
+          })
       }
       threads.foreach(_.start())
       threads.foreach(_.join())

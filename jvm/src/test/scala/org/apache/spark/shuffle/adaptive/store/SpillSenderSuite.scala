@@ -20,9 +20,11 @@ class SpillSenderSuite extends AnyFunSuite {
     override val maxReqsInFlight = requests
     override val maxBlocksInFlightPerAddress = perAddress
   }
+
   /** A limit that stays at `max`. */
   private def fixed(increment: Long, max: Long) = new ElasticLimit(increment, max, false, 4, 0.5, 2)
-  private def data(id: BlockId): ManagedBuffer = new NioManagedBuffer(java.nio.ByteBuffer.allocate(1))
+  private def data(id: BlockId): ManagedBuffer = new NioManagedBuffer(
+    java.nio.ByteBuffer.allocate(1))
 
   /** Completes each upload on another thread, recording what was in flight when it started. */
   private final class Peers(fail: Set[BlockId] = Set.empty) {
@@ -31,7 +33,9 @@ class SpillSenderSuite extends AnyFunSuite {
     var inFlight = 0L
     var peak = 0L
     def upload(size: BlockId => Long)(
-        peer: BlockManagerId, id: BlockId, buf: ManagedBuffer): Future[Unit] = synchronized {
+        peer: BlockManagerId,
+        id: BlockId,
+        buf: ManagedBuffer): Future[Unit] = synchronized {
       started += peer -> id
       inFlight += size(id)
       peak = math.max(peak, inFlight)
@@ -55,7 +59,13 @@ class SpillSenderSuite extends AnyFunSuite {
     val toC = blocks(2, 5, 5)
     val sizes: Map[BlockId, Long] = (toB ++ toC).toMap
     val peers = new Peers(fail = Set(ShuffleBlockId(0, 1, 1)))
-    val sender = new SpillSender(peers.upload(sizes), limits(5, 100), 15, fixed(15, 1000), new PeerTraffic(4), "a")
+    val sender = new SpillSender(
+      peers.upload(sizes),
+      limits(5, 100),
+      15,
+      fixed(15, 1000),
+      new PeerTraffic(4),
+      "a")
     val arrived = sender.send(Seq(b -> toB, c -> toC), data)
     peers.stop()
     assert(peers.started.map(_._2).sortBy(_.name) === sizes.keys.toSeq.sortBy(_.name))
@@ -70,13 +80,25 @@ class SpillSenderSuite extends AnyFunSuite {
     val toB = blocks(1, Seq.fill(20)(30L): _*)
     val sizes = toB.toMap
     val peers = new Peers()
-    val sender = new SpillSender(peers.upload(sizes), limits(100, 100), 30, fixed(30, 100), new PeerTraffic(4), "a")
+    val sender = new SpillSender(
+      peers.upload(sizes),
+      limits(100, 100),
+      30,
+      fixed(30, 100),
+      new PeerTraffic(4),
+      "a")
     assert(sender.send(Seq(b -> toB), data).size === 20)
     peers.stop()
     assert(peers.peak <= 100)
     val alone = new Peers()
     val big = blocks(2, 500, 500)
-    new SpillSender(alone.upload(big.toMap), limits(100, 100), 30, fixed(30, 100), new PeerTraffic(4), "a")
+    new SpillSender(
+      alone.upload(big.toMap),
+      limits(100, 100),
+      30,
+      fixed(30, 100),
+      new PeerTraffic(4),
+      "a")
       .send(Seq(c -> big), data)
     alone.stop()
     assert(alone.peak === 500)
@@ -94,9 +116,14 @@ class SpillSenderSuite extends AnyFunSuite {
 
   test("an upload that throws at once counts as not arrived, and the rest still go") {
     val toB = blocks(1, 10, 10)
-    val sender = new SpillSender((_, id, _) =>
-      if (id == ShuffleBlockId(0, 1, 0)) throw new IOException("no connection") else Future.unit,
-      limits(5, 5), 10, fixed(10, 100), new PeerTraffic(4), "a")
+    val sender = new SpillSender(
+      (_, id, _) =>
+        if (id == ShuffleBlockId(0, 1, 0)) throw new IOException("no connection") else Future.unit,
+      limits(5, 5),
+      10,
+      fixed(10, 100),
+      new PeerTraffic(4),
+      "a")
     assert(sender.send(Seq(b -> toB), data) === Set[BlockId](ShuffleBlockId(0, 1, 1)))
   }
 
@@ -104,18 +131,30 @@ class SpillSenderSuite extends AnyFunSuite {
     val order = mutable.ArrayBuffer.empty[String]
     val d = BlockManagerId("d", "host-d", 4)
     // One block in flight at a time: the order of the sends is the order of the peers.
-    new SpillSender((peer, _, _) => { order += peer.executorId; Future.unit }, limits(1, 1), 10,
-      fixed(10, 10), new PeerTraffic(4), "c")
+    new SpillSender(
+      (peer, _, _) => { order += peer.executorId; Future.unit },
+      limits(1, 1),
+      10,
+      fixed(10, 10),
+      new PeerTraffic(4),
+      "c")
       .send(Seq(b -> blocks(1, 10), c -> blocks(2, 10), d -> blocks(3, 10)), data)
     assert(order === Seq("d", "b", "c"))
   }
 
-  test("the limit shrinks while uploads finish before the sender waits for them, to one increment") {
+  test(
+    "the limit shrinks while uploads finish before the sender waits for them, to one increment") {
     val elastic = new ElasticLimit(10, 100, true, 4, 0.5, 2)
     val toB = blocks(1, Seq.fill(20)(10L): _*)
     // Uploads that are done when started, on a clock that never moves: no wait at all.
-    new SpillSender((_, _, _) => Future.unit, limits(100, 100), 10, elastic, new PeerTraffic(4),
-      "a", new ManualClock()).send(Seq(b -> toB), data)
+    new SpillSender(
+      (_, _, _) => Future.unit,
+      limits(100, 100),
+      10,
+      elastic,
+      new PeerTraffic(4),
+      "a",
+      new ManualClock()).send(Seq(b -> toB), data)
     assert(elastic.min === 10 && elastic.current === 10)
   }
 }

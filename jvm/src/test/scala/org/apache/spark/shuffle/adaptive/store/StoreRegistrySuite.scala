@@ -10,7 +10,8 @@ class StoreRegistrySuite extends AnyFunSuite {
 
   /** The registry driven by hand, as its RPC endpoint thread would drive it. */
   private final class Driven(capacity: Long, executors: String*)(
-      push: Boolean = false, pushAfterMapStage: Boolean = false) {
+      push: Boolean = false,
+      pushAfterMapStage: Boolean = false) {
     val registry = new StoreRegistry(null, "pairwise", push, pushAfterMapStage)
     def start(): this.type = {
       executors.foreach(id =>
@@ -36,19 +37,29 @@ class StoreRegistrySuite extends AnyFunSuite {
         Place(executor, shuffleId, mapId, sizes.indices.toArray, sizes.toArray)).map(_._1).toSeq
 
     def locate(mapIds: Long*): Set[(Long, Int, String)] =
-      ask[Array[(Long, Int, String, String, Int)]](Locate(0, mapIds.toArray, 0, 100))
-        .map { case (m, r, id, _, _) => (m, r, id) }.toSet
+      ask[Array[(Long, Int, String, String, Int)]](Locate(0, mapIds.toArray, 0, 100)).map {
+        case (m, r, id, _, _) => (m, r, id)
+      }.toSet
 
     def report: StoreReport = ask[StoreReport](Snapshot)
   }
 
-  private def driven(capacity: Long, executors: String*) = new Driven(capacity, executors: _*)().start()
+  private def driven(capacity: Long, executors: String*) =
+    new Driven(capacity, executors: _*)().start()
 
   /** mode=push, with shuffle 0 of `numMaps` map tasks and `numPartitions` reduce partitions. */
-  private def pushing(capacity: Long, numMaps: Int, numPartitions: Int, executors: String*)
-      : Driven = pushing(afterMapStage = false, capacity, numMaps, numPartitions, executors: _*)
+  private def pushing(
+      capacity: Long,
+      numMaps: Int,
+      numPartitions: Int,
+      executors: String*): Driven =
+    pushing(afterMapStage = false, capacity, numMaps, numPartitions, executors: _*)
 
-  private def pushing(afterMapStage: Boolean, capacity: Long, numMaps: Int, numPartitions: Int,
+  private def pushing(
+      afterMapStage: Boolean,
+      capacity: Long,
+      numMaps: Int,
+      numPartitions: Int,
       executors: String*): Driven = {
     val d = new Driven(capacity, executors: _*)(push = true, afterMapStage).start()
     d.registry.receive(ShuffleRegistered(0, numMaps, numPartitions))
@@ -147,8 +158,10 @@ class StoreRegistrySuite extends AnyFunSuite {
     assert(d.placeIn(0, "0", 1, 100) === Seq("0"))
     // Now partition 2 looks largest: unpinned, it would go to "0"; "0" holds partition 0.
     d.registry.receive(Observed(0, Array(1, 2), Array(50, 500)))
-    assert(d.ask[Array[(String, String, Int)]](Place("0", 0, 2, Array(0, 1, 2),
-      Array(10, 50, 500))).map(_._1).toSeq === Seq("0", "2", "1"))
+    assert(
+      d.ask[Array[(String, String, Int)]](Place("0", 0, 2, Array(0, 1, 2), Array(10, 50, 500)))
+        .map(_._1)
+        .toSeq === Seq("0", "2", "1"))
   }
 
   test("push: an owner lost gives its partitions new owners") {

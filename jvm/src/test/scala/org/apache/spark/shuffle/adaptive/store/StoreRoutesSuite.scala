@@ -14,8 +14,9 @@ class StoreRoutesSuite extends AnyFunSuite {
   test("blocks a peer's store holds move to that peer; their home is remembered") {
     val byAddress = Seq(a -> Seq(block(1, 0), block(1, 1)), b -> Seq(block(2, 0)))
     val (routed, routes) = StoreRoutes.route(byAddress, Map((1L, 1) -> b))
-    assert(routed.toMap.view.mapValues(_.toSeq).toMap ===
-      Map(a -> Seq(block(1, 0)), b -> Seq(block(2, 0), block(1, 1))))
+    assert(
+      routed.toMap.view.mapValues(_.toSeq).toMap ===
+        Map(a -> Seq(block(1, 0)), b -> Seq(block(2, 0), block(1, 1))))
     assert(routes.homes === Map(ShuffleBlockId(0, 1, 1) -> a))
     assert(routes.stored === Set(ShuffleBlockId(0, 1, 1)))
     assert(routes.ownerOf(ShuffleBlockId(0, 1, 1), b) === a)

@@ -20,11 +20,14 @@ class StoreTransportSuite extends AnyFunSuite {
 
   /** Serves every block except `failing`; records whom it was asked for what. */
   private final class Recording(name0: String, failing: Set[BlockId] = Set.empty)
-    extends BlockTransport {
+      extends BlockTransport {
     val asked = mutable.ArrayBuffer.empty[(BlockManagerId, Seq[BlockId])]
     val diagnosed = mutable.ArrayBuffer.empty[BlockManagerId]
     override def name: String = name0
-    override def fetch(address: BlockManagerId, ids: Seq[BlockId], listener: TransportListener,
+    override def fetch(
+        address: BlockManagerId,
+        ids: Seq[BlockId],
+        listener: TransportListener,
         downloads: Option[DownloadFileManager]): Unit = {
       asked += address -> ids
       ids.foreach { id =>
@@ -32,8 +35,11 @@ class StoreTransportSuite extends AnyFunSuite {
         else listener.onFetched(id, new NioManagedBuffer(java.nio.ByteBuffer.allocate(1)), name)
       }
     }
-    override def diagnoseCorruption(address: BlockManagerId, block: ShuffleBlockId,
-        checksum: Long, algorithm: String): Cause = {
+    override def diagnoseCorruption(
+        address: BlockManagerId,
+        block: ShuffleBlockId,
+        checksum: Long,
+        algorithm: String): Cause = {
       diagnosed += address
       Cause.UNKNOWN_ISSUE
     }
@@ -43,7 +49,8 @@ class StoreTransportSuite extends AnyFunSuite {
     val fetched = mutable.ArrayBuffer.empty[(BlockId, String)]
     val failed = mutable.ArrayBuffer.empty[BlockId]
     val fellBack = mutable.ArrayBuffer.empty[BlockId]
-    override def onFetched(id: BlockId, buf: ManagedBuffer, via: String): Unit = fetched += id -> via
+    override def onFetched(id: BlockId, buf: ManagedBuffer, via: String): Unit =
+      fetched += id -> via
     override def onFailed(id: BlockId, e: Throwable): Unit = failed += id
     override def onFellBack(id: BlockId, e: Throwable): Unit = fellBack += id
   }
@@ -51,7 +58,8 @@ class StoreTransportSuite extends AnyFunSuite {
   private val keptAtHome = ShuffleBlockId(0, 2, 1)
   private val routes = StoreRoutes(Map(spilled -> home), Set(spilled, keptAtHome))
 
-  test("a spilled block goes to its holder over the network; the holder's own blocks go the usual way") {
+  test(
+    "a spilled block goes to its holder over the network; the holder's own blocks go the usual way") {
     val network = new Recording("netty")
     val chain = new Recording("ucx")
     val events = new Events
@@ -86,7 +94,9 @@ class StoreTransportSuite extends AnyFunSuite {
 
   test("if its map output's executor fails too, the block fails") {
     val events = new Events
-    new StoreTransport(routes, new Recording("netty", Set(spilled)),
+    new StoreTransport(
+      routes,
+      new Recording("netty", Set(spilled)),
       new Recording("netty", Set(spilled))).fetch(holder, Seq(spilled), events, None)
     assert(events.failed === Seq(spilled))
   }

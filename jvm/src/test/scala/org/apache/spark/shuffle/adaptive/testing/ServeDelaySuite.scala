@@ -26,17 +26,23 @@ class ServeDelaySuite extends SparkFunSuite with LocalSparkContext {
 
   for (manager <- Seq(classOf[AdaptiveShuffleManager], classOf[SlowServingSortShuffleManager])) {
     test(s"${manager.getSimpleName} serves through the delayed resolver on the slowed executor") {
-      val conf = new SparkConf().set(SHUFFLE_MANAGER, manager.getName)
+      val conf = new SparkConf()
+        .set(SHUFFLE_MANAGER, manager.getName)
         .set(TESTING_SERVE_DELAY, "driver:1")
       sc = new SparkContext("local[2]", "test", conf)
       assert(sc.env.shuffleManager.shuffleBlockResolver.isInstanceOf[DelayedShuffleBlockResolver])
-      val sums = sc.parallelize(1 to 1000, 4).map(x => (x % 10, x)).reduceByKey(_ + _, 3)
-        .collect().toMap
+      val sums = sc
+        .parallelize(1 to 1000, 4)
+        .map(x => (x % 10, x))
+        .reduceByKey(_ + _, 3)
+        .collect()
+        .toMap
       assert(sums === (1 to 1000).groupBy(_ % 10).map { case (k, v) => k -> v.sum })
     }
 
     test(s"${manager.getSimpleName} serves through Spark's resolver elsewhere") {
-      val conf = new SparkConf().set(SHUFFLE_MANAGER, manager.getName)
+      val conf = new SparkConf()
+        .set(SHUFFLE_MANAGER, manager.getName)
         .set(TESTING_SERVE_DELAY, "7:100")
       sc = new SparkContext("local[2]", "test", conf)
       val resolver = sc.env.shuffleManager.shuffleBlockResolver

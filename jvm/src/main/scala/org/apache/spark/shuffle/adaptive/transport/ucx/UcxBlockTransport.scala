@@ -23,7 +23,8 @@ private[spark] final class UcxBlockTransport(
     node: UcxNode,
     directory: UcxDirectory,
     pool: UcxBufferPool,
-    fallback: BlockTransport) extends BlockTransport {
+    fallback: BlockTransport)
+    extends BlockTransport {
 
   override def name: String = UcxBlockTransport.Name
 
@@ -63,9 +64,10 @@ private[spark] final class UcxBlockTransport(
       outputs.toSeq.flatMap { case ((_, mapId), ids) =>
         regions.get(mapId) match {
           case Some(region) =>
-            val ranged = ids.flatMap(id => region.rangeOf(id).collect {
-              case (offset, length) if length <= UcxBlockTransport.MaxRead => (id, offset, length)
-            })
+            val ranged = ids.flatMap(id =>
+              region.rangeOf(id).collect {
+                case (offset, length) if length <= UcxBlockTransport.MaxRead => (id, offset, length)
+              })
             unread ++= ids.filterNot(id => ranged.exists(_._1 == id))
             UcxBlockTransport.merge(shuffleId, mapId, region, ranged.toSeq)
           case None =>
@@ -82,18 +84,27 @@ private[spark] final class UcxBlockTransport(
       worker: Array[Byte],
       read: UcxBlockTransport.Read,
       listener: TransportListener): Unit = {
-    val buffer = try pool.acquire(read.length.toInt) catch {
-      case NonFatal(e) =>
-        read.blocks.foreach(b => listener.onFailed(b.id, e))
-        return
-    }
-    node.read(executorId, worker, (read.shuffleId, read.mapId), read.region.rkey,
-      read.region.address + read.offset, buffer.address, read.length) {
+    val buffer =
+      try pool.acquire(read.length.toInt)
+      catch {
+        case NonFatal(e) =>
+          read.blocks.foreach(b => listener.onFailed(b.id, e))
+          return
+      }
+    node.read(
+      executorId,
+      worker,
+      (read.shuffleId, read.mapId),
+      read.region.rkey,
+      read.region.address + read.offset,
+      buffer.address,
+      read.length) {
       case Success(_) =>
         read.blocks.foreach { block =>
-          val buf = new UcxBlockBuffer(buffer, (block.offset - read.offset).toInt,
-            block.length.toInt)
-          try listener.onFetched(block.id, buf, name) finally buf.release()
+          val buf =
+            new UcxBlockBuffer(buffer, (block.offset - read.offset).toInt, block.length.toInt)
+          try listener.onFetched(block.id, buf, name)
+          finally buf.release()
         }
         buffer.release()
       case Failure(e) =>

@@ -20,15 +20,18 @@ private[spark] final class UcxDirectory(registry: RpcEndpointRef) {
   private[this] val regions = new ConcurrentHashMap[(String, Int, Long), UcxRegion]
 
   def worker(executorId: String): Option[Array[Byte]] =
-    workers.computeIfAbsent(executorId,
+    workers.computeIfAbsent(
+      executorId,
       id => registry.askSync[Option[Array[Byte]]](LookUpWorker(id)))
 
   /** The regions of those of `mapIds` that `executorId` registered. */
   def regions(executorId: String, shuffleId: Int, mapIds: Seq[Long]): Map[Long, UcxRegion] = {
     val missing = mapIds.distinct.filterNot(id => regions.containsKey((executorId, shuffleId, id)))
     if (missing.nonEmpty) {
-      Regions.decode(registry.askSync[Array[(Long, Long, Array[Byte], Array[Long])]](
-          LookUpRegions(executorId, shuffleId, missing)))
+      Regions
+        .decode(
+          registry.askSync[Array[(Long, Long, Array[Byte], Array[Long])]](
+            LookUpRegions(executorId, shuffleId, missing)))
         .foreach { case (mapId, region) => regions.put((executorId, shuffleId, mapId), region) }
     }
     mapIds.flatMap(id => Option(regions.get((executorId, shuffleId, id))).map(id -> _)).toMap

@@ -36,8 +36,10 @@ private[spark] object UcxLibrary {
         NativeLibs.load()
         Right(())
       } catch {
-        case e: LinkageError => Left(s"the UCX libraries do not load: ${e.getMessage}" +
-          (if (dir.isEmpty) s" (set ${UCX_LIBRARY_PATH.key}, see README)" else ""))
+        case e: LinkageError =>
+          Left(
+            s"the UCX libraries do not load: ${e.getMessage}" +
+              (if (dir.isEmpty) s" (set ${UCX_LIBRARY_PATH.key}, see README)" else ""))
         case NonFatal(e) => Left(s"the UCX Java binding does not load: $e")
       }
     }

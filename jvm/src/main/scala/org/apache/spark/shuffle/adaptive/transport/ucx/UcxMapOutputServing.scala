@@ -31,28 +31,39 @@ private[spark] final class UcxMapOutputServing(
     executorId: String,
     node: UcxNode,
     registry: RpcEndpointRef,
-    directory: UcxDirectory) extends MapOutputServing with Logging {
+    directory: UcxDirectory)
+    extends MapOutputServing
+    with Logging {
 
   /** Registered memory: a file's mapping (unmapped when released) or a store's buffer. */
   private final class Mapped(val memory: UcpMemory, val buffer: ByteBuffer, val owned: Boolean)
 
   private[this] val mapped = mutable.HashMap.empty[Int, mutable.ArrayBuffer[Mapped]]
+
   /** Map outputs (shuffle, map) with a region here: a second one would shadow the first. */
   private[this] val published = mutable.HashSet.empty[(Int, Long)]
 
-  override def committed(shuffleId: Int, mapId: Long, dataFile: File, offsets: Array[Long]): Unit = {
+  override def committed(
+      shuffleId: Int,
+      mapId: Long,
+      dataFile: File,
+      offsets: Array[Long]): Unit = {
     val length = offsets.last
     if (length > 0 && length <= UcxBlockTransport.MaxRead && dataFile.length() == length) {
       val mapping = FileChannel.open(dataFile.toPath, StandardOpenOption.READ)
-      val buffer = try mapping.map(FileChannel.MapMode.READ_ONLY, 0, length) finally mapping.close()
+      val buffer =
+        try mapping.map(FileChannel.MapMode.READ_ONLY, 0, length)
+        finally mapping.close()
       val registered = try {
         register(shuffleId, mapId, buffer, offsets, owned = true).exists { region =>
           registry.askSync[Boolean](RegisterRegion(executorId, shuffleId, mapId, region))
         }
       } catch {
         case NonFatal(e) =>
-          logWarning(s"Map output $mapId of shuffle $shuffleId is served through Netty: " +
-            "registering it with UCX failed", e)
+          logWarning(
+            s"Map output $mapId of shuffle $shuffleId is served through Netty: " +
+              "registering it with UCX failed",
+            e)
           false
       }
       if (!registered) logDebug(s"Map output $mapId of shuffle $shuffleId has no UCX region")
@@ -66,14 +77,21 @@ private[spark] final class UcxMapOutputServing(
    * driver has the region before the sender hears of the arrival, and so before any reader is
    * routed to this store: readers never find a stored block without its region.
    */
-  def servedFromMemory(shuffleId: Int, mapId: Long, buffer: ByteBuffer, offsets: Array[Long]): Unit =
+  def servedFromMemory(
+      shuffleId: Int,
+      mapId: Long,
+      buffer: ByteBuffer,
+      offsets: Array[Long]): Unit =
     try {
       register(shuffleId, mapId, buffer, offsets, owned = false).foreach { region =>
         registry.askSync[Boolean](RegisterRegion(executorId, shuffleId, mapId, region))
       }
     } catch {
-      case NonFatal(e) => logWarning(s"Stored blocks of map output $mapId of shuffle $shuffleId " +
-        "are served through Netty: registering them with UCX failed", e)
+      case NonFatal(e) =>
+        logWarning(
+          s"Stored blocks of map output $mapId of shuffle $shuffleId " +
+            "are served through Netty: registering them with UCX failed",
+          e)
     }
 
   /** None if the map output has a region here already. */
@@ -85,8 +103,9 @@ private[spark] final class UcxMapOutputServing(
       owned: Boolean): Option[UcxRegion] = {
     if (!synchronized(published.add((shuffleId, mapId)))) return None
     val memory = node.register(buffer)
-    synchronized(mapped.getOrElseUpdate(shuffleId, mutable.ArrayBuffer.empty) +=
-      new Mapped(memory, buffer, owned))
+    synchronized(
+      mapped.getOrElseUpdate(shuffleId, mutable.ArrayBuffer.empty) +=
+        new Mapped(memory, buffer, owned))
     Some(UcxRegion(memory.getAddress, node.remoteKey(memory), offsets))
   }
 
@@ -111,7 +130,8 @@ private[spark] final class UcxMapOutputServing(
   }
 
   private def release(region: Mapped): Unit = {
-    try node.call(region.memory.deregister()) catch {
+    try node.call(region.memory.deregister())
+    catch {
       case NonFatal(e) => logWarning("Could not deregister a map output's UCX region", e)
     }
     // A store's buffer is the store's; only a file's mapping is ours to unmap.

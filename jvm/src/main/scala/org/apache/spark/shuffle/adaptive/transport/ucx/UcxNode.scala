@@ -52,7 +52,10 @@ private[spark] final class UcxNode(timeoutMs: Long) extends Logging {
   private[this] val ticker: ScheduledExecutorService =
     ThreadUtils.newDaemonSingleThreadScheduledExecutor("pyspark-shuffle-ucx-timeouts")
   private[this] val tick = math.max(1L, math.min(timeoutMs / 4, 1000L))
-  ticker.scheduleWithFixedDelay(() => if (reading.get > 0) worker.signal(), tick, tick,
+  ticker.scheduleWithFixedDelay(
+    () => if (reading.get > 0) worker.signal(),
+    tick,
+    tick,
     TimeUnit.MILLISECONDS)
 
   /** Runs `op` on the progress thread. */
@@ -112,6 +115,7 @@ private[spark] final class UcxNode(timeoutMs: Long) extends Logging {
   private final class Read(val executorId: String, val deadline: Long, done: Try[Unit] => Unit) {
     private[this] var finished = false
     var request: UcpRequest = _
+
     /** Why this node gave up on the read, which UCX then completes with an error. */
     var abandoned: Option[String] = None
 
@@ -119,7 +123,8 @@ private[spark] final class UcxNode(timeoutMs: Long) extends Logging {
       finished = true
       pending -= this
       reading.decrementAndGet()
-      try done(outcome) catch {
+      try done(outcome)
+      catch {
         case NonFatal(e) => logWarning("A UCX read callback failed", e)
       }
     }
@@ -136,20 +141,28 @@ private[spark] final class UcxNode(timeoutMs: Long) extends Logging {
     val executorId = read.executorId
     val (endpoint, key) = try {
       val endpoint = endpoints.getOrElseUpdate(executorId, connect(executorId, workerAddress))
-      (endpoint, rkeys.getOrElseUpdate((executorId, region._1, region._2),
-        endpoint.unpackRemoteKey(direct(rkey))))
+      (
+        endpoint,
+        rkeys.getOrElseUpdate(
+          (executorId, region._1, region._2),
+          endpoint.unpackRemoteKey(direct(rkey))))
     } catch {
       case NonFatal(e) =>
         read.finish(Failure(e))
         return
     }
     pending(read) = ()
-    read.request = endpoint.getNonBlocking(remoteAddress, key, localAddress, length,
+    read.request = endpoint.getNonBlocking(
+      remoteAddress,
+      key,
+      localAddress,
+      length,
       new UcxCallback {
         override def onSuccess(request: UcpRequest): Unit = read.finish(Success(()))
         override def onError(status: Int, message: String): Unit =
-          read.finish(Failure(new UcxException(s"UCX read of $length bytes from executor " +
-            s"$executorId failed: ${read.abandoned.getOrElse(s"$message ($status)")}")))
+          read.finish(
+            Failure(new UcxException(s"UCX read of $length bytes from executor " +
+              s"$executorId failed: ${read.abandoned.getOrElse(s"$message ($status)")}")))
       })
   }
 
@@ -159,14 +172,17 @@ private[spark] final class UcxNode(timeoutMs: Long) extends Logging {
    * peer shows as a failed or timed-out read.
    */
   private def connect(executorId: String, workerAddress: Array[Byte]): UcpEndpoint = {
-    def params = new UcpEndpointParams().setUcpAddress(direct(workerAddress))
+    def params = new UcpEndpointParams()
+      .setUcpAddress(direct(workerAddress))
       .setName(s"executor-$executorId")
       .setErrorHandler((endpoint: UcpEndpoint, status: Int, message: String) =>
         disconnect(executorId, endpoint, s"$message ($status)"))
-    try worker.newEndpoint(params.setPeerErrorHandlingMode()) catch {
+    try worker.newEndpoint(params.setPeerErrorHandlingMode())
+    catch {
       case e: UcxException =>
-        logInfo(s"Connecting to executor $executorId without peer failure handling " +
-          s"(${e.getMessage}): failures show as timeouts")
+        logInfo(
+          s"Connecting to executor $executorId without peer failure handling " +
+            s"(${e.getMessage}): failures show as timeouts")
         worker.newEndpoint(params)
     }
   }
@@ -183,15 +199,24 @@ private[spark] final class UcxNode(timeoutMs: Long) extends Logging {
     pending.keys.filter(_.executorId == executorId).foreach { read =>
       if (read.abandoned.isEmpty) read.abandoned = Some(why)
     }
-    try endpoint.closeNonBlockingForce() catch { case NonFatal(_) => }
+    try endpoint.closeNonBlockingForce()
+    catch { case NonFatal(_) => }
   }
 
   private def expire(): Unit = if (pending.nonEmpty) {
     val now = System.nanoTime()
-    pending.keys.filter(r => r.abandoned.isEmpty && now - r.deadline > 0)
-      .map(_.executorId).toSet.foreach { (executorId: String) =>
-        endpoints.get(executorId).foreach(disconnect(executorId, _,
-          s"a read did not complete within $timeoutMs ms (${UCX_TIMEOUT.key})"))
+    pending.keys
+      .filter(r => r.abandoned.isEmpty && now - r.deadline > 0)
+      .map(_.executorId)
+      .toSet
+      .foreach { (executorId: String) =>
+        endpoints
+          .get(executorId)
+          .foreach(
+            disconnect(
+              executorId,
+              _,
+              s"a read did not complete within $timeoutMs ms (${UCX_TIMEOUT.key})"))
       }
   }
 
@@ -200,7 +225,8 @@ private[spark] final class UcxNode(timeoutMs: Long) extends Logging {
       while (!stopped) {
         var op = work.poll()
         while (op != null) {
-          try op.run() catch { case NonFatal(e) => logWarning("UCX operation failed", e) }
+          try op.run()
+          catch { case NonFatal(e) => logWarning("UCX operation failed", e) }
           op = work.poll()
         }
         if (worker.progress() == 0) {
@@ -220,7 +246,8 @@ private[spark] final class UcxNode(timeoutMs: Long) extends Logging {
     pending.keys.toList.foreach(_.finish(Failure(new UcxException("the UCX node stopped"))))
     var op = work.poll()
     while (op != null) {
-      try op.run() catch { case NonFatal(_) => }
+      try op.run()
+      catch { case NonFatal(_) => }
       op = work.poll()
     }
     rkeys.values.foreach(k => Try(k.close()))

@@ -15,8 +15,7 @@ import org.apache.spark.util.RpcUtils
  * Entries of an executor go when Spark removes the executor; those of a shuffle when the shuffle
  * is unregistered.
  */
-private[spark] final class UcxRegistry(override val rpcEnv: RpcEnv)
-  extends ThreadSafeRpcEndpoint {
+private[spark] final class UcxRegistry(override val rpcEnv: RpcEnv) extends ThreadSafeRpcEndpoint {
   import UcxRegistry._
 
   private[this] val workers = mutable.HashMap.empty[String, Array[Byte]]
@@ -37,8 +36,8 @@ private[spark] final class UcxRegistry(override val rpcEnv: RpcEnv)
     case RegisterRegion(executorId, shuffleId, mapId, region) =>
       // A region of an executor Spark already removed would never be dropped.
       val known = workers.contains(executorId)
-      if (known) regions.getOrElseUpdate((executorId, shuffleId), mutable.HashMap.empty)(mapId) =
-        region
+      if (known)
+        regions.getOrElseUpdate((executorId, shuffleId), mutable.HashMap.empty)(mapId) = region
       context.reply(known)
     case LookUpWorker(executorId) =>
       context.reply(workers.get(executorId))
@@ -70,8 +69,14 @@ private[spark] object UcxRegistry {
     def apply(executorId: String, shuffleId: Int, mapId: Long, region: UcxRegion): Product =
       (Tag, executorId, shuffleId, mapId, region.address, region.rkey, region.offsets)
     def unapply(message: Any): Option[(String, Int, Long, UcxRegion)] = message match {
-      case (Tag, executorId: String, shuffleId: Int, mapId: Long, address: Long,
-          rkey: Array[Byte], offsets: Array[Long]) =>
+      case (
+            Tag,
+            executorId: String,
+            shuffleId: Int,
+            mapId: Long,
+            address: Long,
+            rkey: Array[Byte],
+            offsets: Array[Long]) =>
         Some((executorId, shuffleId, mapId, UcxRegion(address, rkey, offsets)))
       case _ => None
     }

@@ -17,7 +17,9 @@ private[spark] final class UcxRuntime private (env: SparkEnv, val node: UcxNode)
   val directory = new UcxDirectory(registry)
 
   /** Idle buffers kept: one hard in-flight limit per task slot. */
-  val pool = new UcxBufferPool(node.register, node.deregister,
+  val pool = new UcxBufferPool(
+    node.register,
+    node.deregister,
     maxIdleBytes = env.conf.get(REDUCER_MAX_SIZE_IN_FLIGHT) * 1024 * 1024 *
       math.max(1, env.conf.get(EXECUTOR_CORES)))
 
@@ -50,13 +52,14 @@ private[spark] object UcxRuntime extends Logging {
       s"${TRANSPORT.key}=ucx but $why. Install the UCX libraries (pip install " +
         s"'pyspark-shuffle[ucx]', then pyspark_shuffle.configure() sets ${UCX_LIBRARY_PATH.key}" +
         s") or set ${TRANSPORT.key} to 'auto' or 'netty'.")
-    if (mode == "auto" && conf.get(NETWORK_AUTH_ENABLED)) {
+    if (mode == Transport.Auto && conf.get(NETWORK_AUTH_ENABLED)) {
       netty("spark.authenticate is on and UCX's one-sided reads are not authenticated by Spark")
     } else {
       UcxLibrary.load(conf.get(UCX_LIBRARY_PATH)) match {
-        case Left(why) => if (mode == "ucx") fail(why) else netty(why)
+        case Left(why) => if (mode == Transport.Ucx) fail(why) else netty(why)
         case Right(_) =>
-          val timeoutMs = conf.get(UCX_TIMEOUT)
+          val timeoutMs = conf
+            .get(UCX_TIMEOUT)
             .getOrElse(TimeUnit.SECONDS.toMillis(conf.get(NETWORK_TIMEOUT)))
           try {
             val runtime = new UcxRuntime(env, new UcxNode(timeoutMs))
@@ -65,7 +68,7 @@ private[spark] object UcxRuntime extends Logging {
           } catch {
             case e: Exception =>
               val why = s"UCX does not start: $e"
-              if (mode == "ucx") fail(why) else netty(why)
+              if (mode == Transport.Ucx) fail(why) else netty(why)
           }
       }
     }

@@ -35,7 +35,9 @@ class UcxNodeSuite extends AnyFunSuite with BeforeAndAfterAll {
     file = File.createTempFile("ucx-node-suite", ".data")
     Files.write(file.toPath, bytes)
     val channel = FileChannel.open(file.toPath, StandardOpenOption.READ)
-    mapping = try channel.map(FileChannel.MapMode.READ_ONLY, 0, bytes.length) finally channel.close()
+    mapping =
+      try channel.map(FileChannel.MapMode.READ_ONLY, 0, bytes.length)
+      finally channel.close()
     server = new UcxNode(timeoutMs)
     client = new UcxNode(timeoutMs)
   }
@@ -61,8 +63,14 @@ class UcxNodeSuite extends AnyFunSuite with BeforeAndAfterAll {
     val target = ByteBuffer.allocateDirect(length)
     val done = new CountDownLatch(1)
     @volatile var outcome: Try[Unit] = null
-    client.read(executorId, from.address, (0, mapId), region._2, region._1 + offset,
-      UcxUtils.getAddress(target), length) { result =>
+    client.read(
+      executorId,
+      from.address,
+      (0, mapId),
+      region._2,
+      region._1 + offset,
+      UcxUtils.getAddress(target),
+      length) { result =>
       outcome = result
       done.countDown()
     }
@@ -84,7 +92,9 @@ class UcxNodeSuite extends AnyFunSuite with BeforeAndAfterAll {
   test("a read from a stopped peer whose file is unmapped fails and returns no bytes") {
     val other = new UcxNode(timeoutMs)
     val channel = FileChannel.open(file.toPath, StandardOpenOption.READ)
-    val own = try channel.map(FileChannel.MapMode.READ_ONLY, 0, bytes.length) finally channel.close()
+    val own =
+      try channel.map(FileChannel.MapMode.READ_ONLY, 0, bytes.length)
+      finally channel.close()
     val region = register(other, own)
     assert(read(other, "other", region, 0, 4096, mapId = 2)._1.isSuccess)
     other.stop()
@@ -97,10 +107,10 @@ class UcxNodeSuite extends AnyFunSuite with BeforeAndAfterAll {
   test("the buffer pool keeps at most its idle bound and reuses buffers") {
     val pool = new UcxBufferPool(client.register, client.deregister, maxIdleBytes = 128 * 1024)
     val a = pool.acquire(100 * 1024) // 128 KiB class
-    val b = pool.acquire(10)         // 64 KiB class
+    val b = pool.acquire(10) // 64 KiB class
     a.release()
     assert(pool.idleSize === 128 * 1024)
-    b.release()                      // would exceed the bound: freed
+    b.release() // would exceed the bound: freed
     assert(pool.idleSize === 128 * 1024)
     val again = pool.acquire(120 * 1024)
     assert(again eq a)

@@ -7,8 +7,8 @@ import org.apache.spark.storage.{RDDBlockId, ShuffleBlockBatchId, ShuffleBlockId
 /** How blocks map to byte ranges of a region and to one-sided reads; no UCX needed. */
 class UcxReadPlanSuite extends AnyFunSuite {
 
-  private val region = UcxRegion(address = 1L << 20, rkey = Array[Byte](1, 2),
-    offsets = Array(0L, 10L, 10L, 25L, 40L))
+  private val region =
+    UcxRegion(address = 1L << 20, rkey = Array[Byte](1, 2), offsets = Array(0L, 10L, 10L, 25L, 40L))
 
   test("a block's range comes from the index; a batch block spans its partitions") {
     assert(region.rangeOf(ShuffleBlockId(3, 7, 0)) === Some((0L, 10L)))
@@ -23,19 +23,24 @@ class UcxReadPlanSuite extends AnyFunSuite {
   }
 
   test("adjacent blocks of a map output are one read, gaps split reads") {
-    val blocks = Seq((ShuffleBlockId(3, 7, 3), 25L, 15L), (ShuffleBlockId(3, 7, 0), 0L, 10L),
+    val blocks = Seq(
+      (ShuffleBlockId(3, 7, 3), 25L, 15L),
+      (ShuffleBlockId(3, 7, 0), 0L, 10L),
       (ShuffleBlockId(3, 7, 2), 10L, 15L))
     val reads = UcxBlockTransport.merge(3, 7, region, blocks)
     assert(reads.map(r => (r.offset, r.length)) === Seq((0L, 40L)))
-    assert(reads.head.blocks.map(_.id) ===
-      Seq(ShuffleBlockId(3, 7, 0), ShuffleBlockId(3, 7, 2), ShuffleBlockId(3, 7, 3)))
+    assert(
+      reads.head.blocks.map(_.id) ===
+        Seq(ShuffleBlockId(3, 7, 0), ShuffleBlockId(3, 7, 2), ShuffleBlockId(3, 7, 3)))
 
     val gapped = UcxBlockTransport.merge(3, 7, region, blocks.filterNot(_._2 == 10L))
     assert(gapped.map(r => (r.offset, r.length)) === Seq((0L, 10L), (25L, 15L)))
   }
 
   test("a read never exceeds the largest buffer; a larger block is read alone") {
-    val blocks = Seq((ShuffleBlockId(3, 7, 0), 0L, 10L), (ShuffleBlockId(3, 7, 2), 10L, 15L),
+    val blocks = Seq(
+      (ShuffleBlockId(3, 7, 0), 0L, 10L),
+      (ShuffleBlockId(3, 7, 2), 10L, 15L),
       (ShuffleBlockId(3, 7, 3), 25L, 15L))
     val reads = UcxBlockTransport.merge(3, 7, region, blocks, maxLength = 25)
     assert(reads.map(r => (r.offset, r.length)) === Seq((0L, 25L), (25L, 15L)))

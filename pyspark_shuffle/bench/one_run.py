@@ -1,4 +1,4 @@
-"""One benchmark run: ``python -m pyspark_shuffle.bench.child JOB.json OUT.json``.
+"""One benchmark run: ``python -m pyspark_shuffle.bench.one_run JOB.json OUT.json``.
 
 Starts a fresh Spark application (this process's own driver JVM, on the job's master) with the
 job's manager and configuration, checks the manager through py4j, runs the workload once in
@@ -16,18 +16,24 @@ import time
 import traceback
 from typing import Any, Dict
 
-from ..testing.session import PLUGIN, SORT, start_session
+from ..sessions import PLUGIN, SORT, start_session
 from . import sparkmetrics
+from .config import ADAPTIVE
 from .links import LinkSampler, usage
-from .options import ADAPTIVE
 from .workloads import WORKLOADS
 
 
 def start(job: Dict[str, Any]) -> Any:
     manager = PLUGIN if job["manager_kind"] == ADAPTIVE else SORT
     # environ={}: the test suite's PYSPARK_SHUFFLE_TEST_CONF does not leak into benchmarks.
-    return start_session(manager, job["conf"], job["options"], job["master"],
-                         app_name=f"pyspark-shuffle-bench-{job['manager']}", environ={})
+    return start_session(
+        manager,
+        job["conf"],
+        job["options"],
+        job["master"],
+        app_name=f"pyspark-shuffle-bench-{job['manager']}",
+        environ={},
+    )
 
 
 def run(job: Dict[str, Any]) -> Dict[str, Any]:
@@ -41,7 +47,9 @@ def run(job: Dict[str, Any]) -> Dict[str, Any]:
         sc = spark.sparkContext
         sc.setLogLevel("WARN")
         outcome["app_id"] = sc.applicationId
-        sc.setJobGroup(sparkmetrics.WORKLOAD_GROUP, f"{job['workload']} skew={job['skew']}", interruptOnCancel=False)
+        sc.setJobGroup(
+            sparkmetrics.WORKLOAD_GROUP, f"{job['workload']} skew={job['skew']}", interruptOnCancel=False
+        )
         links = job.get("links") or {}
         sampler = LinkSampler({w: link["device"] for w, link in links.items()}) if links else None
         begin, begin_epoch = time.perf_counter(), time.time()
@@ -58,8 +66,12 @@ def run(job: Dict[str, Any]) -> Dict[str, Any]:
             outcome.update(sparkmetrics.collect(spark, ended))
             if sampler:
                 spans = {"workload": (begin_epoch, ended_epoch)}
-                spans.update({kind: tuple(span) for kind, span in outcome["spans"].items() if kind != "other"})
-                outcome["links"] = usage(sampler.samples, {w: link["rate_bps"] for w, link in links.items()}, spans)
+                spans.update(
+                    {kind: tuple(span) for kind, span in outcome["spans"].items() if kind != "other"}
+                )
+                outcome["links"] = usage(
+                    sampler.samples, {w: link["rate_bps"] for w, link in links.items()}, spans
+                )
             plugin = plugin_metrics(spark)
             outcome["plugin"] = plugin.get("application") or {}
             outcome["store"] = plugin.get("store") or {}

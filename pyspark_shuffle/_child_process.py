@@ -39,7 +39,9 @@ def child_env(extra: Optional[Mapping[str, str]] = None) -> dict:
     return env
 
 
-def run_module(module: str, args: Sequence[str], timeout: float, env: Optional[Mapping[str, str]] = None) -> ChildResult:
+def run_module(
+    module: str, args: Sequence[str], timeout: float, env: Optional[Mapping[str, str]] = None
+) -> ChildResult:
     """Run ``python -m module args...`` with :func:`child_env`, wait at most ``timeout`` seconds;
     on timeout kill the child's process group (everything it started) and report ``timed_out``."""
     started = time.monotonic()

@@ -1,14 +1,25 @@
 import pytest
 
-from pyspark_shuffle.options import OPTIONS, format_size, parse_size, validate_options
+from pyspark_shuffle.configure_options import OPTIONS, validate_options
+from pyspark_shuffle.values import format_size, parse_size
 
 KEY = "spark.shuffle.adaptive.fetch.inFlightIncrement"
 
 
 @pytest.mark.parametrize(
     "value, normalized",
-    [(1, "1b"), (1024, "1k"), ("512k", "512k"), ("8m", "8m"), ("8MB", "8m"), (" 1g ", "1g"),
-     ("1536k", "1536k"), ("3000", "3000b"), (2**31 - 1, "2147483647b"), ("2047m", "2047m")],
+    [
+        (1, "1b"),
+        (1024, "1k"),
+        ("512k", "512k"),
+        ("8m", "8m"),
+        ("8MB", "8m"),
+        (" 1g ", "1g"),
+        ("1536k", "1536k"),
+        ("3000", "3000b"),
+        (2**31 - 1, "2147483647b"),
+        ("2047m", "2047m"),
+    ],
 )
 def test_in_flight_increment_normalized(value, normalized):
     assert validate_options({"in_flight_increment": value}) == {KEY: normalized}

@@ -11,36 +11,26 @@ import re
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, Mapping, Tuple
 
+from .values import INT_MAX, LONG_MAX, SIZE_FORMS, format_size, size_between
+
 PREFIX = "spark.shuffle.adaptive."
 
-#: Spark's byte-size suffixes (JavaUtils.byteStringAs): binary multiples, case-insensitive.
-_UNIT_BYTES = {
-    "b": 1,
-    "k": 1 << 10, "kb": 1 << 10,
-    "m": 1 << 20, "mb": 1 << 20,
-    "g": 1 << 30, "gb": 1 << 30,
-    "t": 1 << 40, "tb": 1 << 40,
-    "p": 1 << 50, "pb": 1 << 50,
-}
-_SIZE = re.compile(r"^(?P<number>-?[0-9]+)(?P<unit>[a-z]+)?$")
-_CANONICAL_UNITS = (("g", 1 << 30), ("m", 1 << 20), ("k", 1 << 10))
-
-#: Largest value of a size the JVM stores as an Int (its checkValue: ``v <= Int.MaxValue``).
-INT_MAX_BYTES = (1 << 31) - 1
-
-#: Spark's smallest executor heap: 1.5 x its 300 MiB reserved memory (UnifiedMemoryManager).
-MIN_EXECUTOR_MEMORY_BYTES = 450 << 20
-
-SIZE_FORMS = "an int number of bytes or a string like '512k', '8m', '1g' (units b, k, m, g, t, p)"
+#: The values of the choice keys, as AdaptiveShuffleConf declares them (a test compares them).
+FETCH_ORDERS = ("adaptive", "naive", "pairwise")
+TRANSPORTS = ("auto", "ucx", "netty")
+MODES = ("pull", "store", "push")
+OFFER_ORDERS = ("capacity", "pairwise", "naive")
 
 
 def _size(min_bytes: int, max_bytes: int) -> Callable[[Any], str]:
     def normalize(value: Any) -> str:
-        size = parse_size(value)
-        if not min_bytes <= size <= max_bytes:
-            raise ValueError(f"{size} bytes is out of range")
-        return format_size(size)
+        return format_size(size_between(value, min_bytes, max_bytes))
+
     return normalize
+
+
+def _one_of(choices: Tuple[str, ...]) -> str:
+    return "one of " + ", ".join(repr(c) for c in choices)
 
 
 def _choice(*choices: str) -> Callable[[Any], str]:
@@ -48,6 +38,7 @@ def _choice(*choices: str) -> Callable[[Any], str]:
         if not isinstance(value, str) or value.strip().lower() not in choices:
             raise ValueError("not one of the choices")
         return value.strip().lower()
+
     return normalize
 
 
@@ -72,6 +63,7 @@ def _number(low: float, high: float, integer: bool = False) -> Callable[[Any], s
         if not (low <= number <= high) or number != number:
             raise ValueError(f"{number} is out of range")
         return str(number)
+
     return normalize
 
 
@@ -95,7 +87,9 @@ def _directory(value: Any) -> str:
 
 
 def _serve_delay(value: Any) -> str:
-    if not isinstance(value, str) or not re.fullmatch(r"\s*|[^:,\s]+:[0-9]+(\s*,\s*[^:,\s]+:[0-9]+)*", value.strip()):
+    if not isinstance(value, str) or not re.fullmatch(
+        r"\s*|[^:,\s]+:[0-9]+(\s*,\s*[^:,\s]+:[0-9]+)*", value.strip()
+    ):
         raise ValueError("not 'executorId:millis' pairs")
     return value.strip()
 
@@ -127,27 +121,27 @@ OPTIONS: Dict[str, Option] = {
         Option(
             name="order",
             key=PREFIX + "fetch.order",
-            allowed="one of 'adaptive', 'naive', 'pairwise'",
+            allowed=_one_of(FETCH_ORDERS),
             doc="Which remote executor a reduce task asks next (default 'adaptive').",
-            parse=_choice("adaptive", "naive", "pairwise"),
+            parse=_choice(*FETCH_ORDERS),
         ),
         Option(
             name="in_flight_increment",
             key=PREFIX + "fetch.inFlightIncrement",
             allowed=(
-                f"a positive size of at most 2g - 1 byte ({INT_MAX_BYTES} bytes), given as "
+                f"a positive size of at most 2g - 1 byte ({INT_MAX} bytes), given as "
                 f"{SIZE_FORMS}; it must not exceed max_in_flight (default "
                 "spark.reducer.maxSizeInFlight)"
             ),
             doc="Size one remote request aggregates blocks up to, and the elastic limit's step.",
-            parse=_size(1, INT_MAX_BYTES),
+            parse=_size(1, INT_MAX),
         ),
         Option(
             name="max_in_flight",
             key=PREFIX + "fetch.maxInFlight",
             allowed=f"a positive size, given as {SIZE_FORMS}",
             doc="Hard in-flight limit of a reduce task (default spark.reducer.maxSizeInFlight).",
-            parse=_size(1, (1 << 63) - 1),
+            parse=_size(1, LONG_MAX),
         ),
         Option(
             name="elastic",
@@ -194,9 +188,9 @@ OPTIONS: Dict[str, Option] = {
         Option(
             name="transport",
             key=PREFIX + "transport",
-            allowed="one of 'auto', 'ucx', 'netty'",
+            allowed=_one_of(TRANSPORTS),
             doc="How other executors' blocks are read: UCX one-sided reads or Netty (default 'netty').",
-            parse=_choice("auto", "ucx", "netty"),
+            parse=_choice(*TRANSPORTS),
         ),
         Option(
             name="ucx_library_path",
@@ -215,24 +209,24 @@ OPTIONS: Dict[str, Option] = {
         Option(
             name="mode",
             key=PREFIX + "mode",
-            allowed="one of 'pull', 'store', 'push'",
+            allowed=_one_of(MODES),
             doc="'store' also places map outputs in executors' bounded in-memory stores; 'push' "
             "pushes them to their partitions' owners' stores in the background (default 'pull').",
-            parse=_choice("pull", "store", "push"),
+            parse=_choice(*MODES),
         ),
         Option(
             name="store_max_size",
             key=PREFIX + "store.maxSize",
             allowed=f"a size >= 0, given as {SIZE_FORMS}",
             doc="Bytes one executor's shuffle store holds, off-heap (default 10% of executor memory).",
-            parse=_size(0, (1 << 63) - 1),
+            parse=_size(0, LONG_MAX),
         ),
         Option(
             name="store_offer_order",
             key=PREFIX + "store.offerOrder",
-            allowed="one of 'capacity', 'pairwise', 'naive'",
+            allowed=_one_of(OFFER_ORDERS),
             doc="Whom blocks the own store cannot hold are offered to first (default 'capacity').",
-            parse=_choice("capacity", "pairwise", "naive"),
+            parse=_choice(*OFFER_ORDERS),
         ),
         Option(
             name="push_queue_size",
@@ -240,7 +234,7 @@ OPTIONS: Dict[str, Option] = {
             allowed=f"a size >= 0, given as {SIZE_FORMS}",
             doc="mode='push': bytes of map outputs one executor may have waiting to be pushed "
             "(default store_max_size).",
-            parse=_size(0, (1 << 63) - 1),
+            parse=_size(0, LONG_MAX),
         ),
         Option(
             name="push_after_map_stage",
@@ -262,33 +256,6 @@ OPTIONS: Dict[str, Option] = {
 
 #: Spark key -> option, for look-ups from the Spark side.
 OPTIONS_BY_KEY: Dict[str, Option] = {option.key: option for option in OPTIONS.values()}
-
-
-def parse_size(value: Any, default_unit: str = "b") -> int:
-    """Bytes of an int or of a Spark size string ("512k", "8m", "1g", "1024"); a string without
-    unit is in ``default_unit``. Raises ValueError (with a reason) for anything else."""
-    if isinstance(value, bool) or not isinstance(value, (int, str)):
-        raise ValueError(f"expected {SIZE_FORMS}, got {type(value).__name__}")
-    if isinstance(value, int):
-        return value
-    text = value.strip().lower()
-    if re.fullmatch(r"-?[0-9]+\.[0-9]+[a-z]*", text):
-        raise ValueError("fractional sizes are not supported by Spark")
-    match = _SIZE.match(text)
-    if match is None:
-        raise ValueError(f"not a size: expected {SIZE_FORMS}")
-    unit = match.group("unit") or default_unit
-    if unit not in _UNIT_BYTES:
-        raise ValueError(f"unknown size unit {unit!r} (units: b, k, m, g, t, p)")
-    return int(match.group("number")) * _UNIT_BYTES[unit]
-
-
-def format_size(size: int) -> str:
-    """``size`` bytes as a Spark size string in the largest exact unit: 8388608 -> "8m"."""
-    for suffix, factor in _CANONICAL_UNITS:
-        if size and size % factor == 0:
-            return f"{size // factor}{suffix}"
-    return f"{size}b"
 
 
 def validate_options(options: Mapping[str, Any]) -> Dict[str, str]:

@@ -2,7 +2,8 @@
 
 import pytest
 
-from pyspark_shuffle.bench.options import ManagerSpec, parse_args, parse_managers
+from pyspark_shuffle.bench.command_line import parse_args, parse_managers
+from pyspark_shuffle.bench.config import ManagerSpec
 
 
 def error_of(capsys, argv):
@@ -23,11 +24,30 @@ def test_defaults():
 
 
 def test_sizes_skews_cluster_and_conf():
-    config = parse_args([
-        "--size", "64m", "--partition-size", "512k", "--skew", "0,1.5", "--executors", "3",
-        "--executor-cores", "2", "--executor-memory", "2g", "--repeat", "5", "--workload", "join,groupby",
-        "--conf", "spark.reducer.maxSizeInFlight=8m", "--conf", "spark.sql.shuffle.partitions = 16",
-    ])
+    config = parse_args(
+        [
+            "--size",
+            "64m",
+            "--partition-size",
+            "512k",
+            "--skew",
+            "0,1.5",
+            "--executors",
+            "3",
+            "--executor-cores",
+            "2",
+            "--executor-memory",
+            "2g",
+            "--repeat",
+            "5",
+            "--workload",
+            "join,groupby",
+            "--conf",
+            "spark.reducer.maxSizeInFlight=8m",
+            "--conf",
+            "spark.sql.shuffle.partitions = 16",
+        ]
+    )
     assert config.size_bytes == 64 << 20 and config.partition_bytes == 512 << 10
     assert config.skews == [0.0, 1.5]
     assert config.master == "local-cluster[3,2,2048]"
@@ -45,7 +65,9 @@ def test_managers_with_option_sets():
     assert specs[2].label == "adaptive:in_flight_increment=4m"
     assert specs[2].options_dict() == {"in_flight_increment": "4m"}
     # ';' separates options too, and a bare key=value item continues the set before it.
-    assert parse_managers("adaptive:in_flight_increment=1m;") == [ManagerSpec("adaptive", (("in_flight_increment", "1m"),))]
+    assert parse_managers("adaptive:in_flight_increment=1m;") == [
+        ManagerSpec("adaptive", (("in_flight_increment", "1m"),))
+    ]
 
 
 @pytest.mark.parametrize(
@@ -79,19 +101,25 @@ def test_invalid_input_names_the_option(capsys, argv, option, words):
 
 def test_configure_checks_option_sets_against_conf(capsys):
     # configure() itself rejects an increment above spark.reducer.maxSizeInFlight from --conf.
-    err = error_of(capsys, ["--managers", "sort,adaptive:in_flight_increment=4m",
-                            "--conf", "spark.reducer.maxSizeInFlight=2m"])
+    err = error_of(
+        capsys,
+        ["--managers", "sort,adaptive:in_flight_increment=4m", "--conf", "spark.reducer.maxSizeInFlight=2m"],
+    )
     assert "argument --managers: adaptive:in_flight_increment=4m" in err
     assert "exceeds spark.reducer.maxSizeInFlight" in err
 
 
 def test_cluster_option(capsys):
-    config = parse_args(["--cluster", "workers=4,link=250mbit,link-of=3:62500kbit,memory=2g", "--executor-memory", "1g"])
+    config = parse_args(
+        ["--cluster", "workers=4,link=250mbit,link-of=3:62500kbit,memory=2g", "--executor-memory", "1g"]
+    )
     assert config.cluster.workers == 4 and config.cluster.link_rate(3) == 62_500_000
     assert config.executors == 4 and config.master_url is None
     assert config.to_json()["cluster"]["link_of"] == {"3": "62500kbit"}
     assert "link: 'fast'" in error_of(capsys, ["--cluster", "link=fast"])
-    assert "exceeds the cluster's 1024m" in error_of(capsys, ["--cluster", "memory=1g", "--executor-memory", "2g"])
+    assert "exceeds the cluster's 1024m" in error_of(
+        capsys, ["--cluster", "memory=1g", "--executor-memory", "2g"]
+    )
     assert "not both" in error_of(capsys, ["--cluster", "workers=2", "--master", "spark://10.0.0.1:7077"])
     assert "spark://HOST:PORT" in error_of(capsys, ["--master", "local[2]"])
 
@@ -105,10 +133,13 @@ def test_master_option_of_an_unrecorded_master(tmp_path, monkeypatch):
 def test_runs_on_a_cluster_sample_its_links():
     from pyspark_shuffle.bench.runner import job_for, plan
 
-    config = parse_args(["--cluster", "workers=3,link=100mbit,link-of=2:50mbit,memory=1g", "--skew", "0",
-                         "--repeat", "1"])
+    config = parse_args(
+        ["--cluster", "workers=3,link=100mbit,link-of=2:50mbit,memory=1g", "--skew", "0", "--repeat", "1"]
+    )
     job = job_for(config, plan(config)[0])
-    assert job["links"] == {"1": {"device": "pss-w1-h", "rate_bps": 10**8},
-                            "2": {"device": "pss-w2-h", "rate_bps": 5 * 10**7},
-                            "3": {"device": "pss-w3-h", "rate_bps": 10**8}}
+    assert job["links"] == {
+        "1": {"device": "pss-w1-h", "rate_bps": 10**8},
+        "2": {"device": "pss-w2-h", "rate_bps": 5 * 10**7},
+        "3": {"device": "pss-w3-h", "rate_bps": 10**8},
+    }
     assert job_for(parse_args(["--repeat", "1"]), plan(parse_args(["--repeat", "1"]))[0])["links"] == {}

@@ -1,5 +1,7 @@
 """Command line of ``python -m pyspark_shuffle bench``: parsing and checking, no JVM.
 
+It builds a :class:`~pyspark_shuffle.bench.config.BenchConfig`.
+
 Every invalid value fails here, before any Spark application starts, with an argparse error
 naming the option (``argument --skew: ...``); exit status 2.
 """
@@ -9,113 +11,52 @@ from __future__ import annotations
 import argparse
 import math
 import re
-from dataclasses import asdict, dataclass, field
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import Any, Callable, List, Optional, Sequence, Tuple
 
 from .._jars import JarError
 from ..cluster.spec import ClusterSpec, ClusterSpecError, parse_cluster
-from ..options import MIN_EXECUTOR_MEMORY_BYTES, format_size, parse_size, validate_options
-
-SORT = "sort"
-ADAPTIVE = "adaptive"
-MANAGER_KINDS = (SORT, ADAPTIVE)
-WORKLOADS = ("dummy", "join", "groupby", "sql", "coalesced")
-
-#: Keys the harness owns: each has its own option.
-OWNED_KEYS = {
-    "spark.shuffle.manager": "--managers",
-    "spark.master": "--executors/--executor-cores/--executor-memory, --cluster or --master",
-    "spark.executor.memory": "--executor-memory",
-    "spark.executor.cores": "--executor-cores",
-}
-
-
-@dataclass(frozen=True)
-class ManagerSpec:
-    """One shuffle manager to benchmark: ``kind`` (sort or adaptive) with configure() options."""
-
-    kind: str
-    options: Tuple[Tuple[str, str], ...] = ()
-
-    @property
-    def label(self) -> str:
-        if not self.options:
-            return self.kind
-        return self.kind + ":" + ",".join(f"{k}={v}" for k, v in self.options)
-
-    def options_dict(self) -> Dict[str, str]:
-        return dict(self.options)
-
-
-@dataclass
-class BenchConfig:
-    managers: List[ManagerSpec]
-    workloads: List[str]
-    skews: List[float]
-    size_bytes: int
-    partition_bytes: int
-    executors: int = 2
-    executor_cores: int = 1
-    executor_memory_mb: int = 1024
-    driver_memory: str = "1g"
-    repeat: int = 1
-    conf: Dict[str, str] = field(default_factory=dict)
-    json_path: Optional[str] = None
-    plot_path: Optional[str] = None
-    seed: int = 42
-    keys: int = 10_000
-    payload_bytes: int = 200
-    compressible: bool = False
-    timeout_s: float = 1800.0
-    #: A namespace cluster: brought up for the run (``--cluster``) or found by ``master_url``.
-    cluster: Optional[ClusterSpec] = None
-    #: A standalone master (``--master``, or the URL of the cluster brought up for the run).
-    master_url: Optional[str] = None
-
-    @property
-    def num_partitions(self) -> int:
-        return -(-self.size_bytes // self.partition_bytes)
-
-    @property
-    def master(self) -> str:
-        if self.master_url:
-            return self.master_url
-        return f"local-cluster[{self.executors},{self.executor_cores},{self.executor_memory_mb}]"
-
-    def to_json(self) -> dict:
-        data = asdict(self)
-        data["managers"] = [m.label for m in self.managers]
-        data["master"] = self.master
-        data["num_partitions"] = self.num_partitions
-        data["cluster"] = self.cluster.to_json() if self.cluster else None
-        return data
-
+from ..configure_options import validate_options
+from ..dummy.spec import DummySpec
+from ..values import MIN_EXECUTOR_MEMORY_BYTES, format_size, named, parse_size, size_between, zipf_exponent
+from .config import (
+    MANAGER_KINDS,
+    OWNED_KEYS,
+    ROW_OVERHEAD_BYTES,
+    SORT,
+    WORKLOADS,
+    BenchConfig,
+    ManagerSpec,
+    check_with_configure,
+)
 
 # ---- value parsers: each raises argparse.ArgumentTypeError, shown as "argument --x: ..."
 
 
-def _size(text: str) -> int:
-    try:
-        value = parse_size(text)
-    except ValueError as error:
-        raise argparse.ArgumentTypeError(f"{text!r}: {error}") from None
-    if value <= 0:
-        raise argparse.ArgumentTypeError(f"{text!r}: must be a positive size")
-    return value
+def _argument(check: Callable[[Any], Any]) -> Callable[[str], Any]:
+    """An argparse type from a check of :mod:`pyspark_shuffle.values`."""
+
+    def parse(text: str) -> Any:
+        try:
+            return check(text)
+        except ValueError as error:
+            raise argparse.ArgumentTypeError(f"{text!r}: {error}") from None
+
+    return parse
 
 
-def _memory_mb(text: str) -> int:
-    try:
-        value = parse_size(text, default_unit="m")
-    except ValueError as error:
-        raise argparse.ArgumentTypeError(f"{text!r}: {error}") from None
+_size = _argument(lambda text: size_between(text, 1))
+
+
+def _executor_memory(text: str) -> int:
+    value = parse_size(text, default_unit="m")
     if value % (1 << 20):
-        raise argparse.ArgumentTypeError(f"{text!r}: must be a whole number of MiB")
+        raise ValueError("must be a whole number of MiB")
     if value < MIN_EXECUTOR_MEMORY_BYTES:
-        raise argparse.ArgumentTypeError(
-            f"{text!r}: Spark needs at least {format_size(MIN_EXECUTOR_MEMORY_BYTES)} per executor"
-        )
+        raise ValueError(f"Spark needs at least {format_size(MIN_EXECUTOR_MEMORY_BYTES)} per executor")
     return value >> 20
+
+
+_memory_mb = _argument(_executor_memory)
 
 
 def _positive_int(text: str) -> int:
@@ -143,11 +84,13 @@ def parse_skews(text: str) -> List[float]:
     skews: List[float] = []
     for item in _items(text):
         try:
-            value = float(item)
+            number = float(item)
         except ValueError:
             raise argparse.ArgumentTypeError(f"{item!r} is not a number") from None
-        if math.isnan(value) or math.isinf(value) or value < 0:
-            raise argparse.ArgumentTypeError(f"{item!r}: a skew is a finite number >= 0")
+        try:
+            value = named("skew", number, zipf_exponent)
+        except ValueError as error:
+            raise argparse.ArgumentTypeError(str(error)) from None
         if value in skews:
             raise argparse.ArgumentTypeError(f"skew {item!r} is given twice")
         skews.append(value)
@@ -259,43 +202,97 @@ def build_parser() -> argparse.ArgumentParser:
         ),
     )
     add = parser.add_argument
-    add("--managers", type=parse_managers, default=parse_managers("sort,adaptive"), metavar="LIST",
+    add(
+        "--managers",
+        type=parse_managers,
+        default=parse_managers("sort,adaptive"),
+        metavar="LIST",
         help="managers to compare, e.g. 'sort,adaptive,adaptive:in_flight_increment=4m' "
-             "(options after ':' are configure() keywords, separated by ',' or ';'); default sort,adaptive")
-    add("--workload", type=parse_workloads, default=["dummy"], metavar="NAME[,NAME]",
+        "(options after ':' are configure() keywords, separated by ',' or ';'); default sort,adaptive",
+    )
+    add(
+        "--workload",
+        type=parse_workloads,
+        default=["dummy"],
+        metavar="NAME[,NAME]",
         help="dummy (DummyRDD shuffle), join (skewed fact joined with a dimension, broadcast off), "
-             "groupby (skewed fact shuffled by key and aggregated), sql (star-schema joins and aggregations, "
-             "AQE on, many small shuffles) or coalesced (a 2100-partition groupBy AQE coalesces); "
-             "comma-separated for several; default dummy")
-    add("--skew", type=parse_skews, default=[0.0, 1.0, 2.0, 3.0], metavar="LIST",
-        help="Zipf exponents of the destinations/keys, e.g. 0,1,2,3 (the default); 0 is uniform")
-    add("--size", type=_size, default=parse_size("512m"), metavar="SIZE",
-        help="bytes shuffled (dummy) or fact table size (join, groupby), e.g. 512m (default)")
-    add("--partition-size", type=_size, default=parse_size("8m"), metavar="SIZE",
-        help="bytes per map partition; size / partition size map and reduce partitions (default 8m)")
-    add("--cluster", type=_cluster, metavar="SPEC",
+        "groupby (skewed fact shuffled by key and aggregated), sql (star-schema joins and aggregations, "
+        "AQE on, many small shuffles) or coalesced (a 2100-partition groupBy AQE coalesces); "
+        "comma-separated for several; default dummy",
+    )
+    add(
+        "--skew",
+        type=parse_skews,
+        default=[0.0, 1.0, 2.0, 3.0],
+        metavar="LIST",
+        help="Zipf exponents of the destinations/keys, e.g. 0,1,2,3 (the default); 0 is uniform",
+    )
+    add(
+        "--size",
+        type=_size,
+        default=parse_size("512m"),
+        metavar="SIZE",
+        help="bytes shuffled (dummy) or fact table size (join, groupby), e.g. 512m (default)",
+    )
+    add(
+        "--partition-size",
+        type=_size,
+        default=parse_size("8m"),
+        metavar="SIZE",
+        help="bytes per map partition; size / partition size map and reduce partitions (default 8m)",
+    )
+    add(
+        "--cluster",
+        type=_cluster,
+        metavar="SPEC",
         help="run on a namespace cluster brought up for the benchmark and taken down after it, e.g. "
-             "workers=4,link=250mbit,link-of=3:62500kbit,memory=2g (keys: workers, cores, memory, link, "
-             "link-of, memory-cap, disk-rate, name, subnet); needs root")
-    add("--master", type=_master, metavar="URL",
-        help="run on this running standalone master (e.g. one of `python -m pyspark_shuffle cluster up`)")
+        "workers=4,link=250mbit,link-of=3:62500kbit,memory=2g (keys: workers, cores, memory, link, "
+        "link-of, memory-cap, disk-rate, name, subnet); needs root",
+    )
+    add(
+        "--master",
+        type=_master,
+        metavar="URL",
+        help="run on this running standalone master (e.g. one of `python -m pyspark_shuffle cluster up`)",
+    )
     add("--executors", type=_positive_int, default=2, help="local-cluster executors (default 2)")
     add("--executor-cores", type=_positive_int, default=1, help="cores per executor (default 1)")
-    add("--executor-memory", type=_memory_mb, default=1024, metavar="SIZE",
-        help="memory per executor, e.g. 1g (default); a number without unit is MiB")
+    add(
+        "--executor-memory",
+        type=_memory_mb,
+        default=1024,
+        metavar="SIZE",
+        help="memory per executor, e.g. 1g (default); a number without unit is MiB",
+    )
     add("--driver-memory", default="1g", metavar="SIZE", help="driver memory (default 1g)")
     add("--repeat", type=_positive_int, default=3, metavar="N", help="runs per combination (default 3)")
-    add("--conf", type=parse_conf, action="append", default=[], metavar="KEY=VALUE",
-        help="Spark configuration for every run and manager (repeatable); overrides the harness defaults")
+    add(
+        "--conf",
+        type=parse_conf,
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="Spark configuration for every run and manager (repeatable); overrides the harness defaults",
+    )
     add("--json", dest="json_path", metavar="PATH", help="write the environment and every run record here")
     add("--plot", dest="plot_path", metavar="PATH", help="write a PNG of time and peak memory against skew")
     add("--seed", type=int, default=42, help="data seed, the same for every run (default 42)")
     add("--keys", type=_positive_int, default=10_000, help="distinct keys of the fact table (default 10000)")
-    add("--payload-bytes", type=_positive_int, default=200, metavar="N",
-        help="payload bytes per fact row (default 200)")
+    add(
+        "--payload-bytes",
+        type=_positive_int,
+        default=200,
+        metavar="N",
+        help="payload bytes per fact row (default 200)",
+    )
     add("--compressible", action="store_true", help="dummy workload: compressible payloads")
-    add("--timeout", type=_positive_float, default=1800.0, metavar="SECONDS",
-        help="a run still going after this long is killed and recorded as failed (default 1800)")
+    add(
+        "--timeout",
+        type=_positive_float,
+        default=1800.0,
+        metavar="SECONDS",
+        help="a run still going after this long is killed and recorded as failed (default 1800)",
+    )
     return parser
 
 
@@ -304,19 +301,19 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> BenchConfig:
     ns = parser.parse_args(argv)
     if ns.partition_size > ns.size:
         parser.error(
-            f"argument --partition-size: {format_size(ns.partition_size)} exceeds --size {format_size(ns.size)}"
+            f"argument --partition-size: {format_size(ns.partition_size)} exceeds "
+            f"--size {format_size(ns.size)}"
         )
-    partitions = -(-ns.size // ns.partition_size)
-    last = ns.size - (partitions - 1) * ns.partition_size
-    if "dummy" in ns.workload and last < partitions:
-        parser.error(
-            f"argument --partition-size: --size {ns.size} bytes in partitions of {ns.partition_size} "
-            f"gives {partitions} partitions, and the last ({last} bytes) cannot be cut into "
-            f"{partitions} chunks of at least one byte; use a larger size or partition size"
-        )
+    if "dummy" in ns.workload:
+        try:
+            DummySpec(ns.size, ns.partition_size)
+        except ValueError as error:
+            parser.error(f"argument --partition-size: {error}")
     if set(ns.workload) & {"join", "groupby", "sql", "coalesced"}:
         if ns.size // (ns.payload_bytes + ROW_OVERHEAD_BYTES) < 1:
-            parser.error(f"argument --size: {ns.size} bytes holds no fact row of {ns.payload_bytes} payload bytes")
+            parser.error(
+                f"argument --size: {ns.size} bytes holds no fact row of {ns.payload_bytes} payload bytes"
+            )
     try:
         parse_size(ns.driver_memory, default_unit="m")
     except ValueError as error:
@@ -334,10 +331,15 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> BenchConfig:
     if cluster:
         executors = cluster.workers * (cluster.cores // ns.executor_cores)
         if ns.executor_cores > cluster.cores:
-            parser.error(f"argument --executor-cores: {ns.executor_cores} exceeds the cluster's {cluster.cores} per worker")
+            parser.error(
+                f"argument --executor-cores: {ns.executor_cores} exceeds the cluster's "
+                f"{cluster.cores} per worker"
+            )
         if ns.executor_memory > cluster.memory_mb:
-            parser.error(f"argument --executor-memory: {ns.executor_memory}m exceeds the cluster's "
-                         f"{cluster.memory_mb}m per worker")
+            parser.error(
+                f"argument --executor-memory: {ns.executor_memory}m exceeds the cluster's "
+                f"{cluster.memory_mb}m per worker"
+            )
     config = BenchConfig(
         managers=ns.managers,
         workloads=ns.workload,
@@ -365,26 +367,3 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> BenchConfig:
     except (ValueError, TypeError, JarError) as error:
         parser.error(f"argument --managers: {error}")
     return config
-
-
-#: Bytes a fact row takes besides its payload in Spark's shuffle (UnsafeRow: null bits, id, key,
-#: payload offset and length: 32; the serializer's record length: 4).
-ROW_OVERHEAD_BYTES = 36
-
-
-def check_with_configure(config: BenchConfig) -> None:
-    """Apply every adaptive option set, with the --conf settings, to a SparkConf through
-    :func:`pyspark_shuffle.configure`: its errors (an increment above
-    spark.reducer.maxSizeInFlight, a missing jar) stop the harness before any run."""
-    from pyspark import SparkConf
-
-    from .._configure import configure
-
-    for spec in config.managers:
-        conf = SparkConf(loadDefaults=False)
-        for key, value in config.conf.items():
-            conf.set(key, value)
-        try:
-            configure(conf, **spec.options_dict())
-        except (ValueError, TypeError) as error:
-            raise type(error)(f"{spec.label}: {error}") from None

@@ -1,4 +1,6 @@
-"""SparkSessions for tests: a local cluster with the plugin, or with Spark's sort shuffle.
+"""SparkSessions for A/B runs, tests and benchmarks: a local cluster (or a standalone master)
+with the plugin, or with Spark's sort shuffle. The pytest plugin (:mod:`pyspark_shuffle.testing`)
+and the benchmark harness (:mod:`pyspark_shuffle.bench`) both start their sessions here.
 
 Both kinds get the same configuration except ``spark.shuffle.manager``: the plugin jar is on
 ``spark.jars`` in both, so the only difference between an A and a B run is the manager.
@@ -18,15 +20,15 @@ import os
 import sys
 from typing import Any, Dict, Mapping, Optional
 
-from .._configure import configure
-from ..cluster.driver import driver_host
-from .._jvm import (
+from ._configure import configure
+from ._jvm import (
     SHUFFLE_MANAGER_CLASS,
     SLOW_SERVING_SORT_SHUFFLE_MANAGER_CLASS,
     SORT_SHUFFLE_MANAGER_CLASS,
     active_shuffle_manager_class,
 )
-from ..options import OPTIONS
+from .cluster.driver import driver_host
+from .configure_options import OPTIONS
 
 MASTER_ENV = "PYSPARK_SHUFFLE_TEST_MASTER"
 CONF_ENV = "PYSPARK_SHUFFLE_TEST_CONF"

@@ -9,8 +9,9 @@ import org.apache.spark.storage.{BlockId, BlockManagerId}
 import org.apache.spark.util.Utils
 
 /**
- * The Spark internals whose signatures move between minor versions, in one place. This file is
- * written for Spark 4.1; another 4.x minor gets its own copy of this object and nothing else.
+ * Spark-internal calls whose signatures have moved between Spark releases before, in one place;
+ * the same for Spark 4.0 to 4.3. A minor that changes one gets a `since-X.Y` copy of this file
+ * (see project/SparkCompat.scala).
  */
 private[spark] object SparkCompat {
 
@@ -22,7 +23,11 @@ private[spark] object SparkCompat {
       startPartition: Int,
       endPartition: Int): Iterator[(BlockManagerId, collection.Seq[(BlockId, Long, Int)])] =
     SparkEnv.get.mapOutputTracker.getMapSizesByExecutorId(
-      shuffleId, startMapIndex, endMapIndex, startPartition, endPartition)
+      shuffleId,
+      startMapIndex,
+      endMapIndex,
+      startPartition,
+      endPartition)
 
   def fetchFailed(
       address: BlockManagerId,

@@ -1,0 +1,106 @@
+"""What one ``python -m pyspark_shuffle bench`` invocation runs: the managers, workloads and
+Spark settings, as the command line (:mod:`.command_line`) gives them to the runner."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Dict, List, Optional, Tuple
+
+from ..cluster.spec import ClusterSpec
+
+SORT = "sort"
+ADAPTIVE = "adaptive"
+MANAGER_KINDS = (SORT, ADAPTIVE)
+WORKLOADS = ("dummy", "join", "groupby", "sql", "coalesced")
+
+#: Keys the harness owns: each has its own option.
+OWNED_KEYS = {
+    "spark.shuffle.manager": "--managers",
+    "spark.master": "--executors/--executor-cores/--executor-memory, --cluster or --master",
+    "spark.executor.memory": "--executor-memory",
+    "spark.executor.cores": "--executor-cores",
+}
+
+
+@dataclass(frozen=True)
+class ManagerSpec:
+    """One shuffle manager to benchmark: ``kind`` (sort or adaptive) with configure() options."""
+
+    kind: str
+    options: Tuple[Tuple[str, str], ...] = ()
+
+    @property
+    def label(self) -> str:
+        if not self.options:
+            return self.kind
+        return self.kind + ":" + ",".join(f"{k}={v}" for k, v in self.options)
+
+    def options_dict(self) -> Dict[str, str]:
+        return dict(self.options)
+
+
+@dataclass
+class BenchConfig:
+    managers: List[ManagerSpec]
+    workloads: List[str]
+    skews: List[float]
+    size_bytes: int
+    partition_bytes: int
+    executors: int = 2
+    executor_cores: int = 1
+    executor_memory_mb: int = 1024
+    driver_memory: str = "1g"
+    repeat: int = 1
+    conf: Dict[str, str] = field(default_factory=dict)
+    json_path: Optional[str] = None
+    plot_path: Optional[str] = None
+    seed: int = 42
+    keys: int = 10_000
+    payload_bytes: int = 200
+    compressible: bool = False
+    timeout_s: float = 1800.0
+    #: A namespace cluster: brought up for the run (``--cluster``) or found by ``master_url``.
+    cluster: Optional[ClusterSpec] = None
+    #: A standalone master (``--master``, or the URL of the cluster brought up for the run).
+    master_url: Optional[str] = None
+
+    @property
+    def num_partitions(self) -> int:
+        return -(-self.size_bytes // self.partition_bytes)
+
+    @property
+    def master(self) -> str:
+        if self.master_url:
+            return self.master_url
+        return f"local-cluster[{self.executors},{self.executor_cores},{self.executor_memory_mb}]"
+
+    def to_json(self) -> dict:
+        data = asdict(self)
+        data["managers"] = [m.label for m in self.managers]
+        data["master"] = self.master
+        data["num_partitions"] = self.num_partitions
+        data["cluster"] = self.cluster.to_json() if self.cluster else None
+        return data
+
+
+#: Bytes a fact row takes besides its payload in Spark's shuffle (UnsafeRow: null bits, id, key,
+#: payload offset and length: 32; the serializer's record length: 4).
+ROW_OVERHEAD_BYTES = 36
+
+
+def check_with_configure(config: BenchConfig) -> None:
+    """Apply every adaptive option set, with the --conf settings, to a SparkConf through
+    :func:`pyspark_shuffle.configure`: its errors (an increment above
+    spark.reducer.maxSizeInFlight, a missing jar) stop the harness before any run."""
+    from pyspark import SparkConf
+
+    from .._configure import configure
+
+    for spec in config.managers:
+        conf = SparkConf(loadDefaults=False)
+        for key, value in config.conf.items():
+            conf.set(key, value)
+        try:
+            configure(conf, **spec.options_dict())
+        except (ValueError, TypeError) as error:
+            raise type(error)(f"{spec.label}: {error}") from None
