@@ -18,19 +18,31 @@ def _blocks(argv: List[str]) -> int:
     return main(argv)
 
 
+def _report(argv: List[str]) -> int:
+    from .skew_report.cli import main
+
+    return main(argv)
+
+
 def _cluster(argv: List[str]) -> int:
     from .cluster.cli import main
 
     return main(argv)
 
 
-COMMANDS: Dict[str, Callable[[List[str]], int]] = {"bench": _bench, "blocks": _blocks, "cluster": _cluster}
+COMMANDS: Dict[str, Callable[[List[str]], int]] = {
+    "bench": _bench,
+    "blocks": _blocks,
+    "cluster": _cluster,
+    "report": _report,
+}
 USAGE = (
     "usage: python -m pyspark_shuffle COMMAND [ARGS]\n\n"
     "commands:\n"
     "  bench     benchmark shuffle managers (bench --help for its options)\n"
     "  blocks    block transfer between two executors: Netty vs UCX (blocks --help)\n"
     "  cluster   a multi-host Spark standalone cluster in network namespaces (cluster --help)\n"
+    "  report    the skew report of a bench JSON or a Spark event log (report --help)\n"
 )
 
 

@@ -21,17 +21,23 @@ SLOW_SERVING_SORT_SHUFFLE_MANAGER_CLASS = (
 )
 
 
+#: ``spark.shuffle.manager`` short names Spark resolves to its sort shuffle.
+SORT_SHORT_NAMES = ("sort", "tungsten-sort")
+
+
 def active_shuffle_manager_class(spark: Any) -> str:
     """Class name of the shuffle manager of the driver JVM behind ``spark`` (a SparkSession or
     SparkContext).
 
-    Reads ``SparkEnv.get().shuffleManager()`` through py4j, so it reports what Spark really
-    instantiated, not what the configuration asked for.
-    """
-    env = getattr(spark, "sparkContext", spark)._jvm.org.apache.spark.SparkEnv.get()
-    if env is None:
-        raise RuntimeError("no SparkEnv in the driver JVM: the SparkContext is not running")
-    return str(env.shuffleManager().getClass().getName())
+    Asks the plugin's facade, so it reports what Spark really instantiated, not what the
+    configuration asked for. (py4j cannot call SparkEnv itself on every Spark: pyspark 4.3's
+    jars lack a class one of its method signatures names.) A driver without the plugin jar runs
+    what its ``spark.shuffle.manager`` names."""
+    sc = _session_parts(spark)
+    if driver_loads(sc._jvm, PYTHON_API_CLASS):
+        return str(python_api(sc).shuffleManagerClass())
+    configured = sc.getConf().get("spark.shuffle.manager", "sort")
+    return SORT_SHUFFLE_MANAGER_CLASS if configured.lower() in SORT_SHORT_NAMES else configured
 
 
 #: The one facade object the Python package calls through py4j (a Scala ``object``, so its

@@ -7,7 +7,7 @@ from typing import Optional, Sequence
 
 from .command_line import parse_args
 from .environment import environment
-from .plot import PlotUnavailable, require_matplotlib, write_plot
+from .plot import PlotUnavailable, require_matplotlib, write_plot, write_skew_reports
 from .report import (
     format_table,
     network_table,
@@ -72,4 +72,6 @@ def _run(config, argv) -> int:
     if config.plot_path:
         write_plot(summaries, config.plot_path)
         print(f"wrote {config.plot_path}")
+        for path in write_skew_reports(records, config.plot_path):
+            print(f"wrote {path}")
     return 1 if failed and len(failed) == len(records) else 0

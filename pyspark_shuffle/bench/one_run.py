@@ -38,6 +38,7 @@ def start(job: Dict[str, Any]) -> Any:
 
 def run(job: Dict[str, Any]) -> Dict[str, Any]:
     from .._metrics import metrics as plugin_metrics
+    from ..skew_report.data import reports_of_session
 
     outcome: Dict[str, Any] = {"status": "failed", "error": None}
     started = time.monotonic()
@@ -75,6 +76,7 @@ def run(job: Dict[str, Any]) -> Dict[str, Any]:
             plugin = plugin_metrics(spark)
             outcome["plugin"] = plugin.get("application") or {}
             outcome["store"] = plugin.get("store") or {}
+            outcome["shuffles"] = reports_of_session(spark)
         except Exception as error:
             outcome["metrics_error"] = _error_text(error)
             if outcome["status"] == "ok":

@@ -1,37 +1,25 @@
-"""``--plot``: median wall time and peak executor memory against skew, one line per manager."""
+"""``--plot``: median wall time and peak executor memory against skew, one line per manager, and
+the skew report of each plugin configuration's first run (drawn by :mod:`pyspark_shuffle.skew_report`)."""
 
 from __future__ import annotations
 
-from typing import Sequence
+from pathlib import Path
+from typing import Any, Dict, List, Sequence
 
+from ..skew_report import figure
+from ..skew_report.data import from_bench
 from .report import Summary
 
-INSTALL_HINT = "install the plot extra: pip install 'pyspark-shuffle[plot]' (or pip install matplotlib)"
-
-
-class PlotUnavailable(RuntimeError):
-    """matplotlib is not installed."""
-
-
-def require_matplotlib() -> None:
-    """Raise :class:`PlotUnavailable` when matplotlib cannot be imported (checked before runs)."""
-    try:
-        import matplotlib  # noqa: F401
-    except ImportError:
-        raise PlotUnavailable(f"--plot needs matplotlib, which is not installed; {INSTALL_HINT}") from None
+PlotUnavailable = figure.PlotUnavailable
+require_matplotlib = figure.require_matplotlib
 
 
 def write_plot(summaries: Sequence[Summary], path: str) -> None:
     """A PNG with one row per workload: wall time (s) and peak executor memory (MiB) vs skew."""
-    require_matplotlib()
-    import matplotlib
-
-    matplotlib.use("Agg", force=True)
-    import matplotlib.pyplot as plt
-
+    plt = figure.pyplot()
     workloads = list(dict.fromkeys(s.workload for s in summaries))
     managers = list(dict.fromkeys(s.manager for s in summaries))
-    figure, axes = plt.subplots(len(workloads), 2, figsize=(11, 3.8 * len(workloads)), squeeze=False)
+    fig, axes = plt.subplots(len(workloads), 2, figsize=(11, 3.8 * len(workloads)), squeeze=False)
     panels = (
         ("wall_s", 1.0, "median wall time (s)"),
         ("peak_executor_memory_bytes", float(1 << 20), "median peak executor memory (MiB)"),
@@ -53,6 +41,18 @@ def write_plot(summaries: Sequence[Summary], path: str) -> None:
             ax.set_ylim(bottom=0)
             ax.grid(True, alpha=0.3)
             ax.legend()
-    figure.tight_layout()
-    figure.savefig(path, format="png", dpi=100)
-    plt.close(figure)
+    fig.tight_layout()
+    fig.savefig(path, format="png", dpi=100)
+    plt.close(fig)
+
+
+def write_skew_reports(records: Sequence[Dict[str, Any]], path: str) -> List[str]:
+    """The skew report PNGs of the first ok run of each (workload, skew, manager) that kept the
+    plugin's reports, in the directory ``<path without .png>-shuffles``; their paths."""
+    first: Dict[tuple, Dict[str, Any]] = {}
+    for record in records:
+        key = (record["workload"], record["skew"], record["manager"])
+        if record.get("status") == "ok" and record.get("shuffles") and key not in first:
+            first[key] = record
+    directory = str(Path(path).with_suffix("")) + "-shuffles"
+    return figure.write(from_bench(first.values()), directory) if first else []

@@ -46,8 +46,9 @@ def skew_join(spark):
     )
     right = spark.range(0, 1000, 1, 2).select(F.col("id").alias("k"), (F.col("id") + 1).alias("w"))
     df = left.join(right, "k").groupBy((F.col("k") % 7).alias("g")).agg(F.count("*"), F.sum("v"))
-    plan = df._jdf.queryExecution().executedPlan().toString()
-    return sorted(rows(df)), "skew=true" in plan or "isSkewJoin=true" in plan
+    result = sorted(rows(df))
+    plan = df._jdf.queryExecution().executedPlan().toString()  # AQE's final plan, once run
+    return result, "skew=true" in plan or "isSkewJoin=true" in plan
 
 
 def test_the_jar_of_the_installed_minor_is_chosen():

@@ -2,7 +2,7 @@ package org.apache.spark.shuffle.adaptive.compat
 
 import java.io.InputStream
 
-import org.apache.spark.{SparkEnv, TaskContext}
+import org.apache.spark.{MapOutputTrackerMaster, SparkEnv, TaskContext}
 import org.apache.spark.shuffle.FetchFailedException
 import org.apache.spark.shuffle.sort.SortShuffleManager
 import org.apache.spark.storage.{BlockId, BlockManagerId}
@@ -42,6 +42,25 @@ private[spark] object SparkCompat {
   /** Reads up to `maxSize` bytes into memory now; the rest is read on demand. */
   def copyStreamUpTo(in: InputStream, maxSize: Long): InputStream =
     Utils.copyStreamUpTo(in, maxSize)
+
+  /**
+   * Bytes of each of the `numReducers` reduce partitions of a shuffle, from its registered map
+   * outputs' MapStatus sizes (driver only; empty for a shuffle the tracker does not know).
+   */
+  def partitionBytes(shuffleId: Int, numReducers: Int): Seq[Long] =
+    SparkEnv.get.mapOutputTracker match {
+      case tracker: MapOutputTrackerMaster =>
+        tracker.shuffleStatuses.get(shuffleId).toSeq.flatMap { status =>
+          status.withMapStatuses { statuses =>
+            val sizes = new Array[Long](numReducers)
+            statuses.filter(_ != null).foreach { s =>
+              (0 until numReducers).foreach(r => sizes(r) += s.getSizeForBlock(r))
+            }
+            sizes.toSeq
+          }
+        }
+      case _ => Nil
+    }
 
   /** Whether the task may fetch contiguous partitions as batch blocks (AQE's local property). */
   def canUseBatchFetch(startPartition: Int, endPartition: Int, context: TaskContext): Boolean =

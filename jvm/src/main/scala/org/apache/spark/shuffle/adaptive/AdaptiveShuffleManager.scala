@@ -1,8 +1,9 @@
 package org.apache.spark.shuffle.adaptive
 
+import java.util.concurrent.ConcurrentHashMap
 import java.util.concurrent.atomic.AtomicBoolean
 
-import org.apache.spark.{ShuffleDependency, SparkConf, SparkEnv, TaskContext}
+import org.apache.spark.{ShuffleDependency, SparkConf, SparkContext, SparkEnv, TaskContext}
 import org.apache.spark.internal.Logging
 import org.apache.spark.rpc.RpcEndpointRef
 import org.apache.spark.shuffle._
@@ -10,7 +11,7 @@ import org.apache.spark.shuffle.adaptive.compat.{ServingShuffleManager, SparkCom
 import org.apache.spark.shuffle.adaptive.fetch.{AdaptiveShuffleReader, BatchFetch, BlockManagerLocalBlocks, DirectMemoryBackoff, FetchSettings, ShuffleBlockFetcher}
 import org.apache.spark.shuffle.adaptive.flow.PeerTraffic
 import org.apache.spark.internal.config.SHUFFLE_SERVICE_ENABLED
-import org.apache.spark.shuffle.adaptive.metrics.{FetchCounters, FetchMetricsAccumulator, FetchMetricsListener, StoreAccumulators}
+import org.apache.spark.shuffle.adaptive.metrics.{ExecutorShuffleMetrics, FetchCounters, FetchMetricsAccumulator, FetchMetricsListener, PluginMetricsSource, ShuffleReadReporter, StoreAccumulators}
 import org.apache.spark.shuffle.adaptive.push.PushQueue
 import org.apache.spark.shuffle.adaptive.store.{ShuffleStore, StoreExecutor, StoreRegistry, StoreReport, StoreRoutes, StoreTransport}
 import org.apache.spark.shuffle.adaptive.testing.ServeDelay
@@ -102,17 +103,38 @@ private[spark] class AdaptiveShuffleManager(conf: SparkConf)
         new StoreExecutor(
           conf,
           files,
-          (run, buffer, offsets) =>
-            transports.storedRun(run.shuffleId, run.mapId, buffer, offsets)))
+          (run, buffer, offsets) => transports.storedRun(run.shuffleId, run.mapId, buffer, offsets),
+          executorMetrics))
     } else {
       None
     }
   private[this] lazy val servingResolver = storeExecutor.map(_.resolver).getOrElse(files)
 
+  /** Driver only: the plugin's counters in Spark's metrics system, and their source. */
+  private[this] val driverMetrics = new PluginMetricsSource
+
   /** Driver only: the plugin's counters of finished tasks. */
-  private[spark] val fetchMetrics = new FetchMetricsListener
+  private[spark] val fetchMetrics = new FetchMetricsListener(driverMetrics)
+
+  /**
+   * Executors only (a local-mode driver's counters are the driver's): this executor's counters
+   * in its metrics system, registered with the first task that needs them.
+   */
+  private[this] lazy val executorMetrics: Option[ExecutorShuffleMetrics] =
+    Option(SparkEnv.get).filter(_.executorId != SparkContext.DRIVER_IDENTIFIER).map { env =>
+      val metrics = new ExecutorShuffleMetrics
+      env.metricsSystem.registerSource(metrics.source)
+      metrics
+    }
   private[this] val listening = new AtomicBoolean(false)
   private[this] val transports = new TransportFactory(conf)
+
+  /** Driver only: each shuffle's reduce partitions, and its store accumulators (mode=store). */
+  private[this] val reducers = new ConcurrentHashMap[Int, Int]
+  private[this] val storeAccumulators = new ConcurrentHashMap[Int, StoreAccumulators]
+
+  /** Driver only: what each shuffle's reduce stage read, for the skew report. */
+  @volatile private[spark] var readReports: Option[ShuffleReadReporter] = None
 
   /** Driver only, where transports other than Netty may run: the UCX registry. */
   @volatile private[this] var ucxRegistry: Option[RpcEndpointRef] = None
@@ -127,6 +149,13 @@ private[spark] class AdaptiveShuffleManager(conf: SparkConf)
     val sc = dependency.rdd.context
     if (listening.compareAndSet(false, true)) {
       sc.addSparkListener(fetchMetrics)
+      sc.env.metricsSystem.registerSource(driverMetrics)
+      val reporter = new ShuffleReadReporter(
+        id => SparkCompat.partitionBytes(id, reducers.getOrDefault(id, 0)),
+        storeBytes,
+        sc.listenerBus.post)
+      sc.addSparkListener(reporter)
+      readReports = Some(reporter)
       if (conf.get(TRANSPORT) != Transport.Netty) ucxRegistry = Some(UcxRegistry.start(sc))
       if (storeMode) {
         storeRegistry = Some(
@@ -135,7 +164,8 @@ private[spark] class AdaptiveShuffleManager(conf: SparkConf)
             conf.get(STORE_OFFER_ORDER),
             StoreExecutor.capacity(conf),
             push = mode == Mode.Push,
-            conf.get(PUSH_AFTER_MAP_STAGE)))
+            conf.get(PUSH_AFTER_MAP_STAGE),
+            report => driverMetrics.update("store.", report.toMap)))
       }
     }
     storeRegistry.foreach(
@@ -149,6 +179,8 @@ private[spark] class AdaptiveShuffleManager(conf: SparkConf)
     // Pushes finish after their map task, too late for its accumulators: the report counts them.
     val storeMetrics =
       if (mode == Mode.Store) Some(StoreAccumulators.register(sc, shuffleId)) else None
+    reducers.put(shuffleId, dependency.partitioner.numPartitions)
+    storeMetrics.foreach(storeAccumulators.put(shuffleId, _))
     new AdaptiveShuffleHandle(
       shuffleId,
       dependency,
@@ -193,6 +225,9 @@ private[spark] class AdaptiveShuffleManager(conf: SparkConf)
       case h: AdaptiveShuffleHandle[_, _, _] => h.fetchMetrics.value
       case _ => new FetchCounters
     }
+    counters.startPartition = startPartition
+    counters.endPartition = endPartition
+    executorMetrics.foreach(_.taskReads(context, counters))
     val baseHandle = handle.asInstanceOf[BaseShuffleHandle[K, _, C]]
     // Blocks read from stores are asked for one by one: a store holds blocks, not map outputs.
     val batch = !storeMode && BatchFetch.enabled(
@@ -234,7 +269,19 @@ private[spark] class AdaptiveShuffleManager(conf: SparkConf)
     new AdaptiveShuffleReader[K, C](baseHandle, context, metrics, () => newFetcher())
   }
 
+  /** Where mode=store put a shuffle's map outputs, as its accumulators added them up. */
+  private def storeBytes(shuffleId: Int): Map[String, Long] =
+    Option(storeAccumulators.get(shuffleId)).fold(Map.empty[String, Long]) { s =>
+      Map(
+        "own_store" -> s.acceptedLocally.value,
+        "peers_memory" -> s.spilledToPeers.value,
+        "disk" -> s.leftOnDisk.value)
+    }
+
   override def unregisterShuffle(shuffleId: Int): Boolean = {
+    reducers.remove(shuffleId)
+    storeAccumulators.remove(shuffleId)
+    readReports.foreach(_.removed(shuffleId))
     ucxRegistry.foreach(_.send(UcxRegistry.ShuffleRemoved(shuffleId)))
     storeRegistry.foreach(_.send(StoreRegistry.ShuffleRemoved(shuffleId)))
     storeExecutor.foreach(_.store.removeShuffle(shuffleId))

@@ -70,6 +70,13 @@ private[spark] final class FetchCounters extends Serializable {
   var limitChanges = 0L
   val tasksByRemoteSources: mutable.Map[String, Long] = mutable.TreeMap.empty
 
+  /**
+   * One task's counters only (merged counters keep -1): the reduce partitions it read,
+   * `[startPartition, endPartition)`, for the skew report's exact partition sizes.
+   */
+  var startPartition = -1
+  var endPartition = -1
+
   def isZero: Boolean = reduceTasks == 0 && requests == 0 && bytesBySource.isEmpty &&
     corruptRefetches == 0 && transportFallbacks == 0 && directMemoryDeferrals == 0 &&
     fetchWaitMs == 0 && peakBytesInFlight == 0 && fetchMs == 0 &&

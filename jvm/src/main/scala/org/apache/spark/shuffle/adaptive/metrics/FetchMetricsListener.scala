@@ -6,9 +6,10 @@ import org.apache.spark.scheduler.{SparkListener, SparkListenerTaskEnd}
 
 /**
  * Driver side: adds up the [[FetchCounters]] that finished tasks report, for the application
- * and per executor, from the per-task values of the plugin's accumulators.
+ * and per executor, from the per-task values of the plugin's accumulators, and keeps `source`
+ * (the driver's [[PluginMetricsSource]]) up to date with them.
  */
-private[spark] final class FetchMetricsListener extends SparkListener {
+private[spark] final class FetchMetricsListener(source: PluginMetricsSource) extends SparkListener {
 
   private[this] val application = new FetchCounters
   private[this] val byExecutor = mutable.TreeMap.empty[String, FetchCounters]
@@ -20,10 +21,13 @@ private[spark] final class FetchMetricsListener extends SparkListener {
         (acc.name, acc.update) match {
           case (Some(name), Some(counters: FetchCounters))
               if name.startsWith(FetchMetricsAccumulator.NamePrefix) =>
-            synchronized {
-              application.merge(counters)
-              byExecutor.getOrElseUpdate(info.executorId, new FetchCounters).merge(counters)
-            }
+            source.update(
+              "",
+              synchronized {
+                application.merge(counters)
+                byExecutor.getOrElseUpdate(info.executorId, new FetchCounters).merge(counters)
+                snapshot()
+              })
           case _ =>
         }
       }

@@ -38,6 +38,23 @@ object PythonApi {
   }
 
   /**
+   * The plugin's skew-report data, as JSON: a list of the latest [[ShuffleReadReport]] of every
+   * shuffle still registered (empty when another shuffle manager runs).
+   */
+  def shuffleReportsJson(sc: SparkContext): String = {
+    sc.listenerBus.waitUntilEmpty()
+    val reports = ConfiguredShuffleManager.of(SparkEnv.get) match {
+      case adaptive: AdaptiveShuffleManager => adaptive.readReports.map(_.reports).getOrElse(Nil)
+      case _ => Nil
+    }
+    json.writeValueAsString(reports)
+  }
+
+  /** The class of the shuffle manager Spark instantiated from `spark.shuffle.manager`. */
+  def shuffleManagerClass(): String =
+    ConfiguredShuffleManager.of(SparkEnv.get).getClass.getName
+
+  /**
    * Runs the DummyRDD shuffle (every chunk to its drawn destination) and returns, as JSON, the
    * bytes and chunks each destination received and the job's wall time.
    */

@@ -10,7 +10,7 @@ import org.apache.spark.internal.Logging
 import org.apache.spark.internal.config.EXECUTOR_MEMORY
 import org.apache.spark.shuffle.IndexShuffleBlockResolver
 import org.apache.spark.shuffle.adaptive.config.AdaptiveShuffleConf.{DefaultStoreFraction, MODE, Mode, PUSH_QUEUE_SIZE, STORE_MAX_SIZE}
-import org.apache.spark.shuffle.adaptive.metrics.StoreAccumulators
+import org.apache.spark.shuffle.adaptive.metrics.{ExecutorShuffleMetrics, StoreAccumulators}
 import org.apache.spark.shuffle.adaptive.push.{PushMapOutputServing, PushQueue}
 import org.apache.spark.shuffle.adaptive.store.StoreRegistry.{Locate, StoreUsage}
 import org.apache.spark.shuffle.adaptive.transport.MapOutputServing
@@ -27,7 +27,8 @@ import org.apache.spark.util.ThreadUtils
 private[spark] final class StoreExecutor(
     conf: SparkConf,
     files: IndexShuffleBlockResolver,
-    onRun: (ShuffleBlockBatchId, ByteBuffer, Array[Long]) => Unit)
+    onRun: (ShuffleBlockBatchId, ByteBuffer, Array[Long]) => Unit,
+    metrics: => Option[ExecutorShuffleMetrics])
     extends Logging {
 
   private[this] lazy val registry = StoreRegistry.ref(SparkEnv.get)
@@ -59,6 +60,7 @@ private[spark] final class StoreExecutor(
       val (queued, refused) =
         pusher.map(p => (p.queue.bytesHighWater, p.queue.bytesRefused)).getOrElse((0L, 0L))
       registry.send(StoreUsage(SparkEnv.get.executorId, s.used, s.highWater, queued, refused))
+      metrics.foreach(_.storeUsage(s.capacity, s.used, s.highWater, queued, refused))
     }
 
   /**

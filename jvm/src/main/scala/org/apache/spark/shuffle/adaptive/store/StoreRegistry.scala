@@ -23,12 +23,15 @@ import org.apache.spark.util.RpcUtils
  * committed map output's block sizes, and blocks are offered to their partition's owner first.
  * Unless `pushAfterMapStage`, nothing of a shuffle whose map stage has ended is placed any more:
  * its reduce tasks are reading by then.
+ *
+ * After every change the new [[StoreReport]] goes to `published` (the driver's metrics source).
  */
 private[spark] final class StoreRegistry(
     override val rpcEnv: RpcEnv,
     offerOrder: String,
     push: Boolean,
-    pushAfterMapStage: Boolean)
+    pushAfterMapStage: Boolean,
+    published: StoreReport => Unit)
     extends ThreadSafeRpcEndpoint {
   import StoreRegistry._
 
@@ -48,7 +51,10 @@ private[spark] final class StoreRegistry(
   private[this] val mapStagesDone = mutable.HashSet.empty[Int]
   private[this] val totals = new Totals
 
-  override def receive: PartialFunction[Any, Unit] = {
+  // Every message here may change what the report says; the report is published after each.
+  override def receive: PartialFunction[Any, Unit] = changes.andThen(_ => published(snapshot()))
+
+  private def changes: PartialFunction[Any, Unit] = {
     case StoreAdded(address, capacity) =>
       addresses(address.executorId) = address
       ledger.register(address.executorId, capacity)
@@ -109,6 +115,7 @@ private[spark] final class StoreRegistry(
         })
       if (late) totals.notPushed += blocks.iterator.map(_._2).sum
       else totals.count(executorId, placed, owners)
+      published(snapshot())
       context.reply(placed.map { case (_, _, holder) =>
         holder
           .flatMap(addresses.get)
@@ -130,6 +137,7 @@ private[spark] final class StoreRegistry(
             totals.failed(size)
           }
         })
+      published(snapshot())
       context.reply(true)
     case Locate(shuffleId, mapIds, startPartition, endPartition) =>
       val maps = located.getOrElse(shuffleId, mutable.HashMap.empty)
@@ -307,9 +315,11 @@ private[spark] object StoreRegistry {
       offerOrder: String,
       capacity: Long,
       push: Boolean,
-      pushAfterMapStage: Boolean): RpcEndpointRef = {
-    val ref = sc.env.rpcEnv
-      .setupEndpoint(Name, new StoreRegistry(sc.env.rpcEnv, offerOrder, push, pushAfterMapStage))
+      pushAfterMapStage: Boolean,
+      published: StoreReport => Unit): RpcEndpointRef = {
+    val ref = sc.env.rpcEnv.setupEndpoint(
+      Name,
+      new StoreRegistry(sc.env.rpcEnv, offerOrder, push, pushAfterMapStage, published))
     def add(address: BlockManagerId): Unit =
       if (!address.isDriver || sc.isLocal) ref.send(StoreAdded(address, capacity))
     sc.addSparkListener(new SparkListener {

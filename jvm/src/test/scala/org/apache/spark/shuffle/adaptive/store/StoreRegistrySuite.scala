@@ -12,7 +12,9 @@ class StoreRegistrySuite extends AnyFunSuite {
   private final class Driven(capacity: Long, executors: String*)(
       push: Boolean = false,
       pushAfterMapStage: Boolean = false) {
-    val registry = new StoreRegistry(null, "pairwise", push, pushAfterMapStage)
+    @volatile var published: Option[StoreReport] = None
+    val registry =
+      new StoreRegistry(null, "pairwise", push, pushAfterMapStage, r => published = Some(r))
     def start(): this.type = {
       executors.foreach(id =>
         registry.receive(StoreAdded(BlockManagerId(id, s"host-$id", 7000), capacity)))
@@ -198,6 +200,16 @@ class StoreRegistrySuite extends AnyFunSuite {
       d.registry.receive(MapStageEnded(0, ended = false))
       assert(d.place("0", 3, 20, 10) === Seq("0", "1"), afterMapStage)
     }
+  }
+
+  test("every change publishes the report (the driver's metrics source)") {
+    val d = driven(100, "0", "1")
+    d.place("0", 7, 60, 60)
+    assert(d.published === Some(d.report))
+    d.ask[Boolean](Arrived(0, 7, Array(0)))
+    assert(d.published.get.notArrived === 60 && d.published === Some(d.report))
+    d.registry.receive(StoreUsage("1", 5, 9, 0, 0))
+    assert(d.published.get.stores("1").highWater === 9)
   }
 
   test("mode=store places blocks after the map stage ended (it has no push plan)") {

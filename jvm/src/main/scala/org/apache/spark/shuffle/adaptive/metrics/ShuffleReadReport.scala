@@ -1,0 +1,30 @@
+package org.apache.spark.shuffle.adaptive.metrics
+
+import org.apache.spark.scheduler.SparkListenerEvent
+
+/**
+ * What one stage's reduce tasks read of one shuffle, for the skew report (`python -m
+ * pyspark_shuffle report`): the bytes of each reduce partition (`partitionBytesFrom` says
+ * whence: "reduce tasks", exact, where every task read one partition, else "map outputs",
+ * the MapStatus sizes, which Spark keeps rounded to within 10%), bytes and wait per source
+ * executor, one row per reduce task (at most
+ * [[ShuffleReadReport.MaxTasks]]; `tasksLeftOut` counts the rest) and, in mode=store, where the
+ * meta-shuffle put the map outputs. Posted to the listener bus when the stage completes, so an
+ * event log (`spark.eventLog.enabled`) keeps it as a JSON line; Spark's own replay skips it.
+ */
+private[spark] final case class ShuffleReadReport(
+    shuffleId: Int,
+    stageId: Int,
+    stageAttemptId: Int,
+    partitionBytes: Seq[Long],
+    partitionBytesFrom: String,
+    bytesBySource: Map[String, Long],
+    waitMsBySource: Map[String, Double],
+    tasks: Seq[ReduceTaskRow],
+    tasksLeftOut: Int,
+    store: Map[String, Long])
+    extends SparkListenerEvent
+
+private[spark] object ShuffleReadReport {
+  val MaxTasks = 10000
+}

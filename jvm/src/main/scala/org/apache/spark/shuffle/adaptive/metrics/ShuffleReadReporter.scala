@@ -1,0 +1,109 @@
+package org.apache.spark.shuffle.adaptive.metrics
+
+import scala.collection.mutable
+
+import org.apache.spark.scheduler.{SparkListener, SparkListenerEvent, SparkListenerStageCompleted, SparkListenerTaskEnd}
+
+/**
+ * Driver side: collects, per stage and shuffle, the [[FetchCounters]] each reduce task reports
+ * (the per-task values of the plugin's accumulators) and, when the stage completes, makes a
+ * [[ShuffleReadReport]] of them, keeps the latest per shuffle and `post`s it (to the listener
+ * bus, hence the event log).
+ *
+ * @param partitionBytes a shuffle's bytes per reduce partition, from its map outputs
+ * @param storeBytes where mode=store put a shuffle's map outputs (empty in other modes)
+ */
+private[spark] final class ShuffleReadReporter(
+    partitionBytes: Int => Seq[Long],
+    storeBytes: Int => Map[String, Long],
+    post: SparkListenerEvent => Unit)
+    extends SparkListener {
+
+  private final class Reading {
+    val counters = new FetchCounters
+    val tasks = mutable.ArrayBuffer.empty[ReduceTaskRow]
+    var left = 0
+  }
+
+  /** (stage, attempt) -> shuffle -> what its tasks read so far */
+  private[this] val reading = mutable.HashMap.empty[(Int, Int), mutable.HashMap[Int, Reading]]
+  private[this] val latest = mutable.TreeMap.empty[Int, ShuffleReadReport]
+
+  override def onTaskEnd(taskEnd: SparkListenerTaskEnd): Unit = {
+    val info = taskEnd.taskInfo
+    if (info != null) {
+      info.accumulables.foreach { acc =>
+        (acc.name, acc.update) match {
+          case (Some(name), Some(counters: FetchCounters))
+              if name.startsWith(FetchMetricsAccumulator.NamePrefix) =>
+            val shuffleId = name.stripPrefix(FetchMetricsAccumulator.NamePrefix).toInt
+            synchronized {
+              val r = reading
+                .getOrElseUpdate((taskEnd.stageId, taskEnd.stageAttemptId), mutable.HashMap.empty)
+                .getOrElseUpdate(shuffleId, new Reading)
+              r.counters.merge(counters)
+              if (r.tasks.size < ShuffleReadReport.MaxTasks) {
+                r.tasks += ReduceTaskRow(
+                  counters.startPartition,
+                  counters.endPartition,
+                  info.executorId,
+                  info.launchTime,
+                  info.finishTime,
+                  counters.bytesBySource.values.sum,
+                  counters.fetchWaitMs,
+                  counters.limitMin,
+                  counters.limitMax,
+                  if (counters.fetchMs == 0) 0.0 else counters.limitByteMs / counters.fetchMs)
+              } else {
+                r.left += 1
+              }
+            }
+          case _ =>
+        }
+      }
+    }
+  }
+
+  override def onStageCompleted(completed: SparkListenerStageCompleted): Unit = {
+    val stage = completed.stageInfo
+    val done = synchronized(reading.remove((stage.stageId, stage.attemptNumber())))
+    done.foreach(_.foreach { case (shuffleId, r) =>
+      val (bytes, from) = partitionSizes(shuffleId, r)
+      val report = ShuffleReadReport(
+        shuffleId,
+        stage.stageId,
+        stage.attemptNumber(),
+        bytes,
+        from,
+        r.counters.bytesBySource.toMap,
+        r.counters.waitMsBySource.toMap,
+        r.tasks.toSeq,
+        r.left,
+        storeBytes(shuffleId))
+      synchronized(latest(shuffleId) = report)
+      post(report)
+    })
+  }
+
+  /**
+   * Exact sizes where every reduce task read one partition and every partition was read (the
+   * bytes its tasks read: several tasks share a partition AQE split by map ranges), else the
+   * map outputs' sizes.
+   */
+  private def partitionSizes(shuffleId: Int, r: Reading): (Seq[Long], String) = {
+    val mapped = partitionBytes(shuffleId)
+    val single = r.left == 0 && r.tasks.forall(t => t.endPartition == t.startPartition + 1)
+    if (single && r.tasks.map(_.startPartition).toSet == mapped.indices.toSet) {
+      val read = new Array[Long](mapped.size)
+      r.tasks.foreach(t => read(t.startPartition) += t.bytes)
+      (read.toSeq, "reduce tasks")
+    } else {
+      (mapped, "map outputs")
+    }
+  }
+
+  /** The latest report of each shuffle still registered, by shuffle id. */
+  def reports: Seq[ShuffleReadReport] = synchronized(latest.values.toSeq)
+
+  def removed(shuffleId: Int): Unit = synchronized(latest -= shuffleId)
+}

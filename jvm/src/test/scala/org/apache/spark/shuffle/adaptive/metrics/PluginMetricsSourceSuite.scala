@@ -1,0 +1,64 @@
+package org.apache.spark.shuffle.adaptive.metrics
+
+import scala.jdk.CollectionConverters._
+
+import com.codahale.metrics.MetricRegistry
+import org.scalatest.funsuite.AnyFunSuite
+
+import org.apache.spark.{TaskContext, TaskContextImpl}
+
+class PluginMetricsSourceSuite extends AnyFunSuite {
+
+  private def gauges(registry: MetricRegistry): Map[String, Any] =
+    registry.getGauges.asScala.map { case (name, gauge) => name -> gauge.getValue }.toMap
+
+  test("nested maps become dotted gauges; later values replace earlier ones") {
+    val source = new PluginMetricsSource
+    source.update(
+      "app.",
+      Map("tasks" -> 2L, "by_source" -> Map("1" -> 10L, "2" -> 5L), "name" -> "x"))
+    assert(
+      gauges(source.metricRegistry) === Map(
+        "app.tasks" -> 2L,
+        "app.by_source.1" -> 10L,
+        "app.by_source.2" -> 5L))
+    source.update("app.", Map("tasks" -> 3L, "mean" -> 0.5))
+    assert(source.value("app.tasks") === Some(3L) && source.value("app.mean") === Some(0.5))
+    assert(source.value("app.name").isEmpty)
+  }
+
+  test("gauges that appear after the source was registered reach the registry it joined") {
+    // As Spark's MetricsSystem.registerSource adds a source's registry to its own.
+    val spark = new MetricRegistry
+    val source = new PluginMetricsSource
+    spark.register("app-1.1.pyspark_shuffle", source.metricRegistry)
+    source.update("fetch.", Map("bytes_by_source" -> Map("3" -> 7L)))
+    assert(gauges(spark) === Map("app-1.1.pyspark_shuffle.fetch.bytes_by_source.3" -> 7L))
+  }
+
+  test("an executor merges each successful task's counters once, a failed task's not at all") {
+    val metrics = new ExecutorShuffleMetrics
+    def task(bytes: Long, fail: Boolean): Unit = {
+      val context = TaskContext.empty()
+      val counters = new FetchCounters
+      counters.reduceTasks = 1
+      counters.served("2", "netty", bytes)
+      metrics.taskReads(context, counters)
+      metrics.taskReads(context, counters) // a second reader of the same shuffle in one task
+      if (fail) context.markTaskFailed(new RuntimeException("lost"))
+      context.asInstanceOf[TaskContextImpl].markTaskCompleted(None)
+    }
+    task(100, fail = false)
+    task(40, fail = false)
+    task(1000, fail = true)
+    assert(metrics.source.value("fetch.reduce_tasks") === Some(2L))
+    assert(metrics.source.value("fetch.bytes_by_source.2") === Some(140L))
+    metrics.storeUsage(
+      capacity = 64,
+      used = 10,
+      highWater = 30,
+      pushQueueHighWater = 5,
+      pushRefused = 0)
+    assert(metrics.source.value("store.high_water") === Some(30L))
+  }
+}

@@ -1,0 +1,159 @@
+"""What the skew report shows of one shuffle read, and where it comes from: a live session (the
+plugin's reports through its Python facade), a bench JSON (the same reports, kept per run) or a
+Spark event log (the plugin's ``ShuffleReadReport`` events; for stages the plugin did not read,
+the reduce tasks' shuffle-read bytes Spark logs)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Dict, Iterable, Iterator, List, Optional
+
+from .._jvm import java_spark_context, python_api
+from .zipf import zipf_exponent
+
+#: The event the plugin posts per shuffle and stage when the stage completes (its class name).
+REPORT_EVENT = "org.apache.spark.shuffle.adaptive.metrics.ShuffleReadReport"
+
+
+@dataclass
+class ShuffleView:
+    """One shuffle as a stage read it. ``partition_bytes`` are the bytes the reduce tasks read
+    of each partition (``partitions_from`` "reduce tasks": exact, where each task read one
+    partition; in event logs of other managers, one entry per reduce task) or the map outputs'
+    MapStatus sizes ("map outputs": rounded by Spark to within 10%). ``tasks`` rows hold each reduce task's
+    executor, launch and finish time (epoch ms), bytes, fetch wait and in-flight limit;
+    ``store`` where mode=store put the map outputs ("own_store", "peers_memory", "disk")."""
+
+    label: str
+    partition_bytes: List[int]
+    partitions_from: str = "map outputs"
+    bytes_by_source: Dict[str, int] = field(default_factory=dict)
+    wait_ms_by_source: Dict[str, float] = field(default_factory=dict)
+    tasks: List[Dict[str, Any]] = field(default_factory=list)
+    store: Dict[str, int] = field(default_factory=dict)
+
+    @property
+    def total_bytes(self) -> int:
+        return sum(self.partition_bytes)
+
+    @property
+    def alpha(self) -> float:
+        """The Zipf exponent fitted to the partition sizes (see :func:`zipf_exponent`)."""
+        return zipf_exponent(self.partition_bytes)
+
+
+def from_report(report: Dict[str, Any], prefix: str = "") -> ShuffleView:
+    """A view of one plugin report (the facade's JSON or an event log line)."""
+    label = f"{prefix}shuffle {report['shuffleId']}, stage {report['stageId']}"
+    if report.get("stageAttemptId"):
+        label += f" (attempt {report['stageAttemptId']})"
+    if report.get("tasksLeftOut"):
+        label += f", {report['tasksLeftOut']} more tasks not shown"
+    return ShuffleView(
+        label=label,
+        partition_bytes=[int(b) for b in report.get("partitionBytes") or []],
+        partitions_from=report.get("partitionBytesFrom", "map outputs"),
+        bytes_by_source={str(k): int(v) for k, v in (report.get("bytesBySource") or {}).items()},
+        wait_ms_by_source={str(k): float(v) for k, v in (report.get("waitMsBySource") or {}).items()},
+        tasks=list(report.get("tasks") or []),
+        store={str(k): int(v) for k, v in (report.get("store") or {}).items()},
+    )
+
+
+def reports_of_session(spark: Any) -> List[Dict[str, Any]]:
+    """The plugin's reports of a running session, as plain dicts (what a bench run keeps)."""
+    return json.loads(str(python_api(spark).shuffleReportsJson(java_spark_context(spark))))
+
+
+def live(spark: Any) -> List[ShuffleView]:
+    """The shuffles a running session's plugin read, the latest stage of each."""
+    return [from_report(r) for r in reports_of_session(spark)]
+
+
+def from_bench(records: Iterable[Dict[str, Any]]) -> List[ShuffleView]:
+    """The shuffles of every ok run of a bench JSON's records that kept the plugin's reports."""
+    views = []
+    for record in records:
+        if record.get("status") != "ok":
+            continue
+        prefix = (
+            f"run {record.get('index')}: {record['workload']} skew={record['skew']:g} {record['manager']}, "
+        )
+        views.extend(from_report(r, prefix) for r in record.get("shuffles") or [])
+    return views
+
+
+def event_log_files(path: Path) -> List[Path]:
+    """The event log files under ``path``: the file itself, the files of an application's
+    rolling log directory (``eventlog_v2_*``), or those of every application of a
+    ``spark.eventLog.dir``."""
+    if path.is_file():
+        return [path]
+    if not path.is_dir():
+        raise FileNotFoundError(f"no such event log file or directory: {path}")
+    if path.name.startswith("eventlog_v2_"):
+        return sorted(p for p in path.iterdir() if p.name.startswith("events_"))
+    files = []
+    for entry in sorted(path.iterdir()):
+        if entry.is_dir() and entry.name.startswith("eventlog_v2_"):
+            files.extend(event_log_files(entry))
+        elif entry.is_file() and not entry.name.startswith("."):
+            files.append(entry)
+    return files
+
+
+def _lines(file: Path) -> Iterator[str]:
+    """The text lines of an event log file: plain, or zstd-compressed (Spark's default codec)."""
+    if file.suffix in (".zstd", ".zst"):
+        import io
+
+        import zstandard
+
+        with file.open("rb") as raw, zstandard.ZstdDecompressor().stream_reader(raw) as plain:
+            yield from io.TextIOWrapper(plain, encoding="utf-8")
+    elif file.suffix in (".lz4", ".lzf", ".snappy"):
+        raise ValueError(
+            f"{file} is compressed with {file.suffix[1:]}, which the report does not read: write "
+            "event logs with spark.eventLog.compression.codec=zstd (Spark's default) or "
+            "spark.eventLog.compress=false"
+        )
+    else:
+        with file.open(encoding="utf-8") as text:
+            yield from text
+
+
+def _events(files: Iterable[Path]) -> Iterator[Dict[str, Any]]:
+    for file in files:
+        for line in _lines(file):
+            if line.strip():
+                yield json.loads(line)
+
+
+def from_event_log(path: Path) -> List[ShuffleView]:
+    """The shuffle reads an event log records: the plugin's reports, and for reduce stages
+    without one (another shuffle manager), each reduce task's shuffle-read bytes."""
+    views: List[ShuffleView] = []
+    reported = set()
+    read_by_stage: Dict[tuple, List[tuple]] = {}
+    app: Optional[str] = None
+    for event in _events(event_log_files(Path(path))):
+        kind = event.get("Event")
+        if kind == "SparkListenerApplicationStart":
+            app = event.get("App ID") or event.get("App Name")
+        elif kind == REPORT_EVENT:
+            views.append(from_report(event, f"{app}: " if app else ""))
+            reported.add((app, event["stageId"], event.get("stageAttemptId", 0)))
+        elif kind == "SparkListenerTaskEnd":
+            read = ((event.get("Task Metrics") or {}).get("Shuffle Read Metrics")) or {}
+            total = int(read.get("Remote Bytes Read", 0)) + int(read.get("Local Bytes Read", 0))
+            if total:
+                key = (app, event["Stage ID"], event.get("Stage Attempt ID", 0))
+                info = event.get("Task Info") or {}
+                read_by_stage.setdefault(key, []).append((int(info.get("Index", 0)), total))
+    for (app_id, stage, attempt), tasks in read_by_stage.items():
+        if (app_id, stage, attempt) not in reported:
+            label = (f"{app_id}: " if app_id else "") + f"stage {stage} (attempt {attempt}), reduce tasks"
+            views.append(ShuffleView(label, [b for _, b in sorted(tasks)], partitions_from="reduce tasks"))
+    return views

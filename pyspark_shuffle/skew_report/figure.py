@@ -1,0 +1,170 @@
+"""The skew report's figures (one PNG per shuffle read) and its text table; matplotlib is
+imported only to draw (the ``plot`` extra)."""
+
+from __future__ import annotations
+
+import re
+import statistics
+from pathlib import Path
+from typing import Any, List, Sequence
+
+from .data import ShuffleView
+
+MIB = float(1 << 20)
+INSTALL_HINT = "install the plot extra: pip install 'pyspark-shuffle[plot]' (or pip install matplotlib)"
+
+
+class PlotUnavailable(RuntimeError):
+    """matplotlib is not installed."""
+
+
+def require_matplotlib() -> None:
+    """Raise :class:`PlotUnavailable` when matplotlib cannot be imported."""
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        raise PlotUnavailable(f"plots need matplotlib, which is not installed; {INSTALL_HINT}") from None
+
+
+def pyplot() -> Any:
+    """matplotlib.pyplot drawing to files (no display)."""
+    require_matplotlib()
+    import matplotlib
+
+    matplotlib.use("Agg", force=True)
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def _bars(ax: Any, values: dict, scale: float, title: str, unit: str) -> None:
+    if not values:
+        ax.text(0.5, 0.5, "not recorded", ha="center", va="center", transform=ax.transAxes)
+    else:
+        keys = sorted(values, key=lambda k: (len(k), k))
+        ax.bar(keys, [values[k] / scale for k in keys])
+    ax.set_title(title)
+    ax.set_ylabel(unit)
+
+
+def draw(view: ShuffleView, path: str) -> None:
+    """The PNG of one shuffle read: sorted partition sizes with their Zipf fit, bytes and fetch
+    wait per source executor, each reduce task's in-flight limit over the stage, and where
+    mode=store put the map outputs."""
+    plt = pyplot()
+    figure, axes = plt.subplots(2, 3, figsize=(15, 8))
+    figure.suptitle(view.label)
+    sizes = sorted(view.partition_bytes, reverse=True)
+    ax = axes[0][0]
+    if sizes:
+        ranks = range(1, len(sizes) + 1)
+        ax.bar(ranks, [s / MIB for s in sizes], label=f"{view.partitions_from}")
+        weights = [r**-view.alpha for r in ranks]
+        ax.plot(
+            ranks,
+            [view.total_bytes * w / sum(weights) / MIB for w in weights],
+            "r-",
+            label=f"Zipf fit, alpha = {view.alpha:.2f}",
+        )
+        ax.legend()
+    ax.set_title(f"reduce partitions by size ({len(sizes)}, {view.total_bytes / MIB:.1f} MiB)")
+    ax.set_xlabel("rank")
+    ax.set_ylabel("MiB")
+    _bars(axes[0][1], view.bytes_by_source, MIB, "bytes read per source executor", "MiB")
+    _bars(
+        axes[0][2],
+        {k: v / 1000.0 for k, v in view.wait_ms_by_source.items()},
+        1.0,
+        "fetch wait per source executor",
+        "s",
+    )
+    ax = axes[1][0]
+    if view.tasks:
+        start = min(t["launchTime"] for t in view.tasks)
+        for t in view.tasks:
+            begin, end = (t["launchTime"] - start) / 1000.0, (t["finishTime"] - start) / 1000.0
+            ax.plot([begin, end], [t["limitMean"] / MIB] * 2, "b-", alpha=0.6)
+            ax.plot([end, end], [t["limitMin"] / MIB, t["limitMax"] / MIB], "k-", alpha=0.3)
+        ax.set_xlabel("s since the first reduce task started")
+    else:
+        ax.text(0.5, 0.5, "not recorded", ha="center", va="center", transform=ax.transAxes)
+    ax.set_title("in-flight limit per reduce task (mean; min to max at its end)")
+    ax.set_ylabel("MiB")
+    _bars(axes[1][1], view.store, MIB, "map outputs placed (mode=store)", "MiB")
+    ax = axes[1][2]
+    if view.tasks:
+        by_executor: dict = {}
+        for t in view.tasks:
+            by_executor[t["executorId"]] = by_executor.get(t["executorId"], 0) + t["bytes"]
+        _bars(ax, by_executor, MIB, "bytes read per reducing executor", "MiB")
+    else:
+        _bars(ax, {}, MIB, "bytes read per reducing executor", "MiB")
+    figure.tight_layout()
+    figure.savefig(path, format="png", dpi=90)
+    plt.close(figure)
+
+
+def file_name(view: ShuffleView) -> str:
+    return re.sub(r"[^A-Za-z0-9.=-]+", "_", view.label).strip("_")[:150] + ".png"
+
+
+def write(views: Sequence[ShuffleView], directory: str) -> List[str]:
+    """One PNG per view in ``directory`` (created); their paths."""
+    out = Path(directory)
+    out.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for view in views:
+        path = str(out / file_name(view))
+        draw(view, path)
+        paths.append(path)
+    return paths
+
+
+def _mib(value: float) -> str:
+    return f"{value / MIB:.1f}"
+
+
+def format_table(views: Sequence[ShuffleView]) -> str:
+    """One line per shuffle read: partitions, total and largest/median partition (MiB), the
+    Zipf fit, the source executor that served most bytes and the one waited on longest, the
+    in-flight limit's range, and where mode=store put the map outputs."""
+    header = [
+        "shuffle",
+        "parts",
+        "MiB",
+        "max MiB",
+        "median MiB",
+        "alpha",
+        "top source",
+        "longest wait",
+        "limit MiB",
+        "store own/peers/disk MiB",
+    ]
+    rows = []
+    for v in views:
+        sizes = v.partition_bytes or [0]
+        top = max(v.bytes_by_source.items(), key=lambda kv: kv[1], default=None)
+        wait = max(v.wait_ms_by_source.items(), key=lambda kv: kv[1], default=None)
+        limits = [(t["limitMin"], t["limitMax"]) for t in v.tasks if t.get("limitMax")]
+        rows.append(
+            [
+                v.label,
+                str(len(v.partition_bytes)),
+                _mib(v.total_bytes),
+                _mib(max(sizes)),
+                _mib(statistics.median(sizes)),
+                f"{v.alpha:.2f}",
+                f"{top[0]} ({top[1] / max(1, sum(v.bytes_by_source.values())):.0%})" if top else "-",
+                f"{wait[0]} ({wait[1] / 1000.0:.1f} s)" if wait else "-",
+                f"{_mib(min(lo for lo, _ in limits))}-{_mib(max(hi for _, hi in limits))}" if limits else "-",
+                "/".join(_mib(v.store.get(k, 0)) for k in ("own_store", "peers_memory", "disk"))
+                if v.store
+                else "-",
+            ]
+        )
+    widths = [max(len(r[i]) for r in [header] + rows) for i in range(len(header))]
+    lines = [
+        "  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths))).rstrip()
+        for r in [header, ["-" * w for w in widths]] + rows
+    ]
+    return "\n".join(lines)

@@ -1,0 +1,118 @@
+"""The plugin's counters in Spark's metrics system (source ``pyspark_shuffle``): the driver's
+Prometheus servlet and the executors' sinks serve the values ``metrics(spark)`` reports.
+
+Spark serves the Prometheus servlet from the driver's UI only (executors have no HTTP server),
+so the executors' values are read from the CSV sink, which every executor writes each second.
+"""
+
+import csv
+import functools
+import re
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+import pyspark_shuffle
+from pyspark_shuffle import DummyRDD
+from pyspark_shuffle.sessions import PLUGIN, start_session
+
+pytestmark = pytest.mark.integration
+
+NAMESPACE = "pss"
+
+
+@pytest.fixture(scope="module")
+def csv_dir(tmp_path_factory):
+    return tmp_path_factory.mktemp("metrics-csv")
+
+
+@pytest.fixture(scope="module")
+def spark(csv_dir):
+    sink = "spark.metrics.conf.{}.sink.{}.{}".format
+    conf = {
+        "spark.ui.enabled": "true",
+        "spark.ui.port": "0",
+        "spark.metrics.namespace": NAMESPACE,
+        sink("driver", "prometheusServlet", "class"): "org.apache.spark.metrics.sink.PrometheusServlet",
+        sink("driver", "prometheusServlet", "path"): "/metrics/prometheus",
+        sink("executor", "csv", "class"): "org.apache.spark.metrics.sink.CsvSink",
+        sink("executor", "csv", "period"): "1",
+        sink("executor", "csv", "unit"): "seconds",
+        sink("executor", "csv", "directory"): str(csv_dir),
+    }
+    session = start_session(PLUGIN, conf, {"mode": "store", "store_max_size": "256k"})
+    try:
+        DummyRDD(session, size="4m", skew=1.0, partition_size="256k", seed=3).run()
+        yield session
+    finally:
+        session.stop()
+
+
+def flatten(prefix, value, into):
+    """metrics(spark)'s nested maps as the source's dotted gauge names -> numbers."""
+    if isinstance(value, dict):
+        for key, nested in value.items():
+            flatten(f"{prefix}{key}.", nested, into)
+    elif isinstance(value, (int, float)) and not isinstance(value, bool):
+        into[prefix[:-1]] = value
+    return into
+
+
+def prometheus_gauges(spark):
+    """Gauge name (as PrometheusServlet normalises it) -> value, from the driver's endpoint."""
+    with urllib.request.urlopen(spark.sparkContext.uiWebUrl + "/metrics/prometheus", timeout=30) as page:
+        text = page.read().decode()
+    pattern = re.compile(r'^(metrics_\S+)_Value\{type="gauges"\} (\S+)$')
+    return {m.group(1): float(m.group(2)) for m in map(pattern.match, text.splitlines()) if m}
+
+
+def normalised(name):
+    return re.sub("[^a-zA-Z0-9]", "_", f"metrics_{NAMESPACE}.driver.pyspark_shuffle.{name}")
+
+
+def until_equal(read, expected, timeout=60.0):
+    """``read()`` once it equals ``expected`` (the sinks report every second), else the last."""
+    deadline = time.monotonic() + timeout
+    while True:
+        actual = read()
+        if actual == expected or time.monotonic() > deadline:
+            return actual
+        time.sleep(0.5)
+
+
+def test_the_driver_serves_application_executor_and_store_counters(spark):
+    reported = pyspark_shuffle.metrics(spark)
+    expected = {}
+    for section in ("application", "executors", "store"):
+        flatten(f"{section}.", reported[section], expected)
+    assert expected["application.reduce_tasks"] == 16 and expected["store.spilled_to_peers"] >= 0
+    wanted = {normalised(name): float(value) for name, value in expected.items()}
+
+    def served():
+        gauges = prometheus_gauges(spark)
+        return {name: gauges.get(name) for name in wanted}
+
+    assert until_equal(served, wanted) == wanted
+
+
+def csv_values(directory, prefix, names):
+    """The last value the CSV sink wrote for each of ``names`` under ``prefix`` (None: none yet)."""
+    values = {}
+    for name in names:
+        path = Path(directory) / f"{prefix}{name}.csv"
+        rows = list(csv.reader(path.open())) if path.exists() else []
+        values[name] = float(rows[-1][1]) if len(rows) > 1 else None
+    return values
+
+
+def test_each_executor_exports_its_own_counters(spark, csv_dir):
+    executors = pyspark_shuffle.metrics(spark)["executors"]
+    assert len(executors) == 2
+    for executor, counters in executors.items():
+        wanted = {name: float(value) for name, value in flatten("", counters, {}).items()}
+        read = functools.partial(
+            csv_values, csv_dir, f"{NAMESPACE}.{executor}.pyspark_shuffle.fetch.", wanted
+        )
+        assert until_equal(read, wanted) == wanted, executor
