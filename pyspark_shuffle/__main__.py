@@ -19,7 +19,7 @@ def _blocks(argv: List[str]) -> int:
 
 
 def _report(argv: List[str]) -> int:
-    from .skew_report.cli import main
+    from .report.cli import main
 
     return main(argv)
 

@@ -45,7 +45,7 @@ def test_sampler_samples_until_stopped(monkeypatch):
 
 def test_run_figures_and_network_table():
     from pyspark_shuffle.bench.links import run_figures
-    from pyspark_shuffle.bench.report import network_table
+    from pyspark_shuffle.bench.tables import network_table
 
     def phase(down, util):
         return {"seconds": 1.0, "down_bytes": down, "up_bytes": 0, "down_util": util, "up_util": 0.0}

@@ -2,7 +2,7 @@
 
 import pytest
 
-from pyspark_shuffle.bench.report import summarize
+from pyspark_shuffle.bench.tables import summarize
 
 
 def test_plot_writes_png(tmp_path):

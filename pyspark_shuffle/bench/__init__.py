@@ -6,7 +6,7 @@
 - :mod:`.one_run` / :mod:`.workloads`: inside a run, the Spark application and its workload
   (sessions from :mod:`pyspark_shuffle.sessions`, as the pytest plugin's).
 - :mod:`.sparkmetrics`: Spark's numbers from the application's REST API.
-- :mod:`.report` / :mod:`.plot`: medians, ratios to sort, the table and the PNG.
+- :mod:`.tables` / :mod:`.plot`: medians, ratios to sort, the tables and the PNGs.
 """
 
 from .cli import main

@@ -8,7 +8,8 @@ from typing import Optional, Sequence
 from .command_line import parse_args
 from .environment import environment
 from .plot import PlotUnavailable, require_matplotlib, write_plot, write_skew_reports
-from .report import (
+from .runner import plan, run_all
+from .tables import (
     format_table,
     network_table,
     push_table,
@@ -16,7 +17,6 @@ from .report import (
     store_table,
     summarize,
 )
-from .runner import plan, run_all
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:

@@ -38,7 +38,7 @@ def start(job: Dict[str, Any]) -> Any:
 
 def run(job: Dict[str, Any]) -> Dict[str, Any]:
     from .._metrics import metrics as plugin_metrics
-    from ..skew_report.data import reports_of_session
+    from ..report.data import reports_of_session
 
     outcome: Dict[str, Any] = {"status": "failed", "error": None}
     started = time.monotonic()

@@ -1,14 +1,14 @@
 """``--plot``: median wall time and peak executor memory against skew, one line per manager, and
-the skew report of each plugin configuration's first run (drawn by :mod:`pyspark_shuffle.skew_report`)."""
+the skew report of each plugin configuration's first run (drawn by :mod:`pyspark_shuffle.report`)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any, Dict, List, Sequence
 
-from ..skew_report import figure
-from ..skew_report.data import from_bench
-from .report import Summary
+from ..report import figure
+from ..report.data import from_bench
+from .tables import Summary
 
 PlotUnavailable = figure.PlotUnavailable
 require_matplotlib = figure.require_matplotlib

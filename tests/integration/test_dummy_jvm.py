@@ -5,8 +5,9 @@ import hashlib
 from collections import Counter
 
 import pytest
+from pyspark.sql import functions as F
 
-from pyspark_shuffle import DummyRDD, python_dummy_rdd, skewed_dimension, skewed_fact
+from pyspark_shuffle import DummyRDD, python_dummy_df, python_dummy_rdd, skewed_dimension, skewed_fact
 from pyspark_shuffle.dummy import DummySpec, generate_partition, unpack_chunk, zipf_probabilities
 from pyspark_shuffle.testing.stats import assert_fits
 
@@ -174,3 +175,25 @@ def test_skewed_dimension(spark):
     assert sorted(tuple(r) for r in dimension.collect()) == [(k, f"key-{k}") for k in range(40)]
     fact = skewed_fact(spark, rows=2000, keys=40, skew=1.0, payload_bytes=0, partitions=2, seed=1)
     assert fact.join(dimension, "key").count() == 2000
+
+
+def test_python_dummy_df_is_built_from_arrow_batches(spark):
+    size, partition, n = 512 << 10, 32 << 10, 16
+    df = python_dummy_df(spark, size=size, skew=2.0, partition_size=partition, seed=6)
+    assert df.schema.simpleString() == "struct<destination:int,payload:binary>"
+    assert df.rdd.getNumPartitions() == n
+    rows = df.groupBy("destination").agg(
+        F.count("*").alias("chunks"), F.sum(F.length("payload")).alias("bytes")
+    )
+    got = {r["destination"]: (r["chunks"], r["bytes"]) for r in rows.collect()}
+    assert "MapInArrow" in df._jdf.queryExecution().executedPlan().toString()
+    # The executors generated exactly the chunks the pure function draws on the driver.
+    spec = DummySpec.of(size, 2.0, partition, 6)
+    expected = Counter()
+    payload = Counter()
+    for i in range(n):
+        for destination, record in generate_partition(spec, i):
+            expected[destination] += 1
+            payload[destination] += len(unpack_chunk(record)[2])
+    assert got == {d: (expected[d], payload[d]) for d in expected}
+    assert sum(b for _, b in got.values()) == size

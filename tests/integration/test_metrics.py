@@ -125,3 +125,13 @@ def test_plugin_bytes_equal_spark_shuffle_read_bytes(dummy_job):
     assert plugin_read == spark_read
     # Blocks carry the payloads plus serialization framing, never less than the payloads.
     assert plugin_read >= sum(result["destination_bytes"]) == SIZE
+
+
+def test_metrics_frame_equals_the_counters(spark, dummy_job):
+    frame = pyspark_shuffle.metrics_frame(spark)
+    counters = pyspark_shuffle.metrics(spark)
+    assert list(frame["scope"]) == ["application", *sorted(counters["executors"])]
+    application = frame.iloc[0]
+    assert application["reduce_tasks"] == counters["application"]["reduce_tasks"]
+    for source, value in counters["application"]["bytes_by_source"].items():
+        assert application[f"bytes_by_source.{source}"] == value

@@ -5,8 +5,8 @@ import json
 
 import pytest
 
-from pyspark_shuffle.skew_report import cli, figure, zipf_exponent
-from pyspark_shuffle.skew_report.data import REPORT_EVENT, from_bench, from_event_log
+from pyspark_shuffle.report import cli, figure, zipf_exponent
+from pyspark_shuffle.report.data import REPORT_EVENT, from_bench, from_event_log
 
 REPORT = {
     "shuffleId": 3,

@@ -6,8 +6,8 @@ import pytest
 
 from pyspark_shuffle.bench import runner
 from pyspark_shuffle.bench.command_line import parse_args
-from pyspark_shuffle.bench.report import format_table, median, result_mismatches, summarize
 from pyspark_shuffle.bench.runner import RECORD_FIELDS, empty_record, plan, run_all
+from pyspark_shuffle.bench.tables import format_table, median, result_mismatches, summarize
 
 
 def record(manager, skew, wall, workload="dummy", status="ok", peak=100 << 20, result=None):
@@ -163,7 +163,7 @@ def test_sql_workloads_run_with_aqe_and_host_local_reads_on_local_cluster():
 
 
 def test_store_table_medians_and_absence():
-    from pyspark_shuffle.bench.report import store_table
+    from pyspark_shuffle.bench.tables import store_table
 
     mib = 1 << 20
 
@@ -204,7 +204,7 @@ def test_store_table_medians_and_absence():
 
 
 def test_push_table_medians_and_absence():
-    from pyspark_shuffle.bench.report import push_table
+    from pyspark_shuffle.bench.tables import push_table
 
     mib = 1 << 20
 

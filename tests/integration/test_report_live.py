@@ -4,8 +4,8 @@ event log, alpha within 0.2 of 2 and partition sizes that add up to the shuffle'
 import pytest
 
 from pyspark_shuffle import DummyRDD
+from pyspark_shuffle.report import cli, from_event_log, skew_report
 from pyspark_shuffle.sessions import PLUGIN, start_session
-from pyspark_shuffle.skew_report import cli, from_event_log, skew_report
 
 pytestmark = pytest.mark.integration
 
