@@ -1,6 +1,7 @@
 """The Spark configuration every A/B integration module shares (both managers get it)."""
 
 from pyspark_shuffle import _ucx
+from pyspark_shuffle.testing import ShuffleComparison
 
 #: Common to all modules: small blocks travel in several requests, few SQL partitions. Spark
 #: turns host-local reads off on local-cluster unless they are set; they are set here, as on a
@@ -73,3 +74,7 @@ LOCAL_VARIANT_CONF = dict(
     {"network": READER_PARITY_OFF_CONF},
     **{name: {"spark.executorEnv.UCX_TLS": tls} for name, tls in UCX_VARIANTS.items()},
 )
+
+#: The RDD and the SQL/AQE workloads (test_rdd_ab, test_sql_ab) run in this one comparison, so
+#: each variant is one application; the AQE settings do not touch RDD jobs.
+LOCAL_AB = ShuffleComparison(conf=SQL_AQE_CONF, variants=LOCAL_VARIANTS, variant_conf=LOCAL_VARIANT_CONF)

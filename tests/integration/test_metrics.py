@@ -8,6 +8,7 @@ test reads the store through py4j rather than over HTTP.
 import time
 
 import pytest
+from status_store import stage_totals
 
 import pyspark_shuffle
 from pyspark_shuffle import DummyRDD
@@ -40,29 +41,15 @@ def wait_for_executors(spark, count, timeout=120.0):
         time.sleep(0.2)
 
 
-def spark_shuffle_read_bytes(spark):
-    """Sum of shuffleReadBytes over every stage Spark's status store knows (the REST API's
-    /stages data, all statuses, no details)."""
-    store = spark.sparkContext._jsc.sc().statusStore()
-    stages = store.stageList(
-        None,
-        getattr(store, "stageList$default$2")(),
-        getattr(store, "stageList$default$3")(),
-        getattr(store, "stageList$default$4")(),
-        getattr(store, "stageList$default$5")(),
-    )
-    return sum(int(stages.apply(i).shuffleReadBytes()) for i in range(stages.size()))
-
-
 @pytest.fixture(scope="module")
 def dummy_job(spark):
     """Counters and Spark's shuffle-read bytes before and after one DummyRDD shuffle."""
     wait_for_executors(spark, 2)
     before = pyspark_shuffle.metrics(spark)  # also drains the listener bus
-    spark_before = spark_shuffle_read_bytes(spark)
+    spark_before = stage_totals(spark, "shuffleReadBytes")
     result = DummyRDD(spark, size=SIZE, skew=1.0, partition_size=PARTITION, seed=4).run()
     after = pyspark_shuffle.metrics(spark)
-    spark_after = spark_shuffle_read_bytes(spark)
+    spark_after = stage_totals(spark, "shuffleReadBytes")
     return before, after, spark_after - spark_before, result
 
 

@@ -4,13 +4,11 @@ import hashlib
 from operator import add
 
 import pytest
-from ab_conf import COMMON_CONF, LOCAL_VARIANT_CONF, LOCAL_VARIANTS, UCX_AVAILABLE, UCX_VARIANTS
-
-from pyspark_shuffle.testing import ShuffleComparison
+from ab_conf import LOCAL_AB, UCX_AVAILABLE, UCX_VARIANTS
 
 pytestmark = pytest.mark.integration
 
-ab = ShuffleComparison(conf=COMMON_CONF, variants=LOCAL_VARIANTS, variant_conf=LOCAL_VARIANT_CONF)
+ab = LOCAL_AB
 RECORD_BYTES = 300 * 1024  # > maxSizeInFlight (1m) / 5
 
 
@@ -27,7 +25,7 @@ def group_by_key(spark):
 
 
 @ab.workload(unordered=True)
-def join(spark):
+def rdd_join(spark):
     sc = spark.sparkContext
     left = sc.parallelize([(i % 50, i) for i in range(3000)], 4)
     right = sc.parallelize([(i % 70, -i) for i in range(700)], 3)
@@ -91,7 +89,7 @@ def hot_key(spark):
 
 
 @pytest.mark.parametrize(
-    "name", ["reduce_by_key", "group_by_key", "join", "cogroup", "repartition", "distinct"]
+    "name", ["reduce_by_key", "group_by_key", "rdd_join", "cogroup", "repartition", "distinct"]
 )
 def test_same_result(name):
     assert ab.assert_same(name)

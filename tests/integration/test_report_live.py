@@ -2,6 +2,7 @@
 event log, alpha within 0.2 of 2 and partition sizes that add up to the shuffle's bytes."""
 
 import pytest
+from status_store import stage_totals
 
 from pyspark_shuffle import DummyRDD
 from pyspark_shuffle.report import cli, from_event_log, skew_report
@@ -21,22 +22,9 @@ def run(event_log_dir):
     spark = start_session(PLUGIN, conf)
     try:
         DummyRDD(spark, size="16m", skew=2.0, partition_size="512k", seed=9).run()
-        yield spark, shuffle_write_bytes(spark)
+        yield spark, stage_totals(spark, "shuffleWriteBytes")
     finally:
         spark.stop()
-
-
-def shuffle_write_bytes(spark):
-    """Spark's shuffle write bytes over every stage (the REST API's /stages data)."""
-    store = spark.sparkContext._jsc.sc().statusStore()
-    stages = store.stageList(
-        None,
-        getattr(store, "stageList$default$2")(),
-        getattr(store, "stageList$default$3")(),
-        getattr(store, "stageList$default$4")(),
-        getattr(store, "stageList$default$5")(),
-    )
-    return sum(int(stages.apply(i).shuffleWriteBytes()) for i in range(stages.size()))
 
 
 def test_live_report_of_a_zipf_2_shuffle(run, tmp_path):

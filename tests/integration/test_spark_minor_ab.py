@@ -2,10 +2,10 @@
 of the installed pyspark loads, and RDD, SQL with AQE and a skew join give the sort shuffle's
 results. Deselected from the full suite (``-m "not spark_minor"``), which covers all of it."""
 
-from operator import add
-
 import pytest
 from ab_conf import SQL_AQE_CONF
+from test_rdd_ab import rdd_join, reduce_by_key
+from test_sql_ab import group_by, skew_join
 
 import pyspark_shuffle
 from pyspark_shuffle import _jars
@@ -16,39 +16,10 @@ pytestmark = [pytest.mark.integration, pytest.mark.spark_minor]
 ab = ShuffleComparison(conf=SQL_AQE_CONF, variants={"adaptive": {}, "push": {"mode": "push"}})
 
 
-def rows(df):
-    return [tuple(r) for r in df.collect()]
-
-
-@ab.workload(unordered=True)
-def rdd_reduce_and_join(spark):
-    sc = spark.sparkContext
-    sums = sc.parallelize(range(20000), 4).map(lambda x: (x % 97, x)).reduceByKey(add, 5)
-    other = sc.parallelize([(i % 70, -i) for i in range(700)], 3)
-    return sums.join(other, 6).collect()
-
-
-@ab.workload(unordered=True)
-def sql_group_by(spark):
-    from pyspark.sql import functions as F
-
-    df = spark.range(0, 50000, 1, 4).groupBy((F.col("id") % 113).alias("k"))
-    return rows(df.agg(F.count("*"), F.sum("id"), F.max("id")))
-
-
-@ab.workload
-def skew_join(spark):
-    from pyspark.sql import functions as F
-
-    left = spark.range(0, 200000, 1, 8).select(
-        F.when(F.col("id") % 10 != 0, F.lit(0)).otherwise(F.col("id") % 1000).alias("k"),
-        F.col("id").alias("v"),
-    )
-    right = spark.range(0, 1000, 1, 2).select(F.col("id").alias("k"), (F.col("id") + 1).alias("w"))
-    df = left.join(right, "k").groupBy((F.col("k") % 7).alias("g")).agg(F.count("*"), F.sum("v"))
-    result = sorted(rows(df))
-    plan = df._jdf.queryExecution().executedPlan().toString()  # AQE's final plan, once run
-    return result, "skew=true" in plan or "isSkewJoin=true" in plan
+# The full suite's own workloads (test_rdd_ab, test_sql_ab), compared here on this minor.
+for workload in (reduce_by_key, rdd_join, group_by):
+    ab.workload(workload, unordered=True)
+ab.workload(skew_join)
 
 
 def test_the_jar_of_the_installed_minor_is_chosen():
@@ -57,7 +28,7 @@ def test_the_jar_of_the_installed_minor_is_chosen():
     assert name.spark_minor == _jars.spark_minor(version)
 
 
-@pytest.mark.parametrize("name", ["rdd_reduce_and_join", "sql_group_by"])
+@pytest.mark.parametrize("name", ["reduce_by_key", "rdd_join", "group_by"])
 def test_same_result(name):
     assert ab.assert_same(name)
 

@@ -1,13 +1,11 @@
 """Spark SQL with AQE A/B: Spark's sort shuffle vs the plugin on local-cluster[2,1,1024]."""
 
 import pytest
-from ab_conf import LOCAL_VARIANT_CONF, LOCAL_VARIANTS, SQL_AQE_CONF
-
-from pyspark_shuffle.testing import ShuffleComparison
+from ab_conf import LOCAL_AB, SQL_AQE_CONF
 
 pytestmark = pytest.mark.integration
 
-ab = ShuffleComparison(conf=SQL_AQE_CONF, variants=LOCAL_VARIANTS, variant_conf=LOCAL_VARIANT_CONF)
+ab = LOCAL_AB
 
 
 def executed_plan(df):
@@ -27,7 +25,7 @@ def group_by(spark):
 
 
 @ab.workload(unordered=True)
-def join(spark):
+def sql_join(spark):
     from pyspark.sql import functions as F
 
     left = spark.range(0, 20000, 1, 4).withColumn("k", F.col("id") % 500)
@@ -87,7 +85,7 @@ def many_reduce_partitions(spark):
     return result
 
 
-@pytest.mark.parametrize("name", ["group_by", "join", "window"])
+@pytest.mark.parametrize("name", ["group_by", "sql_join", "window"])
 def test_same_result(name):
     assert ab.assert_same(name)
 

@@ -1,5 +1,6 @@
 package org.apache.spark.shuffle.adaptive.metrics
 
+import org.apache.spark.scheduler.SparkListenerTaskEnd
 import org.apache.spark.util.AccumulatorV2
 
 /**
@@ -26,4 +27,13 @@ private[spark] object FetchMetricsAccumulator {
 
   /** Accumulator names start with this, followed by the shuffle id. */
   val NamePrefix = "pyspark-shuffle fetch, shuffle "
+
+  /** The counters a finished task reported, with their shuffle's id (its accumulators' names). */
+  def ofTask(taskEnd: SparkListenerTaskEnd): Seq[(Int, FetchCounters)] =
+    Option(taskEnd.taskInfo).toSeq.flatMap(_.accumulables).collect {
+      case acc
+          if acc.name.exists(_.startsWith(NamePrefix)) && acc.update.exists(
+            _.isInstanceOf[FetchCounters]) =>
+        (acc.name.get.stripPrefix(NamePrefix).toInt, acc.update.get.asInstanceOf[FetchCounters])
+    }
 }

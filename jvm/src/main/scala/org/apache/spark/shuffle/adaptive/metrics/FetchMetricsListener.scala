@@ -14,25 +14,16 @@ private[spark] final class FetchMetricsListener(source: PluginMetricsSource) ext
   private[this] val application = new FetchCounters
   private[this] val byExecutor = mutable.TreeMap.empty[String, FetchCounters]
 
-  override def onTaskEnd(taskEnd: SparkListenerTaskEnd): Unit = {
-    val info = taskEnd.taskInfo
-    if (info != null) {
-      info.accumulables.foreach { acc =>
-        (acc.name, acc.update) match {
-          case (Some(name), Some(counters: FetchCounters))
-              if name.startsWith(FetchMetricsAccumulator.NamePrefix) =>
-            source.update(
-              "",
-              synchronized {
-                application.merge(counters)
-                byExecutor.getOrElseUpdate(info.executorId, new FetchCounters).merge(counters)
-                snapshot()
-              })
-          case _ =>
-        }
-      }
+  override def onTaskEnd(taskEnd: SparkListenerTaskEnd): Unit =
+    FetchMetricsAccumulator.ofTask(taskEnd).foreach { case (_, counters) =>
+      source.update(
+        "",
+        synchronized {
+          application.merge(counters)
+          byExecutor.getOrElseUpdate(taskEnd.taskInfo.executorId, new FetchCounters).merge(counters)
+          snapshot()
+        })
     }
-  }
 
   /** `{"application": counters, "executors": {executor id: counters}}`. */
   def snapshot(): Map[String, Any] = synchronized {

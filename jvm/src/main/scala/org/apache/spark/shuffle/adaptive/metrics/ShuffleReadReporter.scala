@@ -29,40 +29,31 @@ private[spark] final class ShuffleReadReporter(
   private[this] val reading = mutable.HashMap.empty[(Int, Int), mutable.HashMap[Int, Reading]]
   private[this] val latest = mutable.TreeMap.empty[Int, ShuffleReadReport]
 
-  override def onTaskEnd(taskEnd: SparkListenerTaskEnd): Unit = {
-    val info = taskEnd.taskInfo
-    if (info != null) {
-      info.accumulables.foreach { acc =>
-        (acc.name, acc.update) match {
-          case (Some(name), Some(counters: FetchCounters))
-              if name.startsWith(FetchMetricsAccumulator.NamePrefix) =>
-            val shuffleId = name.stripPrefix(FetchMetricsAccumulator.NamePrefix).toInt
-            synchronized {
-              val r = reading
-                .getOrElseUpdate((taskEnd.stageId, taskEnd.stageAttemptId), mutable.HashMap.empty)
-                .getOrElseUpdate(shuffleId, new Reading)
-              r.counters.merge(counters)
-              if (r.tasks.size < ShuffleReadReport.MaxTasks) {
-                r.tasks += ReduceTaskRow(
-                  counters.startPartition,
-                  counters.endPartition,
-                  info.executorId,
-                  info.launchTime,
-                  info.finishTime,
-                  counters.bytesBySource.values.sum,
-                  counters.fetchWaitMs,
-                  counters.limitMin,
-                  counters.limitMax,
-                  if (counters.fetchMs == 0) 0.0 else counters.limitByteMs / counters.fetchMs)
-              } else {
-                r.left += 1
-              }
-            }
-          case _ =>
+  override def onTaskEnd(taskEnd: SparkListenerTaskEnd): Unit =
+    FetchMetricsAccumulator.ofTask(taskEnd).foreach { case (shuffleId, counters) =>
+      val info = taskEnd.taskInfo
+      synchronized {
+        val r = reading
+          .getOrElseUpdate((taskEnd.stageId, taskEnd.stageAttemptId), mutable.HashMap.empty)
+          .getOrElseUpdate(shuffleId, new Reading)
+        r.counters.merge(counters)
+        if (r.tasks.size < ShuffleReadReport.MaxTasks) {
+          r.tasks += ReduceTaskRow(
+            counters.startPartition,
+            counters.endPartition,
+            info.executorId,
+            info.launchTime,
+            info.finishTime,
+            counters.bytesBySource.values.sum,
+            counters.fetchWaitMs,
+            counters.limitMin,
+            counters.limitMax,
+            if (counters.fetchMs == 0) 0.0 else counters.limitByteMs / counters.fetchMs)
+        } else {
+          r.left += 1
         }
       }
     }
-  }
 
   override def onStageCompleted(completed: SparkListenerStageCompleted): Unit = {
     val stage = completed.stageInfo
