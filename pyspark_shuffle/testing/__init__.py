@@ -5,7 +5,7 @@
 - :class:`ShuffleComparison` / :func:`compare_shuffle_managers`: A/B runs of workloads
   ``f(spark) -> result`` under the sort shuffle and the plugin, asserting equal results.
 - The pytest plugin (:mod:`pyspark_shuffle.testing.plugin`, registered as ``pyspark_shuffle``)
-  provides the session-scoped fixture ``pyspark_shuffle_spark``.
+  provides the module-scoped fixture ``pyspark_shuffle_spark``.
 """
 
 from ..sessions import (

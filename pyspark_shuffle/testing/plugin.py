@@ -2,10 +2,11 @@
 
 Fixtures:
 
-- ``pyspark_shuffle_spark``: one SparkSession for the whole test session, on
-  ``local-cluster[2,1,1024]`` (or ``PYSPARK_SHUFFLE_TEST_MASTER``, a standalone master URL
-  included) with the plugin configured and ``PYSPARK_SHUFFLE_TEST_CONF`` applied; it fails at
-  setup unless the driver really runs the plugin's shuffle manager.
+- ``pyspark_shuffle_spark``: one SparkSession per test module (stopped when the module ends, so
+  other modules may start sessions of their own), on ``local-cluster[2,1,1024]`` (or
+  ``PYSPARK_SHUFFLE_TEST_MASTER``, a standalone master URL included) with the plugin configured
+  and ``PYSPARK_SHUFFLE_TEST_CONF`` applied; it fails at setup unless the driver really runs the
+  plugin's shuffle manager.
 - ``pyspark_shuffle_cluster``: a namespace cluster (:mod:`pyspark_shuffle.cluster`) for the whole
   test session, specified by ``PYSPARK_SHUFFLE_TEST_CLUSTER`` (``bench --cluster`` syntax,
   default :data:`DEFAULT_TEST_CLUSTER`) and taken down at its end; the test is skipped, with the
@@ -39,7 +40,7 @@ def pyspark_shuffle_cluster():
         yield cluster
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def pyspark_shuffle_spark():
     from ..sessions import PLUGIN, start_session
 
