@@ -25,6 +25,10 @@ JVM_SOURCES := $(shell find jvm/src/main -type f) build.sbt $(wildcard project/*
   project/build.properties $(SPARK_VERSIONS)
 spark_home_of = $$($(1)/bin/python -c 'import os, pyspark; print(os.path.dirname(pyspark.__file__))')
 UCX_LIBRARY_PATH_OF_VENV = $$($(PY) -c 'from pyspark_shuffle import _ucx; print(_ucx.library_dir() or "")')
+# Test JVMs (sbt's forked one, pyspark drivers, every executor and standalone daemon they start)
+# are short-lived and run little hot code: the C1 compiler alone and the serial collector halve
+# the CPU a local-cluster test costs on CI's 2 cores. The java launcher reads JDK_JAVA_OPTIONS.
+TEST_JAVA_OPTIONS := -XX:TieredStopAtLevel=1 -XX:+UseSerialGC
 # local-cluster executors of each minor's suites start from that minor's pip-installed pyspark.
 SPARK_HOMES = SPARK_HOME=$(call spark_home_of,$(VENV)) \
   $(foreach m,$(REDUCED_MINORS),SPARK_HOME_$(subst .,_,$(m))=$(call spark_home_of,$(call minor_venv,$(m))))
@@ -71,15 +75,15 @@ lint: venv
 # Every suite on the full minor; Spark's ShuffleSuite on the other Maven minors; scalafmt first.
 # The UCX suites load UCX from the pip-installed libucx-cu11 (the test extra).
 test-jvm: venv jar $(MINOR_VENVS)
-	$(SPARK_HOMES) UCX_LIBRARY_PATH=$(UCX_LIBRARY_PATH_OF_VENV) build/sbt scalafmtCheckAll scalafmtSbtCheck \
+	$(SPARK_HOMES) UCX_LIBRARY_PATH=$(UCX_LIBRARY_PATH_OF_VENV) TEST_JAVA_OPTIONS="$(TEST_JAVA_OPTIONS)" build/sbt scalafmtCheckAll scalafmtSbtCheck \
 	  $(foreach m,$(JVM_TEST_MINORS),spark$(subst .,,$(m))/test)
 
 test-python: venv jar
-	$(PY) -m pytest -m 'not spark_minor' --durations=25 tests
+	JDK_JAVA_OPTIONS="$(TEST_JAVA_OPTIONS)" $(PY) -m pytest -m 'not spark_minor' --durations=25 tests
 
 # The reduced A/B set on each other supported minor, in its own virtualenv.
 test-spark-minors: jar $(MINOR_VENVS)
-	$(foreach m,$(REDUCED_MINORS),$(call minor_venv,$(m))/bin/python -m pytest -m spark_minor tests/integration &&) true
+	$(foreach m,$(REDUCED_MINORS),JDK_JAVA_OPTIONS="$(TEST_JAVA_OPTIONS)" $(call minor_venv,$(m))/bin/python -m pytest -m spark_minor tests/integration &&) true
 
 wheel: venv jar
 	$(PY) -m pip wheel --no-deps --no-build-isolation -w dist .

@@ -108,7 +108,12 @@ def sparkProject(minor: String): Project = {
       s"-Dspark.shuffle.adaptive.ucx.libraryPath=${sys.env.getOrElse("UCX_LIBRARY_PATH", "")}",
       s"-Djava.io.tmpdir=${(target.value / "tmp").getAbsolutePath}",
       s"-Dlog4j.configurationFile=file:${(src / "test/resources/log4j2.properties").getAbsolutePath}"),
-    Test / envVars := Map("SPARK_TESTING" -> "1", "SPARK_SCALA_VERSION" -> "2.13"),
+    Test / envVars := Map(
+      "SPARK_TESTING" -> "1",
+      "SPARK_SCALA_VERSION" -> "2.13",
+      // `make test`'s options for test JVMs (see Makefile): the java launcher of the forked JVM
+      // and of every executor it starts reads them.
+      "JDK_JAVA_OPTIONS" -> sys.env.getOrElse("TEST_JAVA_OPTIONS", "")),
     Test / testOptions += Tests.Argument(TestFrameworks.ScalaTest, "-oDF"),
     Test / testOptions += Tests.Setup(() => IO.createDirectory(target.value / "tmp")))
 }

@@ -32,13 +32,14 @@ def memory_bytes() -> Optional[int]:
 
 
 def java_version() -> Optional[str]:
-    """First line of ``java -version`` of the java Spark starts (JAVA_HOME's, else PATH's)."""
+    """The version line of ``java -version`` of the java Spark starts (JAVA_HOME's, else PATH's);
+    the launcher's "Picked up JDK_JAVA_OPTIONS" notes come before it."""
     home = os.environ.get("JAVA_HOME")
     java = os.path.join(home, "bin", "java") if home else shutil.which("java")
     if not java:
         return None
-    text = _run([java, "-version"])
-    return text.splitlines()[0] if text else None
+    lines = [line for line in (_run([java, "-version"]) or "").splitlines() if "Picked up" not in line]
+    return lines[0] if lines else None
 
 
 def git_commit() -> Optional[Dict[str, Any]]:
