@@ -72,29 +72,39 @@ def normalised(name):
     return re.sub("[^a-zA-Z0-9]", "_", f"metrics_{NAMESPACE}.driver.pyspark_shuffle.{name}")
 
 
-def until_equal(read, expected, timeout=60.0):
-    """``read()`` once it equals ``expected`` (the sinks report every second), else the last."""
+def until_equal(read, timeout=60.0):
+    """``read() -> (actual, expected)`` once the two are equal (the sinks report every second),
+    else the last pair."""
     deadline = time.monotonic() + timeout
     while True:
-        actual = read()
+        actual, expected = read()
         if actual == expected or time.monotonic() > deadline:
-            return actual
+            return actual, expected
         time.sleep(0.5)
 
 
-def test_the_driver_serves_application_executor_and_store_counters(spark):
+def reported_gauges(spark):
+    """metrics(spark)'s driver sections under the names the driver's servlet gives them."""
     reported = pyspark_shuffle.metrics(spark)
     expected = {}
     for section in ("application", "executors", "store"):
         flatten(f"{section}.", reported[section], expected)
+    return expected
+
+
+def test_the_driver_serves_application_executor_and_store_counters(spark):
+    expected = reported_gauges(spark)
     assert expected["application.reduce_tasks"] == 16 and expected["store.spilled_to_peers"] >= 0
-    wanted = {normalised(name): float(value) for name, value in expected.items()}
 
-    def served():
+    def served_and_reported():
+        # Both read anew each time: gauges such as a store's bytes in use change by themselves
+        # once Spark's cleaner unregisters the shuffle.
+        wanted = {normalised(name): float(value) for name, value in reported_gauges(spark).items()}
         gauges = prometheus_gauges(spark)
-        return {name: gauges.get(name) for name in wanted}
+        return {name: gauges.get(name) for name in wanted}, wanted
 
-    assert until_equal(served, wanted) == wanted
+    served, reported = until_equal(served_and_reported)
+    assert served == reported
 
 
 def csv_values(directory, prefix, names):
@@ -107,12 +117,16 @@ def csv_values(directory, prefix, names):
     return values
 
 
+def written_and_reported(spark, csv_dir, executor):
+    """(what the CSV sink last wrote for ``executor``'s fetch counters, metrics(spark)'s values)."""
+    counters = pyspark_shuffle.metrics(spark)["executors"][executor]
+    wanted = {name: float(value) for name, value in flatten("", counters, {}).items()}
+    return csv_values(csv_dir, f"{NAMESPACE}.{executor}.pyspark_shuffle.fetch.", wanted), wanted
+
+
 def test_each_executor_exports_its_own_counters(spark, csv_dir):
     executors = pyspark_shuffle.metrics(spark)["executors"]
     assert len(executors) == 2
-    for executor, counters in executors.items():
-        wanted = {name: float(value) for name, value in flatten("", counters, {}).items()}
-        read = functools.partial(
-            csv_values, csv_dir, f"{NAMESPACE}.{executor}.pyspark_shuffle.fetch.", wanted
-        )
-        assert until_equal(read, wanted) == wanted, executor
+    for executor in executors:
+        written, reported = until_equal(functools.partial(written_and_reported, spark, csv_dir, executor))
+        assert written == reported, executor
