@@ -40,13 +40,18 @@ def median(values: Iterable[Optional[float]]) -> Optional[float]:
     return statistics.median(present) if present else None
 
 
-def summarize(records: Sequence[Dict[str, Any]]) -> List[Summary]:
-    """One :class:`Summary` per (workload, skew, manager), in the order first seen."""
+def group_runs(records: Iterable[Dict[str, Any]]) -> Dict[Key, List[Dict[str, Any]]]:
+    """Run records by (workload, skew, manager), in the order first seen."""
     groups: Dict[Key, List[Dict[str, Any]]] = {}
     for record in records:
         groups.setdefault((record["workload"], float(record["skew"]), record["manager"]), []).append(record)
+    return groups
+
+
+def summarize(records: Sequence[Dict[str, Any]]) -> List[Summary]:
+    """One :class:`Summary` per (workload, skew, manager), in the order first seen."""
     summaries = []
-    for (workload, skew, manager), runs in groups.items():
+    for (workload, skew, manager), runs in group_runs(records).items():
         ok = [r for r in runs if r.get("status") == "ok"]
         summaries.append(
             Summary(
@@ -156,10 +161,7 @@ def network_table(records: Sequence[Dict[str, Any]]) -> Optional[str]:
     link utilisation. None when no run has link figures (local-cluster)."""
     if not any(r.get("links") for r in records):
         return None
-    groups: Dict[Key, List[Dict[str, Any]]] = {}
-    for r in records:
-        if r.get("status") == "ok":
-            groups.setdefault((r["workload"], float(r["skew"]), r["manager"]), []).append(r)
+    groups = group_runs(r for r in records if r.get("status") == "ok")
     rows = []
     for (workload, skew, manager), runs in groups.items():
         figures = [run_figures(r.get("links") or {}) for r in runs]
@@ -200,10 +202,7 @@ def store_table(records: Sequence[Dict[str, Any]]) -> Optional[str]:
     own store, spilled to other executors' memory and left on disk, bytes reduce tasks read from
     stores, and the largest store high-water mark against a store's capacity. None when no run
     used stores."""
-    groups: Dict[Key, List[Dict[str, Any]]] = {}
-    for r in records:
-        if r.get("status") == "ok" and r.get("store"):
-            groups.setdefault((r["workload"], float(r["skew"]), r["manager"]), []).append(r)
+    groups = group_runs(r for r in records if r.get("status") == "ok" and r.get("store"))
     if not groups:
         return None
     rows = []
@@ -246,11 +245,11 @@ def push_table(records: Sequence[Dict[str, Any]]) -> Optional[str]:
     map stage ended and so not pushed, bytes full push queues left in their files, the largest
     push queue, the share of reduce tasks reading from stores that ran on their owner, and bytes
     that crossed the network twice. None when no run pushed."""
-    groups: Dict[Key, List[Dict[str, Any]]] = {}
-    for r in records:
-        push = (r.get("store") or {}).get("push") or {}
-        if r.get("status") == "ok" and any(push.values()):
-            groups.setdefault((r["workload"], float(r["skew"]), r["manager"]), []).append(r)
+
+    def pushed(r: Dict[str, Any]) -> bool:
+        return any(((r.get("store") or {}).get("push") or {}).values())
+
+    groups = group_runs(r for r in records if r.get("status") == "ok" and pushed(r))
     if not groups:
         return None
     rows = []

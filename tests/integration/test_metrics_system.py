@@ -16,6 +16,7 @@ import pytest
 
 import pyspark_shuffle
 from pyspark_shuffle import DummyRDD
+from pyspark_shuffle.frames import flatten
 from pyspark_shuffle.sessions import PLUGIN, start_session
 
 pytestmark = pytest.mark.integration
@@ -50,14 +51,10 @@ def spark(csv_dir):
         session.stop()
 
 
-def flatten(prefix, value, into):
+def numbers(counters):
     """metrics(spark)'s nested maps as the source's dotted gauge names -> numbers."""
-    if isinstance(value, dict):
-        for key, nested in value.items():
-            flatten(f"{prefix}{key}.", nested, into)
-    elif isinstance(value, (int, float)) and not isinstance(value, bool):
-        into[prefix[:-1]] = value
-    return into
+    flat = flatten(counters)
+    return {k: v for k, v in flat.items() if isinstance(v, (int, float)) and not isinstance(v, bool)}
 
 
 def prometheus_gauges(spark):
@@ -86,10 +83,7 @@ def until_equal(read, timeout=60.0):
 def reported_gauges(spark):
     """metrics(spark)'s driver sections under the names the driver's servlet gives them."""
     reported = pyspark_shuffle.metrics(spark)
-    expected = {}
-    for section in ("application", "executors", "store"):
-        flatten(f"{section}.", reported[section], expected)
-    return expected
+    return numbers({section: reported[section] for section in ("application", "executors", "store")})
 
 
 def test_the_driver_serves_application_executor_and_store_counters(spark):
@@ -120,7 +114,7 @@ def csv_values(directory, prefix, names):
 def written_and_reported(spark, csv_dir, executor):
     """(what the CSV sink last wrote for ``executor``'s fetch counters, metrics(spark)'s values)."""
     counters = pyspark_shuffle.metrics(spark)["executors"][executor]
-    wanted = {name: float(value) for name, value in flatten("", counters, {}).items()}
+    wanted = {name: float(value) for name, value in numbers(counters).items()}
     return csv_values(csv_dir, f"{NAMESPACE}.{executor}.pyspark_shuffle.fetch.", wanted), wanted
 
 
