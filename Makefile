@@ -33,7 +33,7 @@ TEST_JAVA_OPTIONS := -XX:TieredStopAtLevel=1 -XX:+UseSerialGC
 SPARK_HOMES = SPARK_HOME=$(call spark_home_of,$(VENV)) \
   $(foreach m,$(REDUCED_MINORS),SPARK_HOME_$(subst .,_,$(m))=$(call spark_home_of,$(call minor_venv,$(m))))
 
-.PHONY: test lint test-jvm test-python test-spark-minors demo jar venv wheel clean
+.PHONY: test lint test-jvm test-python test-spark-minors demo bench-driver-scale jar venv wheel clean
 
 test: lint test-jvm test-python test-spark-minors
 
@@ -42,6 +42,11 @@ test: lint test-jvm test-python test-spark-minors
 demo: venv jar
 	$(PY) -m pyspark_shuffle bench --managers sort,adaptive --workload groupby,dummy \
 	  --skew 2 --size 256m --partition-size 16m --repeat 1
+
+# What one shuffle of 100,000 map outputs x 10,000 partitions x 1,000 executors costs the driver
+# (and a reduce task's look-up of its merged partition), by simulation: no executors, figures printed.
+bench-driver-scale:
+	build/sbt "spark41/Test/runMain org.apache.spark.shuffle.adaptive.bench.DriverScaleBench"
 
 jar: $(JAR_STAMP)
 
@@ -65,7 +70,9 @@ jvm/target/spark-jars/%/.complete: | venv
 $(JAR_STAMP): $(JVM_SOURCES) $(PYPI_SPARK_JARS)
 	build/sbt package spark41/bundledJars
 	rm -f $(JARS_DIR)/*.jar
-	cp jvm/target/spark-*/scala-2.13/pyspark-shuffle-spark*_2.13-*.jar jvm/target/bundled/*.jar $(JARS_DIR)/
+	# sbt leaves a -tests jar beside a minor's jar once its test classes ran from a jar (make bench-driver-scale).
+	cp $$(ls jvm/target/spark-*/scala-2.13/pyspark-shuffle-spark*_2.13-*.jar | grep -v -- '-tests\.jar$$') \
+	  jvm/target/bundled/*.jar $(JARS_DIR)/
 	touch $@
 
 lint: venv

@@ -20,6 +20,8 @@ COUNTER_NAMES = (
     "bytes_crossed_twice",
     "stored_reduce_tasks",
     "stored_reduce_tasks_on_owner",
+    "chunks_read",
+    "chunk_fallbacks",
     "requests",
     "requests_by_transport",
     "transport_fallbacks",
@@ -47,7 +49,6 @@ STORE_REPORT_NAMES = (
     "left_on_disk",
     "not_arrived",
     "meta_shuffle_rounds",
-    "push",
     "stores",
 )
 
@@ -61,7 +62,7 @@ def metrics(spark: Any) -> Dict[str, Any]:
         {"manager": "<class of the driver's shuffle manager>",
          "application": {<counters>},               # all finished reduce tasks
          "executors": {"<executor id>": {<counters>}},  # per executor the tasks ran on
-         "store": {<store report>}}                  # mode="store" or "push", else {}
+         "store": {<store report>}}                  # mode="store", else {}
 
     ``spark`` is a running SparkSession (or SparkContext). The driver first waits until its
     listener has handled every event already posted, so every finished task is counted. When the
@@ -78,9 +79,13 @@ def metrics(spark: Any) -> Dict[str, Any]:
       transport's name (``"netty"``). Both splits add up to the same total bytes (and blocks).
     - ``bytes_from_stores`` / ``blocks_from_stores``: (``mode="store"``, ``"push"``) those read
       from an executor's in-memory shuffle store, the task's own or another's, rather than from
-      a map-output file; ``bytes_from_stores_by_source``: ``{executor id: bytes}`` by store.
-    - ``bytes_crossed_twice``: bytes read from another executor's store that came there from a
-      third executor (pushed or spilled): they crossed the network after the map task and again.
+      a map-output file (in ``mode="push"``: out of merged chunks);
+      ``bytes_from_stores_by_source``: ``{executor id: bytes}`` by store.
+    - ``bytes_crossed_twice``: bytes read from another executor's store that came there from the
+      executor that wrote them (pushed or spilled): they crossed the network after the map task
+      and again.
+    - ``chunks_read`` / ``chunk_fallbacks``: (``mode="push"``) merged chunks fetched, each in one
+      request, and those that could not be, whose blocks were read from their map outputs.
     - ``stored_reduce_tasks`` / ``stored_reduce_tasks_on_owner``: reduce tasks that read from
       stores, and those of them that ran on the executor whose store held most of their stored
       bytes (in ``mode="push"``: their partition's owner).
@@ -118,18 +123,13 @@ def metrics(spark: Any) -> Dict[str, Any]:
 
     :data:`COUNTER_NAMES` lists these names in the JVM's order.
 
-    The store report (``mode="store"`` or ``"push"``), over the application: ``accepted_locally`` (bytes the
+    The store report (``mode="store"``), over the application: ``accepted_locally`` (bytes the
     meta-shuffle placed in their map task's own executor's store), ``spilled_to_peers`` (placed
     in other executors' stores: remote-memory spill), ``left_on_disk`` (no store could hold
     them: read from their map-output files), ``not_arrived`` (placed, but their copy failed:
     read from their files), ``meta_shuffle_rounds`` (offers of a map output's blocks to one
-    store, own and peers alike), ``push`` (``mode="push"``, else zeros: ``placed_at_owners``, bytes
-    placed in their partition owner's store; ``arrived_during_map_stage`` /
-    ``arrived_after_map_stage``, pushed bytes by when they arrived; ``not_pushed_after_map_stage``,
-    bytes still queued when their map stage ended, left in their files; ``left_to_pull``, bytes full
-    push queues left in their files; ``queue_high_water``, the most bytes one executor had queued)
-    and ``stores``: ``{executor id: {"capacity", "used", "high_water", "placed_high_water",
-    "push_queue_high_water", "push_refused"}}`` in bytes, ``used`` and ``high_water`` as the
+    store, own and peers alike) and ``stores``: ``{executor id: {"capacity", "used",
+    "high_water", "placed_high_water"}}`` in bytes, ``used`` and ``high_water`` as the
     executor measured them, ``placed_high_water`` the most the driver ever placed there.
     """
     sc = java_spark_context(spark)

@@ -211,7 +211,8 @@ OPTIONS: Dict[str, Option] = {
             key=PREFIX + "mode",
             allowed=_one_of(MODES),
             doc="'store' also places map outputs in executors' bounded in-memory stores; 'push' "
-            "pushes them to their partitions' owners' stores in the background (default 'pull').",
+            "pushes them in the background to their partitions' owners, which merge each "
+            "partition into large chunks (default 'pull').",
             parse=_choice(*MODES),
         ),
         Option(
@@ -237,12 +238,12 @@ OPTIONS: Dict[str, Option] = {
             parse=_size(0, LONG_MAX),
         ),
         Option(
-            name="push_after_map_stage",
-            key=PREFIX + "push.afterMapStage",
-            allowed="a boolean (True/False or 'true'/'false')",
-            doc="mode='push': whether map outputs still queued when their map stage ends are "
-            "pushed all the same (default False: they are read from their files).",
-            parse=_boolean,
+            name="push_chunk_size",
+            key=PREFIX + "push.chunkSize",
+            allowed=f"a size > 0, given as {SIZE_FORMS}",
+            doc="mode='push': the size of the chunks owners merge partitions into, each read in "
+            "one request (default '4m').",
+            parse=_size(1, LONG_MAX),
         ),
         Option(
             name="testing_serve_delay",

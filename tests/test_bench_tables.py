@@ -208,51 +208,44 @@ def test_push_table_medians_and_absence():
 
     mib = 1 << 20
 
-    def run(owners, during, after, on_owner, status="ok"):
+    def run(merged, chunks, requests, status="ok"):
         return {
             "status": status,
             "workload": "dummy",
             "skew": 2.0,
             "manager": "adaptive:mode=push",
             "plugin": {
-                "stored_reduce_tasks": 4,
-                "stored_reduce_tasks_on_owner": on_owner,
-                "bytes_crossed_twice": during * mib,
-            },
-            "store": {
-                "push": {
-                    "placed_at_owners": owners * mib,
-                    "arrived_during_map_stage": during * mib,
-                    "arrived_after_map_stage": after * mib,
-                    "not_pushed_after_map_stage": 3 * mib,
-                    "left_to_pull": 0,
-                    "queue_high_water": 2 * mib,
-                }
+                "bytes_by_transport": {"local": 10 * mib, "netty": 30 * mib},
+                "bytes_from_stores": merged * mib,
+                "blocks_from_stores": 8 * chunks,
+                "chunks_read": chunks,
+                "requests": requests,
+                "chunk_fallbacks": 1,
+                "bytes_crossed_twice": merged * mib // 2,
             },
         }
 
     table = push_table(
-        [run(10, 6, 4, 1), run(20, 12, 8, 2), run(30, 18, 12, 3), run(99, 99, 99, 4, status="failed")]
+        [run(10, 5, 40), run(20, 10, 50), run(30, 20, 70), run(99, 99, 99, status="failed")]
     ).splitlines()
-    assert table[0].split()[:5] == ["workload", "skew", "manager", "to", "owners"]
+    assert table[0].split()[:5] == ["workload", "skew", "manager", "merged", "MiB"]
     assert table[2].split() == [
         "dummy",
         "2",
         "adaptive:mode=push",
         "20.0",
-        "12.0",
-        "8.0",
-        "3.0",
-        "0.0",
-        "2.0",
         "0.50",
-        "12.0",
+        "10",
+        "8.0",
+        "50",
+        "1",
+        "10.0",
     ]
-    store_only = {
+    pulled = {
         "status": "ok",
         "workload": "w",
         "skew": 0,
         "manager": "adaptive:mode=store",
-        "store": {"push": {"placed_at_owners": 0, "arrived_during_map_stage": 0}},
+        "plugin": {"chunks_read": 0, "bytes_from_stores": 5},
     }
-    assert push_table([store_only]) is None
+    assert push_table([pulled]) is None

@@ -36,7 +36,7 @@ def test_bench_frame_from_a_json_file(tmp_path):
         "status": "ok",
         "wall_s": 5.5,
         "plugin": {"bytes_by_transport": {"netty": 7}},
-        "store": {"push": {"placed_at_owners": 3}},
+        "store": {"stores": {"0": {"used": 3}}},
         "links": {"1": {"rate_bps": 1}},
     }
     path = tmp_path / "bench.json"
@@ -44,6 +44,6 @@ def test_bench_frame_from_a_json_file(tmp_path):
     frame = bench_frame(path)
     assert list(frame.columns[:6]) == ["index", "repeat", "workload", "skew", "manager", "status"]
     assert frame["plugin.bytes_by_transport.netty"].tolist() == [7, 7]
-    assert frame["store.push.placed_at_owners"].tolist() == [3, 3]
+    assert frame["store.stores.0.used"].tolist() == [3, 3]
     assert "links.1.rate_bps" not in frame.columns
     assert frame["wall_s"].dtype == pd.ArrowDtype(pa.float64())

@@ -228,51 +228,48 @@ PUSH_COLUMNS = (
     ("workload", "<"),
     ("skew", ">"),
     ("manager", "<"),
-    ("to owners MiB", ">"),
-    ("during map MiB", ">"),
-    ("after map MiB", ">"),
-    ("not pushed MiB", ">"),
-    ("left to pull MiB", ">"),
-    ("queue hw MiB", ">"),
-    ("on owner", ">"),
+    ("merged MiB", ">"),
+    ("merged share", ">"),
+    ("chunks", ">"),
+    ("blocks/chunk", ">"),
+    ("requests", ">"),
+    ("chunk fallbacks", ">"),
     ("crossed twice MiB", ">"),
 )
 
 
 def push_table(records: Sequence[Dict[str, Any]]) -> Optional[str]:
-    """What mode="push" did, medians over the ok runs: bytes placed in their partition owner's
-    store, pushed bytes that arrived during and after the map stage, bytes still queued when the
-    map stage ended and so not pushed, bytes full push queues left in their files, the largest
-    push queue, the share of reduce tasks reading from stores that ran on their owner, and bytes
-    that crossed the network twice. None when no run pushed."""
+    """What mode="push" did, medians over the ok runs: bytes reduce tasks read out of merged
+    chunks and their share of all bytes read, chunks read and blocks per chunk, requests to
+    other executors, chunks whose blocks had to be read from their map outputs instead, and
+    bytes that crossed the network twice. None when no run read a merged chunk."""
 
-    def pushed(r: Dict[str, Any]) -> bool:
-        return any(((r.get("store") or {}).get("push") or {}).values())
+    def merged(r: Dict[str, Any]) -> bool:
+        return bool((r.get("plugin") or {}).get("chunks_read"))
 
-    groups = group_runs(r for r in records if r.get("status") == "ok" and pushed(r))
+    groups = group_runs(r for r in records if r.get("status") == "ok" and merged(r))
     if not groups:
         return None
     rows = []
     for (workload, skew, manager), runs in groups.items():
-        push = [r["store"]["push"] for r in runs]
-        plugin = [r.get("plugin") or {} for r in runs]
-        on_owner = [
-            p.get("stored_reduce_tasks_on_owner", 0) / p["stored_reduce_tasks"]
+        plugin = [r["plugin"] for r in runs]
+        share = [
+            p.get("bytes_from_stores", 0) / sum(p["bytes_by_transport"].values())
             for p in plugin
-            if p.get("stored_reduce_tasks")
+            if sum((p.get("bytes_by_transport") or {}).values())
         ]
+        per_chunk = [p.get("blocks_from_stores", 0) / p["chunks_read"] for p in plugin]
         rows.append(
             [
                 workload,
                 f"{skew:g}",
                 manager,
-                _num(median(p.get("placed_at_owners") for p in push), 1 << 20),
-                _num(median(p.get("arrived_during_map_stage") for p in push), 1 << 20),
-                _num(median(p.get("arrived_after_map_stage") for p in push), 1 << 20),
-                _num(median(p.get("not_pushed_after_map_stage") for p in push), 1 << 20),
-                _num(median(p.get("left_to_pull") for p in push), 1 << 20),
-                _num(median(p.get("queue_high_water") for p in push), 1 << 20),
-                _num(median(on_owner), digits=2),
+                _num(median(p.get("bytes_from_stores") for p in plugin), 1 << 20),
+                _num(median(share), digits=2),
+                _num(median(p.get("chunks_read") for p in plugin), digits=0),
+                _num(median(per_chunk), digits=1),
+                _num(median(p.get("requests") for p in plugin), digits=0),
+                _num(median(p.get("chunk_fallbacks") for p in plugin), digits=0),
                 _num(median(p.get("bytes_crossed_twice") for p in plugin), 1 << 20),
             ]
         )

@@ -56,9 +56,10 @@ UCX_VARIANTS = {"ucx-shm": "posix,cma,self", "ucx-tcp": "tcp,self"} if UCX_AVAIL
 #: Spark unregisters shuffles, so later workloads find them fuller).
 STORE_VARIANT = {"order": "adaptive", "mode": "store", "store_max_size": "64k"}
 
-#: mode="push" with the same small stores: blocks pushed to their owners in the background,
-#: spilled, left in their files by a full store or push queue, or read before they arrived.
-PUSH_VARIANT = {"order": "adaptive", "mode": "push", "store_max_size": "64k"}
+#: mode="push" with the same small stores and small chunks: blocks pushed to their owners in the
+#: background and merged, left in their files by a full store or push queue, or pushed after their
+#: partition was read (sealed).
+PUSH_VARIANT = {"order": "adaptive", "mode": "push", "store_max_size": "64k", "push_chunk_size": "16k"}
 
 #: On local-cluster every order runs with those features on (Spark's defaults), the adaptive
 #: order once more with them off, so the network path is checked A/B there too, once in

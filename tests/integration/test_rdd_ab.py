@@ -132,13 +132,13 @@ def test_store_variant_reads_blocks_from_the_stores():
     assert result.plugins["adaptive"].metrics["store"] == {}
 
 
-def test_push_variant_pushes_blocks_to_their_owners():
-    report = ab.run().plugins["push"].metrics["store"]
-    push = report["push"]
-    assert push["placed_at_owners"] > 0, report
-    assert push["arrived_during_map_stage"] + push["arrived_after_map_stage"] > 0, report
-    assert 0 < push["queue_high_water"] <= 64 * 1024, report
-    assert all(s["placed_high_water"] <= 64 * 1024 for s in report["stores"].values()), report
+def test_push_variant_reads_merged_chunks_and_files():
+    metrics = ab.run().plugins["push"].metrics
+    counters = metrics["application"]
+    assert counters["chunks_read"] > 0 and counters["chunk_fallbacks"] == 0, counters
+    assert counters["blocks_from_stores"] > counters["chunks_read"], counters
+    assert 0 < counters["bytes_from_stores"] < sum(counters["bytes_by_transport"].values()), counters
+    assert metrics["store"] == {}
 
 
 @pytest.mark.skipif(not UCX_AVAILABLE, reason="no UCX libraries: pip install 'pyspark-shuffle[ucx]'")

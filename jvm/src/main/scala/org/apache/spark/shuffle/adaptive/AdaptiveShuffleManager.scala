@@ -8,17 +8,19 @@ import org.apache.spark.internal.Logging
 import org.apache.spark.rpc.RpcEndpointRef
 import org.apache.spark.shuffle._
 import org.apache.spark.shuffle.adaptive.compat.{ServingShuffleManager, SparkCompat}
-import org.apache.spark.shuffle.adaptive.fetch.{AdaptiveShuffleReader, BatchFetch, BlockManagerLocalBlocks, DirectMemoryBackoff, FetchSettings, ShuffleBlockFetcher}
+import org.apache.spark.shuffle.adaptive.fetch.{AdaptiveShuffleReader, BatchFetch, BlockManagerLocalBlocks, ChunkPart, DirectMemoryBackoff, FetchSettings, ShuffleBlockFetcher}
 import org.apache.spark.shuffle.adaptive.flow.PeerTraffic
 import org.apache.spark.internal.config.SHUFFLE_SERVICE_ENABLED
 import org.apache.spark.shuffle.adaptive.metrics.{ExecutorShuffleMetrics, FetchCounters, FetchMetricsAccumulator, FetchMetricsListener, PluginMetricsSource, ShuffleReadReporter, StoreAccumulators}
-import org.apache.spark.shuffle.adaptive.push.PushQueue
+import org.apache.spark.shuffle.adaptive.push.{MergedReads, MergedTransport, MergeStore, OwnerTable, PushExecutor, PushQueue}
 import org.apache.spark.shuffle.adaptive.store.{ShuffleStore, StoreExecutor, StoreRegistry, StoreReport, StoreRoutes, StoreTransport}
 import org.apache.spark.shuffle.adaptive.testing.ServeDelay
-import org.apache.spark.shuffle.adaptive.config.AdaptiveShuffleConf.{MODE, Mode, PUSH_AFTER_MAP_STAGE, STORE_OFFER_ORDER, TRANSPORT, Transport}
+import org.apache.spark.shuffle.adaptive.config.AdaptiveShuffleConf.{MODE, Mode, STORE_OFFER_ORDER, TRANSPORT, Transport}
 import org.apache.spark.shuffle.adaptive.transport.{MapOutputServing, ServingShuffleWriter, TransportFactory}
 import org.apache.spark.shuffle.adaptive.transport.ucx.UcxRegistry
 import org.apache.spark.shuffle.sort.SortShuffleManager
+import org.apache.spark.storage.{BlockId, BlockManagerId}
+import org.apache.spark.util.RpcUtils
 
 /**
  * The plugin's entry point: `spark.shuffle.manager=org.apache.spark.shuffle.adaptive.AdaptiveShuffleManager`.
@@ -38,11 +40,11 @@ import org.apache.spark.shuffle.sort.SortShuffleManager
  *    ([[store.StoreMapOutputServing]]): the driver's [[store.StoreRegistry]] runs the skew-aware
  *    meta-shuffle (own store first, the rest offered to other executors' stores), blocks are
  *    copied to the own store and uploaded to peers' ([[store.SpillSender]]); the files stay.
- *    With `mode=push` (shuffle-on-write), the map task only announces and queues its output;
- *    the executor's pusher ([[push.PushMapOutputServing]]) places it in the background while
- *    later map tasks run, each block first in the store of its partition's owner (the
- *    registry's [[push.PushPlan]]: balanced placement of predicted partition sizes), the rest
- *    through the same meta-shuffle. Reduce tasks are not moved to their partition's owner:
+ *    With `mode=push` (shuffle-on-write), the map task only queues its output; the executor's
+ *    pusher ([[push.PushMapOutputServing]]) sends it in the background while later map tasks
+ *    run to the owners of its partitions ([[push.OwnerTable]], in the handle), which append
+ *    each block to its partition's merged chunks ([[push.MergeStore]]); no driver message is
+ *    involved. Reduce tasks are not moved to their partition's owner:
  *    Spark asks only its MapOutputTrackerMaster where a reduce task should run, which prefers
  *    the hosts of merged blocks of push-based shuffle (YARN with the external shuffle service
  *    and Spark's own SortShuffleManager only) or of the map outputs' MapStatus locations (which
@@ -71,7 +73,9 @@ import org.apache.spark.shuffle.sort.SortShuffleManager
  *    where its blocks are and reads each from the store that holds it ([[store.StoreRoutes]]:
  *    its own executor's through the resolver, another's through Spark's block server,
  *    [[store.StoreTransport]]), falling back to the map output's files block by block; batch
- *    fetch is off there, since stores hold blocks, not map outputs.
+ *    fetch is off there, since stores hold blocks, not map outputs. In mode=push the task asks
+ *    the owners of its partitions for their layout and reads each merged chunk in one request
+ *    ([[push.MergedReads]], [[push.MergedTransport]]), the blocks not merged from their files.
  *  - Spark's push-based shuffle never runs: Spark enables it only for its own SortShuffleManager.
  *  - Testing only: with `spark.shuffle.adaptive.testing.serveDelay` naming this executor, its
  *    blocks are served through a [[testing.DelayedShuffleBlockResolver]] (a slow node).
@@ -86,10 +90,10 @@ private[spark] class AdaptiveShuffleManager(conf: SparkConf)
 
   private[this] val mode = conf.get(MODE)
 
-  /** mode=store or push: executors have shuffle stores. */
-  private[this] val storeMode = mode != Mode.Pull
+  /** mode=store: executors have shuffle stores and the driver a registry of them. */
+  private[this] val storeMode = mode == Mode.Store
   require(
-    !(storeMode && conf.get(SHUFFLE_SERVICE_ENABLED)),
+    !(mode != Mode.Pull && conf.get(SHUFFLE_SERVICE_ENABLED)),
     s"${MODE.key}=$mode needs " +
       s"${SHUFFLE_SERVICE_ENABLED.key}=false: the external shuffle service serves files only")
 
@@ -108,7 +112,13 @@ private[spark] class AdaptiveShuffleManager(conf: SparkConf)
     } else {
       None
     }
-  private[this] lazy val servingResolver = storeExecutor.map(_.resolver).getOrElse(files)
+
+  /** Executors (and a local-mode driver) in mode=push. */
+  private[this] lazy val pushExecutor =
+    if (mode == Mode.Push) Some(new PushExecutor(conf, files, executorMetrics)) else None
+
+  private[this] lazy val servingResolver =
+    storeExecutor.map(_.resolver).orElse(pushExecutor.map(_.resolver)).getOrElse(files)
 
   /** Driver only: the plugin's counters in Spark's metrics system, and their source. */
   private[this] val driverMetrics = new PluginMetricsSource
@@ -163,44 +173,46 @@ private[spark] class AdaptiveShuffleManager(conf: SparkConf)
             sc,
             conf.get(STORE_OFFER_ORDER),
             StoreExecutor.capacity(conf),
-            push = mode == Mode.Push,
-            conf.get(PUSH_AFTER_MAP_STAGE),
             report => driverMetrics.update("store.", report.toMap)))
       }
     }
-    storeRegistry.foreach(
-      _.send(
-        StoreRegistry.ShuffleRegistered(
-          shuffleId,
-          dependency.rdd.partitions.length,
-          dependency.partitioner.numPartitions)))
     val accumulator = new FetchMetricsAccumulator
     sc.register(accumulator, FetchMetricsAccumulator.NamePrefix + shuffleId)
-    // Pushes finish after their map task, too late for its accumulators: the report counts them.
     val storeMetrics =
       if (mode == Mode.Store) Some(StoreAccumulators.register(sc, shuffleId)) else None
-    reducers.put(shuffleId, dependency.partitioner.numPartitions)
+    val numPartitions = dependency.partitioner.numPartitions
+    reducers.put(shuffleId, numPartitions)
     storeMetrics.foreach(storeAccumulators.put(shuffleId, _))
     new AdaptiveShuffleHandle(
       shuffleId,
       dependency,
       sortShuffle.registerShuffle(shuffleId, dependency),
       accumulator,
-      storeMetrics)
+      storeMetrics,
+      dependency.rdd.partitions.length,
+      () =>
+        if (mode == Mode.Push) Some(OwnerTable.uniform(numPartitions, taskExecutors(sc))) else None,
+      () => taskExecutors(sc).map(_.executorId).toSet)
   }
+
+  /** The block managers of the executors that run tasks (the driver's, in local mode). */
+  private def taskExecutors(sc: SparkContext): Seq[BlockManagerId] =
+    sc.env.blockManager.master.getMemoryStatus.keys.filter(a => !a.isDriver || sc.isLocal).toSeq
 
   override def getWriter[K, V](
       handle: ShuffleHandle,
       mapId: Long,
       context: TaskContext,
       metrics: ShuffleWriteMetricsReporter): ShuffleWriter[K, V] = {
-    val (sortHandle, storeMetrics) = handle match {
-      case h: AdaptiveShuffleHandle[_, _, _] => (h.writeHandle, h.storeMetrics)
-      case other => (other, None)
+    val (sortHandle, storeMetrics, owners) = handle match {
+      case h: AdaptiveShuffleHandle[_, _, _] => (h.writeHandle, h.storeMetrics, h.owners)
+      case other => (other, None, None)
     }
     val writer = sortShuffle.getWriter[K, V](sortHandle, mapId, context, metrics)
-    val servings = (transports.serving +: storeExecutor.map(_.serving(storeMetrics)).toSeq)
-      .filter(_ != MapOutputServing.BlockServer)
+    val pushing = for (p <- pushExecutor; o <- owners) yield p.serving(o)
+    val servings =
+      (transports.serving +: (storeExecutor.map(_.serving(storeMetrics)) ++ pushing).toSeq)
+        .filter(_ != MapOutputServing.BlockServer)
     if (servings.isEmpty) writer
     else
       new ServingShuffleWriter(
@@ -248,15 +260,35 @@ private[spark] class AdaptiveShuffleManager(conf: SparkConf)
           s.route(handle.shuffleId, byAddress.toSeq, startPartition, endPartition)
         case None => (byAddress.toSeq, StoreRoutes.NoStores)
       }
+      val merged = for {
+        p <- pushExecutor
+        h = handle.asInstanceOf[AdaptiveShuffleHandle[_, _, _]]
+        // A chunk is read when at least half its bytes are needed: a task reading fewer than
+        // half the map outputs (AQE's local reader, narrow skew splits) would read none, so it
+        // neither asks for layouts nor seals partitions.
+        if 2L * (math.min(endMapIndex, h.numMaps) - startMapIndex) >= h.numMaps
+        owners <- h.owners
+      } yield MergedReads.plan(
+        handle.shuffleId,
+        blocks,
+        MergedReads.layouts(
+          env,
+          p.merges,
+          handle.shuffleId,
+          owners,
+          startPartition,
+          endPartition,
+          RpcUtils.askRpcTimeout(env.conf).duration))
       val chain = transports.forReduceTask(env)
       val transport =
-        if (routes.stored.isEmpty) chain
+        if (merged.nonEmpty) new MergedTransport(transports.network(env), chain)
+        else if (routes.stored.isEmpty) chain
         else new StoreTransport(routes, transports.forStores(env), chain)
       new ShuffleBlockFetcher(
         context,
         transport,
         new BlockManagerLocalBlocks(env.blockManager),
-        blocks.iterator,
+        merged.fold(blocks)(_.blocks).iterator,
         env.serializerManager.wrapStream,
         settings,
         metrics,
@@ -264,7 +296,8 @@ private[spark] class AdaptiveShuffleManager(conf: SparkConf)
         shared = PeerTraffic.shared(settings.waitWindow),
         batch = batch,
         backoff = DirectMemoryBackoff.shared,
-        routes = routes)
+        routes = routes,
+        chunks = merged.fold(Map.empty[BlockId, IndexedSeq[ChunkPart]])(_.chunks))
     }
     new AdaptiveShuffleReader[K, C](baseHandle, context, metrics, () => newFetcher())
   }
@@ -285,6 +318,7 @@ private[spark] class AdaptiveShuffleManager(conf: SparkConf)
     ucxRegistry.foreach(_.send(UcxRegistry.ShuffleRemoved(shuffleId)))
     storeRegistry.foreach(_.send(StoreRegistry.ShuffleRemoved(shuffleId)))
     storeExecutor.foreach(_.store.removeShuffle(shuffleId))
+    pushExecutor.foreach(_.merges.removeShuffle(shuffleId))
     transports.removed(shuffleId)
     sortShuffle.unregisterShuffle(shuffleId)
   }
@@ -295,7 +329,10 @@ private[spark] class AdaptiveShuffleManager(conf: SparkConf)
   private[spark] def shuffleStore: Option[ShuffleStore] = storeExecutor.map(_.store)
 
   /** This executor's push queue, in mode=push. */
-  private[spark] def pushQueue: Option[PushQueue] = storeExecutor.flatMap(_.pushQueue)
+  private[spark] def pushQueue: Option[PushQueue] = pushExecutor.map(_.pushQueue)
+
+  /** This executor's merged partitions, in mode=push. */
+  private[spark] def mergeStore: Option[MergeStore] = pushExecutor.map(_.merges)
 
   /** Driver only, in mode=store: what the meta-shuffle did, and each store's memory. */
   private[spark] def storeReport: Option[StoreReport] =
@@ -304,6 +341,7 @@ private[spark] class AdaptiveShuffleManager(conf: SparkConf)
   override def stop(): Unit = {
     transports.stop()
     storeExecutor.foreach(_.stop())
+    pushExecutor.foreach(_.stop())
     sortShuffle.stop()
   }
 }

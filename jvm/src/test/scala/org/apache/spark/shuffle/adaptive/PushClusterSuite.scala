@@ -4,15 +4,16 @@ import scala.concurrent.duration._
 
 import org.scalatest.concurrent.Eventually
 
-import org.apache.spark.{LocalSparkContext, MapOutputTrackerMaster, ShuffleDependency, SparkConf, SparkContext, SparkFunSuite, TestUtils}
+import org.apache.spark.{LocalSparkContext, ShuffleDependency, SparkConf, SparkContext, SparkEnv, SparkFunSuite, TestUtils}
 import org.apache.spark.internal.config.SHUFFLE_MANAGER
-import org.apache.spark.shuffle.adaptive.config.AdaptiveShuffleConf.{MODE, PUSH_AFTER_MAP_STAGE, STORE_MAX_SIZE}
+import org.apache.spark.shuffle.adaptive.config.AdaptiveShuffleConf.{MODE, STORE_MAX_SIZE}
 import org.apache.spark.shuffle.adaptive.dummy.DummySpec
+import org.apache.spark.shuffle.adaptive.testing.ExecutorProbe
 
 /**
  * mode=push on three executors: a skewed DummyRDD (Zipf alpha = 1, 80 partitions) whose map
- * tasks all run on executor 0, so every byte the other executors hold was pushed there. Pushes
- * go on after the map stage, so that every block reaches a store.
+ * tasks all run on executor 0, so every byte the other executors merged was pushed there. Each
+ * executor owns a third of the partitions.
  */
 class PushClusterSuite extends SparkFunSuite with LocalSparkContext with Eventually {
   import SkewedShuffles.shuffledDigest
@@ -30,12 +31,13 @@ class PushClusterSuite extends SparkFunSuite with LocalSparkContext with Eventua
     val conf = new SparkConf()
       .set(SHUFFLE_MANAGER, classOf[AdaptiveShuffleManager].getName)
       .set(MODE, "push")
-      .set(STORE_MAX_SIZE, 32 * MiB)
-      .set(PUSH_AFTER_MAP_STAGE, true)
+      .set(STORE_MAX_SIZE, 64 * MiB)
       // The pinned map tasks wait for executor 0 rather than run elsewhere.
       .set("spark.locality.wait", "120s")
     sc = new SparkContext("local-cluster[3,1,1024]", "test", conf)
     TestUtils.waitUntilExecutorsUp(sc, 3, 60000)
+    // Owners are the executors whose block managers the driver knows when the map stage starts.
+    executors.foreach(ExecutorProbe.location(sc, _))
   }
 
   private def manager: AdaptiveShuffleManager =
@@ -49,35 +51,33 @@ class PushClusterSuite extends SparkFunSuite with LocalSparkContext with Eventua
     manager.fetchMetrics.snapshot()("application").asInstanceOf[Map[String, Any]]
   }
 
+  private def merged(on: Seq[String]): Map[String, Long] =
+    ExecutorProbe.onEach(sc, on)(() =>
+      SparkEnv.get.shuffleManager.asInstanceOf[AdaptiveShuffleManager].mergeStore.get.memory.used)
+
+  private def awaitLost(executorId: String): Unit =
+    eventually(timeout(60.seconds), interval(100.millis)) {
+      assert(!sc.env.blockManager.master.getMemoryStatus.keys.exists(_.executorId == executorId))
+    }
+
   test(
-    "blocks are pushed to balanced owners while the map stage runs, and read there; once " +
-      "an owner is lost, its blocks are read from their files") {
+    "map outputs are merged at their partitions' owners and read there as chunks; once an " +
+      "owner is lost, its partitions are read from the map outputs") {
     start()
     val shuffled = SkewedShuffles.onExecutor(sc, spec, "0")
     sc.submitMapStage(dependencyOf(shuffled)).get()
-    PushProbe.awaitPushed(sc, executors)
+    PushProbe.awaitPushed(sc, Seq("0"))
+    val held = merged(executors)
+    assert(held.values.forall(_ > 0), held)
     assert(shuffledDigest(shuffled) === SkewedShuffles.expected(sc, spec))
-    val report = manager.storeReport.get
-    assert(report.push.duringMapStage > 0, report)
-    assert(report.leftOnDisk === 0 && report.notArrived === 0, report)
-    // Largest partition first onto the least loaded: no owner holds more than the mean plus
-    // the largest partition (what the stores were placed, as nothing left them).
-    val sizes = sc.env.mapOutputTracker
-      .asInstanceOf[MapOutputTrackerMaster]
-      .getStatistics(dependencyOf(shuffled))
-      .bytesByPartitionId
-    val placed = report.stores.map { case (id, s) => id -> s.placedHighWater }
-    assert(placed.keySet === executors.toSet && placed.values.forall(_ > 0), placed)
-    assert(placed.values.max <= sizes.sum / 3 + sizes.max, (placed, sizes.toSeq))
     val app = application()
     val read = app("bytes_by_transport").asInstanceOf[Map[String, Long]].values.sum
     assert(app("bytes_from_stores") === read, app)
-    val stored = app("stored_reduce_tasks").asInstanceOf[Long]
-    val onOwner = app("stored_reduce_tasks_on_owner").asInstanceOf[Long]
-    assert(stored === spec.numPartitions && onOwner <= stored, app)
-    // Every map task ran on executor 0: what a reduce task read from the store of an executor
+    // Few large reads: a chunk holds the blocks of many map outputs.
+    val chunks = app("chunks_read").asInstanceOf[Long]
+    assert(chunks > 0 && app("blocks_from_stores").asInstanceOf[Long] >= 4 * chunks, app)
+    // Every map task ran on executor 0: what a reduce task read from the chunks of an executor
     // other than its own and other than 0 was pushed there first.
-    sc.listenerBus.waitUntilEmpty()
     val byExecutor = manager.fetchMetrics
       .snapshot()("executors")
       .asInstanceOf[Map[String, Map[String, Any]]]
@@ -92,14 +92,13 @@ class PushClusterSuite extends SparkFunSuite with LocalSparkContext with Eventua
     assert(crossedTwice > 0 && app("bytes_crossed_twice") === crossedTwice, byExecutor)
 
     sc.killAndReplaceExecutor("2")
-    eventually(timeout(60.seconds), interval(200.millis)) {
-      assert(!manager.storeReport.get.stores.contains("2"))
-    }
+    awaitLost("2")
     assert(shuffledDigest(shuffled) === SkewedShuffles.expected(sc, spec))
     val again = application()
     val readAgain = again("bytes_by_transport").asInstanceOf[Map[String, Long]].values.sum - read
-    val fromStoresAgain = again("bytes_from_stores").asInstanceOf[Long] - read
-    assert(readAgain > 0 && fromStoresAgain < readAgain, again)
+    val fromChunksAgain = again("bytes_from_stores").asInstanceOf[Long] - read
+    assert(readAgain > 0 && fromChunksAgain > 0 && fromChunksAgain < readAgain, again)
+    assert(again("chunk_fallbacks") === 0L, "the lost owner was not asked")
   }
 
   test("an owner lost while pushes are under way: the result is still right") {
@@ -107,11 +106,12 @@ class PushClusterSuite extends SparkFunSuite with LocalSparkContext with Eventua
     val shuffled = SkewedShuffles.onExecutor(sc, spec, "0")
     val mapStage = sc.submitMapStage(dependencyOf(shuffled))
     eventually(timeout(60.seconds), interval(10.millis)) {
-      assert(manager.storeReport.get.stores.get("1").exists(_.placedHighWater > 0))
+      assert(merged(Seq("1"))("1") > 0)
     }
     assert(!mapStage.isCompleted, "the map stage ended before the first push: nothing was tested")
     sc.killAndReplaceExecutor("1")
     mapStage.get()
+    awaitLost("1")
     assert(shuffledDigest(shuffled) === SkewedShuffles.expected(sc, spec))
   }
 }

@@ -2,15 +2,14 @@ package org.apache.spark.shuffle.adaptive
 
 import org.scalatest.{BeforeAndAfterAll, Tag}
 
-import org.apache.spark.{HashPartitioner, ShuffleDependency, ShuffleSuite, SparkContext, TestUtils}
+import org.apache.spark.{HashPartitioner, ShuffleDependency, ShuffleSuite, SparkContext, SparkEnv, TestUtils}
 import org.apache.spark.internal.config.SHUFFLE_MANAGER
-import org.apache.spark.shuffle.adaptive.config.AdaptiveShuffleConf.{MODE, PUSH_AFTER_MAP_STAGE, STORE_MAX_SIZE}
-import org.apache.spark.shuffle.adaptive.store.StoreReport
+import org.apache.spark.shuffle.adaptive.config.AdaptiveShuffleConf.{MODE, PUSH_CHUNK_SIZE, STORE_MAX_SIZE}
+import org.apache.spark.shuffle.adaptive.testing.ExecutorProbe
 
 /**
  * Apache Spark's `ShuffleSuite` in a mode with shuffle stores, small enough (64 KiB) that its
- * shuffles mix blocks held in stores and left in their files. In mode=push, pushes go on after
- * the map stage, so that blocks also arrive while reduce tasks read.
+ * shuffles mix blocks held in stores and left in their files.
  *
  * One test of the contract cannot hold as written: SPARK-36206 corrupts a map-output file after
  * the map stage and expects the read to fail, but a block in a store is the copy taken at
@@ -25,7 +24,6 @@ abstract class StoredShuffleSuite(mode: String) extends ShuffleSuite with Before
     conf.set(SHUFFLE_MANAGER, classOf[AdaptiveShuffleManager].getName)
     conf.set(MODE, mode)
     conf.set(STORE_MAX_SIZE, storeSize)
-    conf.set(PUSH_AFTER_MAP_STAGE, true)
   }
 
   override protected def test(testName: String, testTags: Tag*)(testFun: => Any)(implicit
@@ -42,13 +40,13 @@ abstract class StoredShuffleSuite(mode: String) extends ShuffleSuite with Before
 
   /**
    * Groups 8 map tasks' pairs into 6 partitions on two executors (after `beforeReduce` ran with
-   * the map stage done), checks the sums, and answers the store report and the application's
-   * fetch counters.
+   * the map stage done), checks the sums, and answers the application's fetch counters.
    */
-  protected def groupedOnTwoExecutors(
-      beforeReduce: () => Unit = () => ()): (StoreReport, Map[String, Any]) = {
+  protected def groupedOnTwoExecutors(beforeReduce: () => Unit = () => ()): Map[String, Any] = {
     sc = new SparkContext("local-cluster[2,1,1024]", "test", conf)
     TestUtils.waitUntilExecutorsUp(sc, 2, 60000)
+    // Owners are the executors whose block managers the driver knows when the map stage starts.
+    Seq("0", "1").foreach(ExecutorProbe.location(sc, _))
     val pairs = sc.parallelize(1 to 8, 8).flatMap(m => (1 to 20000).map(i => (i % 1009, m * i)))
     val partitioned = pairs.partitionBy(new HashPartitioner(6))
     sc.submitMapStage(partitioned.dependencies.head.asInstanceOf[ShuffleDependency[Int, Int, Int]])
@@ -59,16 +57,15 @@ abstract class StoredShuffleSuite(mode: String) extends ShuffleSuite with Before
       grouped === (1 to 8)
         .flatMap(m => (1 to 20000).map(i => (i % 1009, (m * i).toLong)))
         .groupMapReduce(_._1)(_._2)(_ + _))
-    val manager = sc.env.shuffleManager.asInstanceOf[AdaptiveShuffleManager]
     sc.listenerBus.waitUntilEmpty()
-    (
-      manager.storeReport.get,
-      manager.fetchMetrics.snapshot()("application").asInstanceOf[Map[String, Any]])
+    manager.fetchMetrics.snapshot()("application").asInstanceOf[Map[String, Any]]
   }
 
-  /** Some bytes, not all, were read from stores; no store was placed more than its size. */
-  protected def assertReadFromStoresAndFiles(report: StoreReport, app: Map[String, Any]): Unit = {
-    assert(report.stores.values.forall(s => s.placedHighWater <= storeSize), report)
+  protected def manager: AdaptiveShuffleManager =
+    sc.env.shuffleManager.asInstanceOf[AdaptiveShuffleManager]
+
+  /** Some bytes, not all, were read from stores. */
+  protected def assertReadFromStoresAndFiles(app: Map[String, Any]): Unit = {
     val read = app("bytes_by_transport").asInstanceOf[Map[String, Long]].values.sum
     val fromStores = app("bytes_from_stores").asInstanceOf[Long]
     assert(fromStores > 0 && fromStores < read, app)
@@ -79,23 +76,39 @@ abstract class StoredShuffleSuite(mode: String) extends ShuffleSuite with Before
 class AdaptiveStoreShuffleSuite extends StoredShuffleSuite("store") {
 
   test("store mode: blocks go to the stores and to disk, and are read from where they are") {
-    val (report, app) = groupedOnTwoExecutors()
+    val app = groupedOnTwoExecutors()
+    val report = manager.storeReport.get
+    assert(report.stores.values.forall(s => s.placedHighWater <= storeSize), report)
     assert(report.acceptedLocally > 0 && report.leftOnDisk > 0, report)
-    assertReadFromStoresAndFiles(report, app)
+    assertReadFromStoresAndFiles(app)
   }
 }
 
 /**
- * mode=push: map outputs pushed in the background to their partitions' owners, spilled, or left
- * in their files (a full store or push queue).
+ * mode=push: map outputs pushed in the background to their partitions' owners and merged there,
+ * or left in their files (a full store or push queue, a sealed partition).
  */
 class AdaptivePushShuffleSuite extends StoredShuffleSuite("push") {
 
-  test("push mode: map outputs reach the owners' stores and reduce tasks read them there") {
-    val (report, app) = groupedOnTwoExecutors(() => PushProbe.awaitPushed(sc, Seq("0", "1")))
-    assert(report.push.placedAtOwners > 0 && report.leftOnDisk > 0, report)
-    assert(report.push.duringMapStage + report.push.afterMapStage > 0, report)
-    assertReadFromStoresAndFiles(report, app)
+  // Chunks and pushed runs well below the stores' size, so that stores take some of them.
+  override def beforeAll(): Unit = {
+    super.beforeAll()
+    conf.set(PUSH_CHUNK_SIZE, 16L * 1024)
+  }
+
+  test("push mode: map outputs are merged at the owners and reduce tasks read their chunks") {
+    val app = groupedOnTwoExecutors(() => PushProbe.awaitPushed(sc, Seq("0", "1")))
+    assertReadFromStoresAndFiles(app)
+    val chunks = app("chunks_read").asInstanceOf[Long]
+    assert(chunks > 0 && app("chunk_fallbacks") === 0L, app)
     assert(app("stored_reduce_tasks").asInstanceOf[Long] > 0, app)
+    val held = ExecutorProbe.onEach(sc, Seq("0", "1"))(() =>
+      SparkEnv.get.shuffleManager
+        .asInstanceOf[AdaptiveShuffleManager]
+        .mergeStore
+        .get
+        .memory
+        .highWater)
+    assert(held.values.forall(h => h > 0 && h <= storeSize), held)
   }
 }

@@ -189,12 +189,13 @@ private[spark] object AdaptiveShuffleConf {
           "fit, the rest are offered to other executors in store.offerOrder (remote-memory " +
           "spill), what no store holds is read from the file. Reduce tasks read each block from " +
           "the store that holds it, falling back to the file when that store is gone. The files " +
-          "stay the source of truth. 'push' (shuffle-on-write): as 'store', but in the " +
-          "background while later map tasks run, each block goes first to the store of its " +
-          "reduce partition's owner, the executors chosen by balanced placement of the " +
-          "partition sizes predicted from the map outputs so far; what an owner cannot hold " +
-          "goes through the same meta-shuffle as in 'store'; map outputs the push queue " +
-          "(push.queueSize) cannot take are read from their files. 'store' and 'push' need " +
+          "stay the source of truth. 'push' (shuffle-on-write): in the background while later " +
+          "map tasks run, each map output's blocks are sent to their reduce partition's owner, " +
+          "which appends them to the partition's merged chunks (push.chunkSize) in its store; " +
+          "owners hold contiguous ranges of partitions, equal ranges over the executors known " +
+          "when the map stage is submitted. A reduce task reads each partition's chunks from its " +
+          "owner in few large requests and the blocks that were not merged (a full store or " +
+          "push queue, a lost owner) from their files. 'store' and 'push' need " +
           "spark.shuffle.service.enabled=false.")
       .version("0.1.0")
       .stringConf
@@ -242,28 +243,28 @@ private[spark] object AdaptiveShuffleConf {
 
   val PUSH_QUEUE_SIZE: OptionalConfigEntry[Long] =
     ConfigBuilder(Prefix + "push.queueSize")
-      .doc(
-        "mode=push: the most bytes of committed map outputs one executor holds waiting to " +
-          "be pushed (they wait in their files, not in memory). A map task only queues its " +
-          "blocks and returns; blocks that would exceed this stay in their file and are read " +
-          "from it as in mode=pull. It bounds how far pushing may fall behind the map tasks. " +
-          "Unset means store.maxSize.")
+      .doc("mode=push: the most bytes of committed map outputs one executor holds waiting to " +
+        "be pushed (they wait in their files, not in memory). A map task only queues its " +
+        "output and returns; a map output that would exceed this stays in its file and is " +
+        "read from it as in mode=pull. It bounds how far pushing may fall behind the map tasks. " +
+        "Unset means store.maxSize.")
       .version("0.1.0")
       .bytesConf(ByteUnit.BYTE)
       .checkValue(_ >= 0, "must not be negative")
       .createOptional
 
-  val PUSH_AFTER_MAP_STAGE: ConfigEntry[Boolean] =
-    ConfigBuilder(Prefix + "push.afterMapStage")
+  val PUSH_CHUNK_SIZE: ConfigEntry[Long] =
+    ConfigBuilder(Prefix + "push.chunkSize")
       .doc(
-        "mode=push: whether map outputs still queued when their map stage ends are pushed " +
-          "all the same. Off: they stay in their files and are read from them as in mode=pull, " +
-          "since the reduce tasks are running by then: such a push would compete with their " +
-          "fetches on the links and, unless its reducer runs on the owner, cross the network " +
-          "twice. Pushes already under way finish in either case.")
+        "mode=push: the size of the chunks an owner merges a reduce partition's pushed blocks " +
+          "into, and of the runs a pusher sends. A reduce task reads a merged partition a chunk " +
+          "per request, so larger chunks mean fewer requests; a chunk is fetched whole, so it " +
+          "should stay well below spark.reducer.maxSizeInFlight. A block larger than a chunk " +
+          "is a chunk of its own.")
       .version("0.1.0")
-      .booleanConf
-      .createWithDefault(false)
+      .bytesConf(ByteUnit.BYTE)
+      .checkValue(_ > 0, "must be positive")
+      .createWithDefaultString("4m")
 
   val TESTING_SERVE_DELAY: ConfigEntry[String] =
     ConfigBuilder(Prefix + "testing.serveDelay")
@@ -299,6 +300,6 @@ private[spark] object AdaptiveShuffleConf {
     STORE_MAX_SIZE,
     STORE_OFFER_ORDER,
     PUSH_QUEUE_SIZE,
-    PUSH_AFTER_MAP_STAGE,
+    PUSH_CHUNK_SIZE,
     TESTING_SERVE_DELAY)
 }

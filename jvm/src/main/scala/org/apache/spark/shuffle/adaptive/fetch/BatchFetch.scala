@@ -53,19 +53,21 @@ private[spark] object BatchFetch {
   }
 
   /**
-   * One batch block per map output: consecutive blocks of the same map become one block spanning
-   * their reduce ids (partitions left out in between are empty, so the range adds no bytes),
-   * with their sizes summed. Every block becomes a batch block, even alone, because the fetch
-   * protocol takes either kind in a request, never both.
+   * One batch block per run of a map output's blocks: consecutive blocks of the same map become
+   * one block spanning their reduce ids, with their sizes summed. The map output tracker leaves
+   * out empty blocks, so a range may span partitions missing from `blocks` (it adds no bytes)
+   * unless `acrossGaps` is off: then some of them are missing because they are read elsewhere
+   * (out of a merged chunk) and a range ends at each gap. Every block becomes a batch block, even
+   * alone, because the fetch protocol takes either kind in a request, never both.
    */
-  def merge(blocks: Seq[BlockRef]): IndexedSeq[BlockRef] = {
+  def merge(blocks: Seq[BlockRef], acrossGaps: Boolean = true): IndexedSeq[BlockRef] = {
     val merged = mutable.ArrayBuffer.empty[BlockRef]
     blocks.foreach { ref =>
       val id = ref.blockId.asInstanceOf[ShuffleBlockId]
       merged.lastOption match {
         case Some(BlockRef(last: ShuffleBlockBatchId, size, mapIndex))
             if last.shuffleId == id.shuffleId && last.mapId == id.mapId &&
-              last.endReduceId <= id.reduceId =>
+              (last.endReduceId == id.reduceId || acrossGaps && last.endReduceId < id.reduceId) =>
           merged(merged.size - 1) =
             BlockRef(last.copy(endReduceId = id.reduceId + 1), size + ref.size, mapIndex)
         case _ =>

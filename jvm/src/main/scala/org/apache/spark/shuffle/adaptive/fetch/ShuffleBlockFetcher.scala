@@ -66,7 +66,8 @@ private[spark] final class ShuffleBlockFetcher(
     shared: PeerTraffic = null,
     batch: Boolean = false,
     backoff: DirectMemoryBackoff = new DirectMemoryBackoff(() => Long.MaxValue),
-    routes: StoreRoutes = StoreRoutes.NoStores)
+    routes: StoreRoutes = StoreRoutes.NoStores,
+    chunks: Map[BlockId, IndexedSeq[ChunkPart]] = Map.empty)
     extends Iterator[(BlockId, InputStream)]
     with FlowState
     with DownloadFileManager
@@ -79,6 +80,9 @@ private[spark] final class ShuffleBlockFetcher(
   private[this] val blocksInFlight = mutable.HashMap.empty[BlockManagerId, Int]
   private[this] val bytesInFlightBySource = mutable.HashMap.empty[String, Long]
   private[this] val corrupted = mutable.HashSet.empty[BlockId]
+
+  /** Blocks of chunks that arrived, each with its chunk's executor, served before any other. */
+  private[this] val chunkParts = mutable.Queue.empty[(ChunkPart, ManagedBuffer, BlockManagerId)]
 
   /** Blocks deferred by the direct-memory back-off, asked for again before any other. */
   private[this] val deferred = mutable.LinkedHashMap.empty[BlockManagerId, PeerQueue]
@@ -117,7 +121,10 @@ private[spark] final class ShuffleBlockFetcher(
       val nonEmpty = infos.iterator.collect {
         case (id, size, mapIndex) if size > 0 => BlockRef(id, size, mapIndex)
       }.toIndexedSeq
-      val refs = if (batch) BatchFetch.merge(nonEmpty) else nonEmpty
+      val (whole, blocks) = nonEmpty.partition(ref => chunks.contains(ref.blockId))
+      // Blocks read out of chunks leave gaps no batch may span.
+      val refs =
+        whole ++ (if (batch) BatchFetch.merge(blocks, acrossGaps = chunks.isEmpty) else blocks)
       totalBlocks += refs.size
       if (localIds(address.executorId)) {
         localQueue ++= refs
@@ -144,9 +151,11 @@ private[spark] final class ShuffleBlockFetcher(
     var opened: (BlockId, InputStream) = null
     while (opened == null) {
       sendRequests()
-      val ready = results.pollFirst()
+      val ready = if (chunkParts.isEmpty) results.pollFirst() else null
       opened =
-        if (ready != null) {
+        if (chunkParts.nonEmpty) {
+          openPart()
+        } else if (ready != null) {
           openRemote(ready, waitMs = 0.0)
         } else if (localQueue.nonEmpty) {
           observeWait(0.0)
@@ -299,6 +308,14 @@ private[spark] final class ShuffleBlockFetcher(
     changeBytesInFlight(address.executorId, -result.block.size)
     blocksInFlight(address) -= 1
     result match {
+      case FetchResult.Failed(block, _, done, _) if chunks.contains(block.blockId) =>
+        if (done) reqsInFlight -= 1
+        logWarning(
+          s"Could not fetch chunk ${block.blockId} from $address; reading its blocks " +
+            "from their map outputs")
+        counters.chunkFallbacks += 1
+        readFromHomes(chunks(block.blockId))
+        null
       case FetchResult.Failed(block, _, done, cause) =>
         if (done) reqsInFlight -= 1
         val why = cause match {
@@ -322,7 +339,7 @@ private[spark] final class ShuffleBlockFetcher(
           if (via != HostLocalTransport.Name) readMetrics.incRemoteReqsDuration(millis)
           backoff.liftIfFree(settings.maxReqSizeShuffleToMem)
         }
-        countFetched(buf, via)
+        countFetched(buf, via, chunks.get(block.blockId).fold(1)(_.size))
         counters.served(address.executorId, via, buf.size)
         if (routes.stored(block.blockId)) {
           counters.servedFromStore(
@@ -333,17 +350,18 @@ private[spark] final class ShuffleBlockFetcher(
         counters.waited(address.executorId, waitMs)
         executorState.recordWait(address.executorId, waitMs)
         observeWait(waitMs)
-        openStream(block, address, buf, remote = true)
+        if (chunks.contains(block.blockId)) openChunk(block, address, buf)
+        else openStream(block, address, buf, remote = true)
     }
   }
 
   /** Spark's read metrics count what was read from this host's files as local. */
-  private def countFetched(buf: ManagedBuffer, via: String): Unit =
+  private def countFetched(buf: ManagedBuffer, via: String, blocks: Int = 1): Unit =
     if (via == HostLocalTransport.Name) {
-      readMetrics.incLocalBlocksFetched(1)
+      readMetrics.incLocalBlocksFetched(blocks)
       readMetrics.incLocalBytesRead(buf.size)
     } else {
-      readMetrics.incRemoteBlocksFetched(1)
+      readMetrics.incRemoteBlocksFetched(blocks)
       readMetrics.incRemoteBytesRead(buf.size)
       if (buf.isInstanceOf[FileSegmentManagedBuffer]) readMetrics.incRemoteBytesReadToDisk(buf.size)
     }
@@ -360,14 +378,53 @@ private[spark] final class ShuffleBlockFetcher(
             s"Failed to read local block ${block.blockId}: ${e.getMessage}")
       }
     buf.retain()
-    readMetrics.incLocalBlocksFetched(1)
+    readMetrics.incLocalBlocksFetched(chunks.get(block.blockId).fold(1)(_.size))
     readMetrics.incLocalBytesRead(buf.size)
     counters.served(local.address.executorId, FetchCounters.Local, buf.size)
     if (routes.stored(block.blockId)) {
       counters.servedFromStore(local.address.executorId, buf.size, crossedTwice = false)
     }
-    openStream(block, local.address, buf, remote = false)
+    if (chunks.contains(block.blockId)) openChunk(block, local.address, buf)
+    else openStream(block, local.address, buf, remote = false)
   }
+
+  /**
+   * A chunk arrived from `address`: each of its parts is served as a block of its own (before
+   * anything else, so the chunk's memory goes first); returns the first.
+   */
+  private def openChunk(
+      chunk: BlockRef,
+      address: BlockManagerId,
+      buf: ManagedBuffer): (BlockId, InputStream) = {
+    val parts = chunks(chunk.blockId)
+    counters.chunksRead += 1
+    try
+      ChunkSlice.parts(buf, parts).zip(parts).foreach { case (slice, part) =>
+        chunkParts += ((part, slice, address))
+      }
+    finally buf.release()
+    totalBlocks += parts.size - 1
+    openPart()
+  }
+
+  private def openPart(): (BlockId, InputStream) = {
+    val (part, slice, owner) = chunkParts.dequeue()
+    counters.servedFromStore(
+      owner.executorId,
+      part.length,
+      crossedTwice = owner != local.address && owner != part.home)
+    openStream(part.block, part.home, slice, remote = true)
+  }
+
+  /** The blocks of a chunk that could not be fetched are read from their map outputs instead. */
+  private def readFromHomes(parts: Seq[ChunkPart]): Unit = {
+    parts.foreach(part => readFromHome(part.block, part.home))
+    totalBlocks += parts.size - 1
+  }
+
+  private def readFromHome(block: BlockRef, home: BlockManagerId): Unit =
+    if (home == local.address) localQueue += block
+    else deferred.getOrElseUpdate(home, new PeerQueue(home, Nil)) += block
 
   /** Returns null when the block was found corrupt and asked for again. */
   private def openStream(
@@ -414,7 +471,9 @@ private[spark] final class ShuffleBlockFetcher(
         closeQuietly(in)
         buf.release()
         counters.corruptRefetches += 1
-        send(BlockBatch(address, IndexedSeq(block)))
+        // A block of a chunk is read again from its map output, which may be this executor's.
+        if (address == local.address) localQueue += block
+        else send(BlockBatch(address, IndexedSeq(block)))
         null
       case e: IOException =>
         val message = diagnose(block, address, buf, e)
@@ -543,6 +602,8 @@ private[spark] final class ShuffleBlockFetcher(
     openStreams.toList.foreach(s =>
       try s.close()
       catch { case NonFatal(_) => })
+    chunkParts.foreach(_._2.release())
+    chunkParts.clear()
     var result = results.pollFirst()
     while (result != null) {
       result match {

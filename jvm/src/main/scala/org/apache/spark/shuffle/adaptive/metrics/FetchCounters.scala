@@ -14,8 +14,12 @@ import scala.collection.mutable
  *    executor's files), `host-local` (read from the files of another executor on this host),
  *    `netty` or `ucx` (one-sided reads of the serving executor's memory);
  *  - `bytes_from_stores` / `blocks_from_stores` (mode=store, push): those read from a shuffle
- *    store's memory, this executor's or another's, rather than from a map-output file;
- *    `bytes_from_stores_by_source` splits the bytes by the store's executor;
+ *    store's memory, this executor's or another's, rather than from a map-output file (in
+ *    mode=push: out of merged chunks); `bytes_from_stores_by_source` splits the bytes by the
+ *    store's executor;
+ *  - `chunks_read` (mode=push): merged chunks fetched, each in one request or local read;
+ *    `chunk_fallbacks`: chunks that could not be fetched, whose blocks were read from their
+ *    map outputs instead;
  *  - `bytes_crossed_twice`: bytes read from another executor's store that had come there from
  *    a third (pushed or spilled): they crossed the network after the map task and again now;
  *  - `stored_reduce_tasks` / `stored_reduce_tasks_on_owner`: tasks that read from stores, and
@@ -52,6 +56,8 @@ private[spark] final class FetchCounters extends Serializable {
   var bytesCrossedTwice = 0L
   var storedReduceTasks = 0L
   var storedReduceTasksOnOwner = 0L
+  var chunksRead = 0L
+  var chunkFallbacks = 0L
   var requests = 0L
   val requestsByTransport: mutable.Map[String, Long] = mutable.TreeMap.empty
   var transportFallbacks = 0L
@@ -132,6 +138,8 @@ private[spark] final class FetchCounters extends Serializable {
     bytesCrossedTwice += other.bytesCrossedTwice
     storedReduceTasks += other.storedReduceTasks
     storedReduceTasksOnOwner += other.storedReduceTasksOnOwner
+    chunksRead += other.chunksRead
+    chunkFallbacks += other.chunkFallbacks
     requests += other.requests
     other.requestsByTransport.foreach { case (k, v) => add(requestsByTransport, k, v) }
     transportFallbacks += other.transportFallbacks
@@ -173,6 +181,8 @@ private[spark] final class FetchCounters extends Serializable {
       "bytes_crossed_twice" -> bytesCrossedTwice,
       "stored_reduce_tasks" -> storedReduceTasks,
       "stored_reduce_tasks_on_owner" -> storedReduceTasksOnOwner,
+      "chunks_read" -> chunksRead,
+      "chunk_fallbacks" -> chunkFallbacks,
       "requests" -> requests,
       "requests_by_transport" -> requestsByTransport.toMap,
       "transport_fallbacks" -> transportFallbacks,

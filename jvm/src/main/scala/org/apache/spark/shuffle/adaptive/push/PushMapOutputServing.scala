@@ -5,67 +5,151 @@ import java.util.concurrent.TimeUnit
 
 import scala.util.control.NonFatal
 
+import org.apache.spark.SparkEnv
 import org.apache.spark.internal.Logging
-import org.apache.spark.rpc.RpcEndpointRef
-import org.apache.spark.shuffle.adaptive.store.{MapOutputPlacer, ShuffleStore}
-import org.apache.spark.shuffle.adaptive.store.StoreRegistry.Observed
+import org.apache.spark.shuffle.adaptive.flow.ExecutorOrder
+import org.apache.spark.shuffle.adaptive.store.{RunUpload, SpillSender}
 import org.apache.spark.shuffle.adaptive.transport.MapOutputServing
+import org.apache.spark.storage.{BlockId, BlockManagerId, ShuffleBlockBatchId}
 import org.apache.spark.util.ThreadUtils
 
 /**
  * Shuffle-on-write (mode=push; iShuffle, section 3.2), one per executor. A committed map output
- * is announced to the driver's plan (its block sizes, for the size predictor) and queued; one
- * background thread, the pusher, places queued map outputs in order ([[MapOutputPlacer]]: each
- * block to its partition owner's store first) while the following map tasks run.
+ * is queued; one background thread, the pusher, sends queued map outputs in order while later map
+ * tasks run: to each partition's owner ([[OwnerTable]], from the shuffle's handle) the run of the
+ * data file its partitions span, in pieces of about one chunk, this executor's own partitions
+ * straight into its [[MergeStore]]. The owners merge what they can hold; the rest stays in the
+ * map output's file, which is kept in every case and is where reduce tasks read whatever was not
+ * merged.
  *
- * What a map task pays: one message to the driver and an append to the queue, on its own thread;
- * no disk read, copy or network wait. What the executor pays: one thread reading map-output
- * files and sending at most the fetch settings' in-flight limit, beside its tasks. Map outputs
- * the [[PushQueue]] has no room for stay in their files and are fetched as in mode=pull.
+ * What a map task pays: cutting its output into runs and queueing them. No driver message, no
+ * disk read, no network wait.
+ * What the executor pays: one thread reading its map outputs' files (from the page cache, as they
+ * were just written) and sending them under the flow rules every sender follows
+ * ([[SpillSender]]). Runs the [[PushQueue]] has no room for stay in their files.
  */
 private[spark] final class PushMapOutputServing(
-    placer: MapOutputPlacer,
-    registry: RpcEndpointRef,
-    store: ShuffleStore,
+    merges: MergeStore,
     val queue: PushQueue,
-    queueChanged: () => Unit)
-    extends MapOutputServing
-    with Logging {
+    chunkSize: Long,
+    changed: () => Unit)
+    extends Logging {
 
   private[this] val pusher = ThreadUtils.newDaemonSingleThreadExecutor("shuffle-push")
 
-  override def committed(
+  /** The serving side of one map task of a shuffle whose partitions `owners` merge. */
+  def forShuffle(owners: OwnerTable): MapOutputServing = new MapOutputServing {
+    override def committed(
+        shuffleId: Int,
+        mapId: Long,
+        dataFile: File,
+        offsets: Array[Long]): Unit = {
+      val byOwner = owners.ranges(0, owners.numPartitions).map { case (owner, start, end) =>
+        owner -> PushMapOutputServing.pieces(offsets, start, end, chunkSize)
+      }
+      val pieces = PushMapOutputServing.interleaved(SparkEnv.get.executorId, byOwner)
+      val sizes = pieces.map { case (_, (start, end)) => offsets(end) - offsets(start) }
+      val pushing = pieces.take(queue.offer(sizes))
+      changed()
+      if (pushing.isEmpty) return
+      val bytes = sizes.take(pushing.size).sum
+      pusher.execute { () =>
+        try push(shuffleId, mapId, dataFile, offsets, pushing)
+        catch {
+          case NonFatal(e) =>
+            logWarning(
+              s"Could not push map output $mapId of shuffle $shuffleId; its file serves it",
+              e)
+        } finally {
+          queue.done(bytes)
+          changed()
+        }
+      }
+    }
+    override def removed(shuffleId: Int): Unit = ()
+    override def stop(): Unit = ()
+  }
+
+  private def push(
       shuffleId: Int,
       mapId: Long,
       dataFile: File,
-      offsets: Array[Long]): Unit = {
-    val blocks = MapOutputPlacer.blocks(offsets)
-    if (blocks.isEmpty) return
-    registry.send(Observed(shuffleId, blocks.map(_._1).toArray, blocks.map(_._2).toArray))
-    val pushing = blocks.take(queue.offer(blocks.map(_._2)))
-    queueChanged()
-    if (pushing.isEmpty) return
-    val bytes = pushing.iterator.map(_._2).sum
-    pusher.execute { () =>
-      try {
-        if (!store.isRemoved(shuffleId)) placer.place(shuffleId, mapId, dataFile, offsets, pushing)
-      } catch {
-        case NonFatal(e) =>
-          logWarning(
-            s"Could not push map output $mapId of shuffle $shuffleId; its file serves it",
-            e)
-      } finally {
-        queue.done(bytes)
+      offsets: Array[Long],
+      pieces: Seq[(BlockManagerId, (Int, Int))]): Unit = {
+    val env = SparkEnv.get
+    val self = env.blockManager.blockManagerId
+    val (local, remote) = pieces.partition(_._1 == self)
+    local.foreach { case (_, (start, end)) =>
+      merges.appendFromFile(shuffleId, mapId, start, end, dataFile, offsets)
+    }
+    if (remote.nonEmpty) {
+      val runs = remote.map { case (owner, (start, end)) =>
+        owner -> ShuffleBlockBatchId(shuffleId, mapId, start, end)
       }
+      val byId: Map[BlockId, ShuffleBlockBatchId] = runs.map { case (_, run) => run -> run }.toMap
+      val toSend = runs.groupMap(_._1) { case (_, run) =>
+        (run: BlockId) -> (offsets(run.endReduceId) - offsets(run.startReduceId))
+      }
+      SpillSender(env).send(
+        toSend.toSeq.sortBy(_._1.executorId),
+        id => {
+          val run = byId(id)
+          new RunUpload(
+            (run.startReduceId until run.endReduceId).map(r => offsets(r + 1) - offsets(r)).toArray,
+            dataFile,
+            offsets(run.startReduceId))
+        })
     }
   }
 
-  // unregisterShuffle empties the store and marks the shuffle removed: queued pushes of it are
-  // skipped, and blocks of it still arriving are refused.
-  override def removed(shuffleId: Int): Unit = ()
-
-  override def stop(): Unit = {
+  def stop(): Unit = {
     pusher.shutdownNow()
     pusher.awaitTermination(10, TimeUnit.SECONDS)
+  }
+}
+
+private[spark] object PushMapOutputServing {
+
+  /**
+   * The runs for each owner, one owner's at a time in turn, starting with the owner that follows
+   * `self` in [[ExecutorOrder]]: when the queue cannot take a map output's every run, what it
+   * takes is spread over the owners, and executors start on different owners.
+   */
+  def interleaved[T](
+      self: String,
+      byOwner: Seq[(BlockManagerId, Seq[T])]): Seq[(BlockManagerId, T)] = {
+    val order = ExecutorOrder.successors(self, byOwner.map(_._1.executorId))
+    val queues = order.flatMap(id => byOwner.find(_._1.executorId == id)).map { case (o, runs) =>
+      runs.iterator.map((o, _))
+    }
+    val out = Seq.newBuilder[(BlockManagerId, T)]
+    var left = queues.filter(_.hasNext)
+    while (left.nonEmpty) {
+      left.foreach(q => out += q.next())
+      left = left.filter(_.hasNext)
+    }
+    out.result()
+  }
+
+  /**
+   * Partitions `[start, end)` of a map output with index `offsets`, cut into runs `(first, end)`
+   * of about `size` bytes (a larger block a run of its own), without leading or trailing empty
+   * blocks; empty runs and runs of more bytes than one buffer holds are left out.
+   */
+  def pieces(offsets: Array[Long], start: Int, end: Int, size: Long): Seq[(Int, Int)] = {
+    val runs = Seq.newBuilder[(Int, Int)]
+    var first = start
+    while (first < end) {
+      while (first < end && offsets(first + 1) == offsets(first)) first += 1
+      if (first < end) {
+        var last = first + 1
+        while (last < end && offsets(last + 1) - offsets(first) <= size) last += 1
+        while (offsets(last) == offsets(last - 1)) last -= 1
+        if (offsets(last) - offsets(first) <= Int.MaxValue - RunUpload.headerLength(last - first))
+          runs += ((first, last))
+        first = last
+      }
+    }
+    runs.result()
   }
 }

@@ -3,17 +3,13 @@ package org.apache.spark.shuffle.adaptive.store
 import java.io.File
 
 import scala.collection.mutable
-import scala.reflect.ClassTag
 import scala.util.control.NonFatal
 
 import org.apache.spark.SparkEnv
 import org.apache.spark.internal.Logging
-import org.apache.spark.network.buffer.ManagedBuffer
 import org.apache.spark.rpc.RpcEndpointRef
-import org.apache.spark.shuffle.adaptive.fetch.FetchSettings
-import org.apache.spark.shuffle.adaptive.flow.{ElasticLimit, PeerTraffic}
 import org.apache.spark.shuffle.adaptive.store.StoreRegistry.{Arrived, Place}
-import org.apache.spark.storage.{BlockId, BlockManagerId, ShuffleBlockBatchId, ShuffleBlockId, StorageLevel}
+import org.apache.spark.storage.{BlockId, BlockManagerId, ShuffleBlockBatchId, ShuffleBlockId}
 
 /**
  * Puts blocks of a committed map output into the shuffle stores: the driver's meta-shuffle
@@ -68,7 +64,7 @@ private[spark] final class MapOutputPlacer(
           dataFile,
           offsets(run.startReduceId))
         val toSend = uploads.map { case (peer, run) => peer -> Seq(run -> bytes(run)) }
-        sender().send(toSend, id => upload(byId(id))).foreach { id =>
+        SpillSender(env).send(toSend, id => upload(byId(id))).foreach { id =>
           val run = byId(id)
           arrived ++= (run.startReduceId until run.endReduceId).filter(r =>
             offsets(r + 1) > offsets(r))
@@ -87,33 +83,6 @@ private[spark] final class MapOutputPlacer(
     val (kept, spilled) = arrived.partition(here)
     MapOutputPlacer.Placed(kept.map(sizeOf).sum, spilled.map(sizeOf).sum)
   }
-
-  private def sender(): SpillSender = {
-    val settings = FetchSettings(env.conf)
-    new SpillSender(
-      upload,
-      settings,
-      settings.requestSize,
-      new ElasticLimit(
-        settings.requestSize,
-        settings.maxBytesInFlight,
-        settings.elastic,
-        settings.waitWindow,
-        settings.shrinkBelow,
-        settings.growAbove),
-      PeerTraffic.shared(settings.waitWindow),
-      self)
-  }
-
-  private def upload(peer: BlockManagerId, id: BlockId, data: ManagedBuffer) =
-    env.blockManager.blockTransferService.uploadBlock(
-      peer.host,
-      peer.port,
-      peer.executorId,
-      id,
-      data,
-      StorageLevel.OFF_HEAP,
-      ClassTag.Byte)
 }
 
 private[spark] object MapOutputPlacer {

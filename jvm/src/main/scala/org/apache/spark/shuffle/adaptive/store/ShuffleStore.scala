@@ -1,6 +1,6 @@
 package org.apache.spark.shuffle.adaptive.store
 
-import java.io.{File, IOException}
+import java.io.File
 import java.nio.ByteBuffer
 import java.util.concurrent.ConcurrentHashMap
 import java.util.concurrent.atomic.AtomicLong
@@ -27,13 +27,12 @@ private[spark] final class ShuffleStore(
     onRun: (ShuffleBlockBatchId, ByteBuffer, Array[Long]) => Unit = (_, _, _) => ()) {
 
   private[this] val blocks = new ConcurrentHashMap[ShuffleBlockId, StoredBlock]
-  private[this] val usedBytes = new AtomicLong
-  private[this] val highWaterBytes = new AtomicLong
+  private[this] val memory = new StoreMemory(capacity)
   private[this] val receivedBytes = new AtomicLong
   private[this] val removedShuffles = ConcurrentHashMap.newKeySet[Integer]()
 
-  def used: Long = usedBytes.get
-  def highWater: Long = highWaterBytes.get
+  def used: Long = memory.used
+  def highWater: Long = memory.highWater
 
   /** Bytes that arrived from other executors (their remote-memory spill). */
   def received: Long = receivedBytes.get
@@ -48,93 +47,51 @@ private[spark] final class ShuffleStore(
    */
   def putFromFile(id: ShuffleBlockId, file: File, offset: Long, length: Long): Boolean = {
     require(length <= Int.MaxValue, s"$id: $length bytes do not fit one buffer")
-    if (!reserve(length)) return false
-    try {
-      val buffer = ByteBuffer.allocateDirect(length.toInt)
-      RunUpload.readFully(file, offset, buffer)
-      buffer.flip()
-      add(id, new StoredBlock(buffer), received = false)
-    } catch {
-      case e: Throwable =>
-        unreserve(length)
-        throw e
-    }
+    if (!memory.reserve(length)) return false
+    val added =
+      try {
+        val buffer = ByteBuffer.allocateDirect(length.toInt)
+        RunUpload.readFully(file, offset, buffer)
+        buffer.flip()
+        add(id, buffer)
+      } catch {
+        case e: Throwable =>
+          memory.release(length)
+          throw e
+      }
+    if (!added) memory.release(length)
+    added
   }
 
   /**
-   * Takes a run of blocks another executor streams here ([[RunUpload]]: a header with each
-   * block's size, then their bytes): once the header arrived, the run's bytes are reserved at
-   * once (the stream fails if they do not fit) and land in one buffer, each block a slice of it.
-   * `onRun` then hears of the buffer, with offsets as the map output's index would give them
-   * (blocks outside the run empty).
+   * Takes a run of blocks another executor streams here ([[RunStream]]): each block a slice of
+   * the run's buffer. `onRun` then hears of the buffer, with offsets as the map output's index
+   * would give them (blocks outside the run empty).
    */
-  def receiveRun(id: ShuffleBlockBatchId): StreamCallbackWithID = new StreamCallbackWithID {
-    private[this] val expected = id.endReduceId - id.startReduceId
-    private[this] var header = ByteBuffer.allocate(RunUpload.headerLength(expected))
-    private[this] var sizes: Array[Long] = _
-    private[this] var data: ByteBuffer = _
-    private[this] var reserved = 0L
-
-    override def getID: String = id.name
-
-    override def onData(streamId: String, piece: ByteBuffer): Unit = {
-      if (data == null) {
-        val take = math.min(header.remaining, piece.remaining)
-        header.put(piece.duplicate().limit(piece.position() + take))
-        piece.position(piece.position() + take)
-        if (!header.hasRemaining) start(RunUpload.sizesOf(header.flip(), expected))
-      }
-      if (piece.hasRemaining) {
-        if (data == null || piece.remaining > data.remaining) {
-          throw new IOException(s"$id: more bytes than its header announced")
+  def receiveRun(id: ShuffleBlockBatchId): StreamCallbackWithID =
+    new RunStream(
+      id,
+      memory,
+      (sizes, data) => {
+        val offsets = sizes.scanLeft(0L)(_ + _)
+        var kept = 0L
+        sizes.indices.filter(sizes(_) > 0).foreach { i =>
+          val slice =
+            data.duplicate().position(offsets(i).toInt).limit(offsets(i + 1).toInt).slice()
+          if (add(ShuffleBlockId(id.shuffleId, id.mapId, id.startReduceId + i), slice)) {
+            kept += sizes(i)
+          }
         }
-        data.put(piece)
-      }
-    }
-
-    private def start(announced: Array[Long]): Unit = {
-      val total = announced.sum
-      if (total > Int.MaxValue || !reserve(total)) {
-        throw new IOException(
-          s"$id ($total bytes) does not fit the shuffle store: $used of " +
-            s"$capacity bytes used")
-      }
-      reserved = total
-      sizes = announced
-      data = ByteBuffer.allocateDirect(total.toInt)
-      header = null
-    }
-
-    override def onComplete(streamId: String): Unit = {
-      if (data == null || data.hasRemaining) {
-        throw new IOException(s"$id ended before the bytes its header announced")
-      }
-      data.flip()
-      val offsets = sizes.scanLeft(0L)(_ + _)
-      var added = true
-      sizes.indices.filter(sizes(_) > 0).foreach { i =>
-        val slice = data.duplicate().position(offsets(i).toInt).limit(offsets(i + 1).toInt).slice()
-        added &= add(
-          ShuffleBlockId(id.shuffleId, id.mapId, id.startReduceId + i),
-          new StoredBlock(slice),
-          received = true)
-      }
-      reserved = 0
-      // Only a run whose blocks are all new here is offered: a repeated upload adds nothing.
-      if (added) onRun(id, data, Array.fill(id.startReduceId)(0L) ++ offsets)
-    }
-
-    override def onFailure(streamId: String, cause: Throwable): Unit = {
-      unreserve(reserved)
-      reserved = 0
-      data = null
-    }
-  }
+        receivedBytes.addAndGet(kept)
+        // Only a run whose blocks are all new here is offered: a repeated upload adds nothing.
+        if (kept == sizes.sum) onRun(id, data, Array.fill(id.startReduceId)(0L) ++ offsets)
+        kept
+      })
 
   def removeShuffle(shuffleId: Int): Unit = {
     removedShuffles.add(shuffleId)
     val gone = blocks.keySet.asScala.filter(_.shuffleId == shuffleId).toList
-    gone.foreach(id => Option(blocks.remove(id)).foreach(b => unreserve(b.size)))
+    gone.foreach(id => Option(blocks.remove(id)).foreach(b => memory.release(b.size)))
     if (gone.nonEmpty) onChange(this)
   }
 
@@ -142,34 +99,15 @@ private[spark] final class ShuffleStore(
 
   def isRemoved(shuffleId: Int): Boolean = removedShuffles.contains(shuffleId)
 
-  private def reserve(bytes: Long): Boolean = {
-    var done = false
-    var fits = true
-    while (!done) {
-      val current = usedBytes.get
-      if (current + bytes > capacity) {
-        fits = false
-        done = true
-      } else if (usedBytes.compareAndSet(current, current + bytes)) {
-        highWaterBytes.accumulateAndGet(current + bytes, math.max)
-        done = true
-      }
-    }
-    fits
-  }
-
-  private def unreserve(bytes: Long): Unit = usedBytes.addAndGet(-bytes)
-
   /**
    * False if the store held the block already (a retried upload: it keeps the first copy) or its
    * shuffle was removed.
    */
-  private def add(id: ShuffleBlockId, block: StoredBlock, received: Boolean): Boolean = {
+  private def add(id: ShuffleBlockId, bytes: ByteBuffer): Boolean = {
+    val block = new StoredBlock(bytes)
     var added = !isRemoved(id.shuffleId) && blocks.putIfAbsent(id, block) == null
     // removeShuffle marks before it empties: either it saw this block, or this sees the mark.
     if (added && isRemoved(id.shuffleId)) added = !blocks.remove(id, block)
-    if (!added) unreserve(block.size)
-    else if (received) receivedBytes.addAndGet(block.size)
     onChange(this)
     added
   }

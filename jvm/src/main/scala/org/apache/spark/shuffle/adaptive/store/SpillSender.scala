@@ -4,12 +4,15 @@ import java.util.concurrent.LinkedBlockingQueue
 
 import scala.collection.mutable
 import scala.concurrent.{ExecutionContext, Future}
+import scala.reflect.ClassTag
 import scala.util.{Failure, Success, Try}
 
+import org.apache.spark.SparkEnv
 import org.apache.spark.internal.Logging
 import org.apache.spark.network.buffer.ManagedBuffer
+import org.apache.spark.shuffle.adaptive.fetch.FetchSettings
 import org.apache.spark.shuffle.adaptive.flow.{BlockRef, ElasticLimit, ExecutorOrder, FlowLimits, FlowState, PeerQueue, PeerTraffic, SendRule}
-import org.apache.spark.storage.{BlockId, BlockManagerId}
+import org.apache.spark.storage.{BlockId, BlockManagerId, StorageLevel}
 import org.apache.spark.util.{Clock, SystemClock}
 
 /**
@@ -118,5 +121,38 @@ private[spark] final class SpillSender(
     val batch = batchOf.remove(id).get
     openBatches(batch) -= 1
     if (openBatches(batch) == 0) openBatches -= batch
+  }
+}
+
+private[spark] object SpillSender {
+
+  /**
+   * A sender of this executor's uploads through Spark's block transfer service, under the
+   * executor's fetch settings (one is made per map output: its elastic limit starts afresh).
+   */
+  def apply(env: SparkEnv): SpillSender = {
+    val settings = FetchSettings(env.conf)
+    def upload(peer: BlockManagerId, id: BlockId, data: ManagedBuffer) =
+      env.blockManager.blockTransferService.uploadBlock(
+        peer.host,
+        peer.port,
+        peer.executorId,
+        id,
+        data,
+        StorageLevel.OFF_HEAP,
+        ClassTag.Byte)
+    new SpillSender(
+      upload,
+      settings,
+      settings.requestSize,
+      new ElasticLimit(
+        settings.requestSize,
+        settings.maxBytesInFlight,
+        settings.elastic,
+        settings.waitWindow,
+        settings.shrinkBelow,
+        settings.growAbove),
+      PeerTraffic.shared(settings.waitWindow),
+      env.executorId)
   }
 }

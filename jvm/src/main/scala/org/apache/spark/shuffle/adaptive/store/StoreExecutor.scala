@@ -9,18 +9,16 @@ import org.apache.spark.{SparkConf, SparkEnv}
 import org.apache.spark.internal.Logging
 import org.apache.spark.internal.config.EXECUTOR_MEMORY
 import org.apache.spark.shuffle.IndexShuffleBlockResolver
-import org.apache.spark.shuffle.adaptive.config.AdaptiveShuffleConf.{DefaultStoreFraction, MODE, Mode, PUSH_QUEUE_SIZE, STORE_MAX_SIZE}
+import org.apache.spark.shuffle.adaptive.config.AdaptiveShuffleConf.{DefaultStoreFraction, STORE_MAX_SIZE}
 import org.apache.spark.shuffle.adaptive.metrics.{ExecutorShuffleMetrics, StoreAccumulators}
-import org.apache.spark.shuffle.adaptive.push.{PushMapOutputServing, PushQueue}
 import org.apache.spark.shuffle.adaptive.store.StoreRegistry.{Locate, StoreUsage}
 import org.apache.spark.shuffle.adaptive.transport.MapOutputServing
 import org.apache.spark.storage.{BlockManagerId, BlockStatus, ShuffleBlockBatchId, ShuffleBlockId, ShuffleDataBlockId, StorageLevel}
 import org.apache.spark.util.ThreadUtils
 
 /**
- * This executor's end of mode=store and mode=push: its [[ShuffleStore]], the resolver that
- * serves from it (from the start: the driver counts on every executor's store, see
- * [[StoreRegistry.start]]), and in mode=push its pusher ([[PushMapOutputServing]]).
+ * This executor's end of mode=store: its [[ShuffleStore]] and the resolver that serves from it
+ * (from the start: the driver counts on every executor's store, see [[StoreRegistry.start]]).
  * The driver's registry is reached from tasks and from the block server's threads, once
  * SparkEnv is complete.
  */
@@ -57,10 +55,8 @@ private[spark] final class StoreExecutor(
   private def reportUsage(s: ShuffleStore): Unit =
     if (usagePending.compareAndSet(false, true)) inBackground("the shuffle store's usage") {
       usagePending.set(false)
-      val (queued, refused) =
-        pusher.map(p => (p.queue.bytesHighWater, p.queue.bytesRefused)).getOrElse((0L, 0L))
-      registry.send(StoreUsage(SparkEnv.get.executorId, s.used, s.highWater, queued, refused))
-      metrics.foreach(_.storeUsage(s.capacity, s.used, s.highWater, queued, refused))
+      registry.send(StoreUsage(SparkEnv.get.executorId, s.used, s.highWater))
+      metrics.foreach(_.storeUsage(s.capacity, s.used, s.highWater, 0, 0))
     }
 
   /**
@@ -81,29 +77,15 @@ private[spark] final class StoreExecutor(
 
   private[this] lazy val placer = new MapOutputPlacer(SparkEnv.get, store, registry)
 
-  @volatile private[this] var pushing = false
-  private[this] lazy val pusher =
-    if (conf.get(MODE) == Mode.Push) {
-      pushing = true
-      val queue = new PushQueue(conf.get(PUSH_QUEUE_SIZE).getOrElse(store.capacity))
-      Some(new PushMapOutputServing(placer, registry, store, queue, () => reportUsage(store)))
-    } else {
-      None
-    }
-
-  def pushQueue: Option[PushQueue] = pusher.map(_.queue)
-
   /**
-   * The serving side of one map task: in mode=store placing its output before it returns and
-   * reporting to `metrics` (the Spark UI) where its blocks went; in mode=push, the executor's
-   * pusher (whose work outlives the task, so the driver's report counts it).
+   * The serving side of one map task: placing its output before it returns and reporting to
+   * `metrics` (the Spark UI) where its blocks went.
    */
   def serving(metrics: Option[StoreAccumulators]): MapOutputServing =
-    pusher.getOrElse(new StoreMapOutputServing(placer, metrics))
+    new StoreMapOutputServing(placer, metrics)
 
   def stop(): Unit = {
     stopped = true
-    if (pushing) pusher.foreach(_.stop())
     store.clear()
     if (reporting) reporter.shutdown()
   }

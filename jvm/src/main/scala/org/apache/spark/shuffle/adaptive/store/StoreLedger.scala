@@ -9,8 +9,7 @@ import scala.collection.mutable
  * ([[Admission]]); the rest stay pending and are offered to the other stores in
  * [[OfferOrder]], each accepting in order while they fit; what is still pending stays in the
  * map output's file. Executors on which a map output overflows spill first: those are the
- * executors that hold the most bytes of the hot partitions. In mode=push each block is offered
- * to its partition's owner before all that. Not thread-safe.
+ * executors that hold the most bytes of the hot partitions. Not thread-safe.
  */
 private[spark] final class StoreLedger(offerOrder: String) {
   import StoreLedger._
@@ -27,15 +26,10 @@ private[spark] final class StoreLedger(offerOrder: String) {
 
   /**
    * Places the non-empty blocks `(reduceId, size)` of a map output of `self`, in their order:
-   * for each, the executor whose store takes it, or None (its file). Blocks with a `preferred`
-   * executor (mode=push: their partition's owner) are offered to it first; the others, and those
-   * it did not take, go through the meta-shuffle above. The bytes are counted as used at once,
-   * so concurrent map outputs never overcommit a store.
+   * for each, the executor whose store takes it, or None (its file), by the meta-shuffle above.
+   * The bytes are counted as used at once, so concurrent map outputs never overcommit a store.
    */
-  def place(
-      self: String,
-      blocks: Seq[(Int, Long)],
-      preferred: Int => Option[String] = _ => None): Seq[(Int, Long, Option[String])] = {
+  def place(self: String, blocks: Seq[(Int, Long)]): Seq[(Int, Long, Option[String])] = {
     val holders = mutable.HashMap.empty[Int, String]
     def offer(executorId: String, offered: Seq[(Int, Long)]): Unit = {
       val account = accounts(executorId)
@@ -47,14 +41,6 @@ private[spark] final class StoreLedger(offerOrder: String) {
       }
     }
     def pending = blocks.filter(b => !holders.contains(b._1))
-    blocks
-      .groupBy(b => preferred(b._1))
-      .collect {
-        case (Some(owner), offered) if accounts.contains(owner) => owner -> offered
-      }
-      .toSeq
-      .sortBy(_._2.head._1)
-      .foreach { case (owner, offered) => offer(owner, offered) }
     if (pending.nonEmpty && accounts.contains(self)) offer(self, pending)
     if (pending.nonEmpty) {
       val free = accounts.iterator.map { case (id, a) => id -> (a.capacity - a.used) }.toMap
@@ -66,9 +52,6 @@ private[spark] final class StoreLedger(offerOrder: String) {
     }
     blocks.map { case (reduceId, size) => (reduceId, size, holders.get(reduceId)) }
   }
-
-  /** Executors with a store, in the order they registered. */
-  def executors: Seq[String] = accounts.keys.toSeq
 
   /** Bytes that left a store (their shuffle was removed, or they never arrived). */
   def release(executorId: String, bytes: Long): Unit =

@@ -4,8 +4,7 @@ import scala.collection.mutable
 
 import org.apache.spark.{SparkContext, SparkEnv}
 import org.apache.spark.rpc.{RpcCallContext, RpcEndpointRef, RpcEnv, ThreadSafeRpcEndpoint}
-import org.apache.spark.scheduler.{SparkListener, SparkListenerBlockManagerAdded, SparkListenerExecutorRemoved, SparkListenerStageCompleted, SparkListenerStageSubmitted}
-import org.apache.spark.shuffle.adaptive.push.PushPlan
+import org.apache.spark.scheduler.{SparkListener, SparkListenerBlockManagerAdded, SparkListenerExecutorRemoved}
 import org.apache.spark.storage.BlockManagerId
 import org.apache.spark.util.RpcUtils
 
@@ -19,18 +18,11 @@ import org.apache.spark.util.RpcUtils
  * Entries of an executor go when Spark removes it (its blocks are then read from their files);
  * those of a shuffle when it is unregistered, after which nothing of it is placed.
  *
- * With `push` (mode=push) the registry also keeps each shuffle's [[PushPlan]]: it observes every
- * committed map output's block sizes, and blocks are offered to their partition's owner first.
- * Unless `pushAfterMapStage`, nothing of a shuffle whose map stage has ended is placed any more:
- * its reduce tasks are reading by then.
- *
  * After every change the new [[StoreReport]] goes to `published` (the driver's metrics source).
  */
 private[spark] final class StoreRegistry(
     override val rpcEnv: RpcEnv,
     offerOrder: String,
-    push: Boolean,
-    pushAfterMapStage: Boolean,
     published: StoreReport => Unit)
     extends ThreadSafeRpcEndpoint {
   import StoreRegistry._
@@ -46,9 +38,7 @@ private[spark] final class StoreRegistry(
   /** (shuffle, map) -> (the map task's executor, blocks placed: (reduce, size, holder)) */
   private[this] val pending =
     mutable.HashMap.empty[(Int, Long), (String, Seq[(Int, Long, String)])]
-  private[this] val plans = mutable.HashMap.empty[Int, PushPlan]
   private[this] val removedShuffles = mutable.HashSet.empty[Int]
-  private[this] val mapStagesDone = mutable.HashSet.empty[Int]
   private[this] val totals = new Totals
 
   // Every message here may change what the report says; the report is published after each.
@@ -58,16 +48,8 @@ private[spark] final class StoreRegistry(
     case StoreAdded(address, capacity) =>
       addresses(address.executorId) = address
       ledger.register(address.executorId, capacity)
-    case StoreUsage(executorId, used, highWater, queueHighWater, queueRefused) =>
-      if (addresses.contains(executorId)) {
-        reported(executorId) = Reported(used, highWater, queueHighWater, queueRefused)
-      }
-    case Observed(shuffleId, reduceIds, sizes) =>
-      plans.get(shuffleId).foreach(_.observe(reduceIds, sizes))
-    case ShuffleRegistered(shuffleId, numMaps, numPartitions) =>
-      if (push) plans(shuffleId) = new PushPlan(numMaps, numPartitions)
-    case MapStageEnded(shuffleId, ended) =>
-      if (ended) mapStagesDone += shuffleId else mapStagesDone -= shuffleId
+    case StoreUsage(executorId, used, highWater) =>
+      if (addresses.contains(executorId)) reported(executorId) = Reported(used, highWater)
     case ExecutorLost(executorId) =>
       ledger.remove(executorId)
       addresses -= executorId
@@ -77,11 +59,8 @@ private[spark] final class StoreRegistry(
       }))
       // A lost map task's executor never says what arrived.
       pending.filter(_._2._1 == executorId).keys.toList.foreach(releasePending)
-      plans.values.foreach(_.executorLost(executorId))
     case ShuffleRemoved(shuffleId) =>
       removedShuffles += shuffleId
-      plans -= shuffleId
-      mapStagesDone -= shuffleId
       located
         .remove(shuffleId)
         .foreach(_.values.foreach(_.values.foreach { case (holder, size) =>
@@ -100,21 +79,15 @@ private[spark] final class StoreRegistry(
   override def receiveAndReply(context: RpcCallContext): PartialFunction[Any, Unit] = {
     case Place(executorId, shuffleId, mapId, reduceIds, sizes) =>
       val blocks = reduceIds.toSeq.zip(sizes.toSeq)
-      val plan = plans.get(shuffleId)
-      val owners = plan.flatMap(_.ownersAmong(ledger.executors))
-      val late = plan.nonEmpty && !pushAfterMapStage && mapStagesDone(shuffleId)
       val placed =
-        if (removedShuffles(shuffleId) || late) blocks.map { case (r, size) => (r, size, None) }
-        else ledger.place(executorId, blocks, r => owners.map(_(r)))
-      for (p <- plan; o <- owners; (r, _, Some(holder)) <- placed if holder == o(r))
-        p.pin(r, holder)
+        if (removedShuffles(shuffleId)) blocks.map { case (r, size) => (r, size, None) }
+        else ledger.place(executorId, blocks)
       pending((shuffleId, mapId)) = (
         executorId,
         placed.collect { case (reduceId, size, Some(holder)) =>
           (reduceId, size, holder)
         })
-      if (late) totals.notPushed += blocks.iterator.map(_._2).sum
-      else totals.count(executorId, placed, owners)
+      totals.count(executorId, placed)
       published(snapshot())
       context.reply(placed.map { case (_, _, holder) =>
         holder
@@ -131,7 +104,6 @@ private[spark] final class StoreRegistry(
             located
               .getOrElseUpdate(shuffleId, mutable.HashMap.empty)
               .getOrElseUpdate(mapId, mutable.HashMap.empty)(reduceId) = (holder, size)
-            if (push) totals.pushed(size, afterMapStage = mapStagesDone(shuffleId))
           } else {
             ledger.release(holder, size)
             totals.failed(size)
@@ -155,14 +127,8 @@ private[spark] final class StoreRegistry(
 
   private def snapshot(): StoreReport = {
     val stores = ledger.snapshot.map { case (id, usage) =>
-      val r = reported.getOrElse(id, Reported(0, 0, 0, 0))
-      id -> StoreReport.Store(
-        usage.capacity,
-        r.used,
-        r.highWater,
-        usage.highWater,
-        r.queueHighWater,
-        r.queueRefused)
+      val r = reported.getOrElse(id, Reported(0, 0))
+      id -> StoreReport.Store(usage.capacity, r.used, r.highWater, usage.highWater)
     }
     StoreReport(
       stores,
@@ -170,8 +136,7 @@ private[spark] final class StoreRegistry(
       totals.spilled,
       totals.onDisk,
       totals.notArrived,
-      ledger.metaShuffleRounds,
-      StoreReport.Push(totals.toOwners, totals.pushedDuring, totals.pushedAfter, totals.notPushed))
+      ledger.metaShuffleRounds)
   }
 }
 
@@ -231,49 +196,20 @@ private[spark] object StoreRegistry {
     }
   }
 
-  /**
-   * A store's bytes held and high-water mark, and (mode=push) its executor's push queue's
-   * high-water mark and the bytes it refused, as the executor measured them.
-   */
+  /** A store's bytes held and high-water mark, as the executor measured them. */
   object StoreUsage {
     private val Tag = "store.usage"
-    def apply(
-        executorId: String,
-        used: Long,
-        highWater: Long,
-        queueHighWater: Long,
-        queueRefused: Long): Product =
-      (Tag, executorId, used, highWater, queueHighWater, queueRefused)
-    def unapply(m: Any): Option[(String, Long, Long, Long, Long)] = m match {
-      case (Tag, id: String, used: Long, highWater: Long, queueHighWater: Long, refused: Long) =>
-        Some((id, used, highWater, queueHighWater, refused))
+    def apply(executorId: String, used: Long, highWater: Long): Product =
+      (Tag, executorId, used, highWater)
+    def unapply(m: Any): Option[(String, Long, Long)] = m match {
+      case (Tag, id: String, used: Long, highWater: Long) => Some((id, used, highWater))
       case _ => None
     }
   }
 
-  /** mode=push: the non-empty blocks of a committed map output, for its shuffle's [[PushPlan]]. */
-  object Observed {
-    private val Tag = "store.observed"
-    def apply(shuffleId: Int, reduceIds: Array[Int], sizes: Array[Long]): Product =
-      (Tag, shuffleId, reduceIds, sizes)
-    def unapply(m: Any): Option[(Int, Array[Int], Array[Long])] = m match {
-      case (Tag, shuffleId: Int, reduceIds: Array[Int], sizes: Array[Long]) =>
-        Some((shuffleId, reduceIds, sizes))
-      case _ => None
-    }
-  }
-
-  private final case class Reported(
-      used: Long,
-      highWater: Long,
-      queueHighWater: Long,
-      queueRefused: Long)
+  private final case class Reported(used: Long, highWater: Long)
 
   /** Driver-local messages (never serialized). */
-  final case class ShuffleRegistered(shuffleId: Int, numMaps: Int, numPartitions: Int)
-
-  /** The map stage of a shuffle ended (`ended`) or was submitted (again). */
-  final case class MapStageEnded(shuffleId: Int, ended: Boolean)
   final case class StoreAdded(address: BlockManagerId, capacity: Long)
   final case class ExecutorLost(executorId: String)
   final case class ShuffleRemoved(shuffleId: Int)
@@ -287,22 +223,12 @@ private[spark] object StoreRegistry {
     var spilled = 0L
     var onDisk = 0L
     var notArrived = 0L
-    var toOwners = 0L
-    var pushedDuring = 0L
-    var pushedAfter = 0L
-    var notPushed = 0L
-    def count(
-        self: String,
-        placed: Seq[(Int, Long, Option[String])],
-        owners: Option[Array[String]]): Unit = placed.foreach {
-      case (r, size, Some(holder)) if owners.exists(_(r) == holder) => toOwners += size
+    def count(self: String, placed: Seq[(Int, Long, Option[String])]): Unit = placed.foreach {
       case (_, size, Some(holder)) if holder == self => local += size
       case (_, size, Some(_)) => spilled += size
       case (_, size, None) => onDisk += size
     }
     def failed(size: Long): Unit = notArrived += size
-    def pushed(size: Long, afterMapStage: Boolean): Unit =
-      if (afterMapStage) pushedAfter += size else pushedDuring += size
   }
 
   /**
@@ -314,12 +240,9 @@ private[spark] object StoreRegistry {
       sc: SparkContext,
       offerOrder: String,
       capacity: Long,
-      push: Boolean,
-      pushAfterMapStage: Boolean,
       published: StoreReport => Unit): RpcEndpointRef = {
-    val ref = sc.env.rpcEnv.setupEndpoint(
-      Name,
-      new StoreRegistry(sc.env.rpcEnv, offerOrder, push, pushAfterMapStage, published))
+    val ref =
+      sc.env.rpcEnv.setupEndpoint(Name, new StoreRegistry(sc.env.rpcEnv, offerOrder, published))
     def add(address: BlockManagerId): Unit =
       if (!address.isDriver || sc.isLocal) ref.send(StoreAdded(address, capacity))
     sc.addSparkListener(new SparkListener {
@@ -327,12 +250,6 @@ private[spark] object StoreRegistry {
         add(added.blockManagerId)
       override def onExecutorRemoved(removed: SparkListenerExecutorRemoved): Unit =
         ref.send(ExecutorLost(removed.executorId))
-      override def onStageSubmitted(submitted: SparkListenerStageSubmitted): Unit =
-        submitted.stageInfo.shuffleDepId.foreach(id => ref.send(MapStageEnded(id, ended = false)))
-      override def onStageCompleted(completed: SparkListenerStageCompleted): Unit =
-        completed.stageInfo.shuffleDepId
-          .filter(_ => completed.stageInfo.failureReason.isEmpty)
-          .foreach(id => ref.send(MapStageEnded(id, ended = true)))
     })
     sc.env.blockManager.master.getMemoryStatus.keys.foreach(add)
     ref

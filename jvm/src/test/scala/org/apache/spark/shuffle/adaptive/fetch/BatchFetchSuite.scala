@@ -107,6 +107,14 @@ class BatchFetchSuite extends AnyFunSuite {
     assert(BatchFetch.merge(Nil).isEmpty)
   }
 
+  test("merge without spanning gaps: blocks read elsewhere (merged chunks) are not read again") {
+    val blocks = Seq(ref(10, 4, 5, 0), ref(10, 5, 6, 0), ref(10, 7, 7, 0))
+    assert(
+      BatchFetch.merge(blocks, acrossGaps = false) === Seq(
+        BlockRef(ShuffleBlockBatchId(3, 10, 4, 6), 11, 0),
+        BlockRef(ShuffleBlockBatchId(3, 10, 7, 8), 7, 0)))
+  }
+
   test("merge keeps every byte and covers every partition of random map outputs") {
     val random = new Random(5L)
     for (_ <- 0 until 200) {

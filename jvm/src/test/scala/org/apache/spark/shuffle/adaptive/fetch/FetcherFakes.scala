@@ -118,20 +118,25 @@ private object FetcherFakes {
   final class Call(
       transport: FakeTransport,
       val address: BlockManagerId,
-      val blockIds: Seq[String],
+      ids: Seq[BlockId],
       listener: TransportListener,
       val downloads: Option[DownloadFileManager]) {
+
+    val blockIds: Seq[String] = ids.map(_.name)
+
+    // By name, as Netty reports them: merged chunks' ids are no names BlockId parses.
+    private def idOf(name: String): BlockId = ids.find(_.name == name).getOrElse(BlockId(name))
 
     /** Delivers a block the way the network layer does: the buffer is released on return. */
     def succeed(name: String, bytes: Array[Byte]): CountingBuffer = {
       val buf = new CountingBuffer(s"${address.executorId}/$name", bytes, initialRefs = 1)
       transport.track(buf)
-      try listener.onFetched(BlockId(name), buf, transport.name)
+      try listener.onFetched(idOf(name), buf, transport.name)
       finally buf.release()
       buf
     }
 
-    def fail(name: String, e: Throwable): Unit = listener.onFailed(BlockId(name), e)
+    def fail(name: String, e: Throwable): Unit = listener.onFailed(idOf(name), e)
 
     def succeedAll(blocks: Map[(String, String), Blk]): Unit =
       blockIds.foreach(n => succeed(n, blocks((address.executorId, n)).bytes))
@@ -161,7 +166,7 @@ private object FetcherFakes {
         blockIds: Seq[BlockId],
         listener: TransportListener,
         downloads: Option[DownloadFileManager]): Unit = {
-      val call = new Call(this, address, blockIds.map(_.toString), listener, downloads)
+      val call = new Call(this, address, blockIds, listener, downloads)
       calls.synchronized(calls += call)
       if (hook != null) hook(this, call) else onFetch(call)
     }

@@ -1,0 +1,49 @@
+package org.apache.spark.shuffle.adaptive.fetch
+
+import java.io.InputStream
+import java.nio.ByteBuffer
+
+import io.netty.buffer.{ByteBufInputStream, Unpooled}
+
+import org.apache.spark.network.buffer.ManagedBuffer
+import org.apache.spark.shuffle.adaptive.flow.BlockRef
+import org.apache.spark.storage.BlockManagerId
+
+/**
+ * A block a reduce task reads out of a chunk it fetches whole (a merged partition's chunk, see
+ * push/): `length` bytes at `offset` in the chunk. `home` is its map output's executor, which
+ * serves the block from its file when the chunk cannot be fetched or the block in it is corrupt,
+ * and which a fetch failure names.
+ */
+private[spark] final case class ChunkPart(
+    block: BlockRef,
+    home: BlockManagerId,
+    offset: Long,
+    length: Long)
+
+/** A view of part of a fetched chunk's bytes; it holds a reference to the chunk's buffer. */
+private[spark] final class ChunkSlice private (bytes: ByteBuffer, chunk: ManagedBuffer)
+    extends ManagedBuffer {
+  override def size(): Long = bytes.remaining
+  override def nioByteBuffer(): ByteBuffer = bytes.duplicate()
+  override def createInputStream(): InputStream =
+    new ByteBufInputStream(Unpooled.wrappedBuffer(bytes.duplicate()))
+  override def retain(): ManagedBuffer = { chunk.retain(); this }
+  override def release(): ManagedBuffer = { chunk.release(); this }
+  override def convertToNetty(): AnyRef = Unpooled.wrappedBuffer(bytes.duplicate())
+  override def convertToNettyForSsl(): AnyRef = convertToNetty()
+}
+
+private[spark] object ChunkSlice {
+
+  /** A buffer for each part of `chunk`, each holding its own reference to it. */
+  def parts(chunk: ManagedBuffer, parts: Seq[ChunkPart]): Seq[ManagedBuffer] = {
+    // A chunk a fetch streamed to a file is read (or mapped) once, as a whole.
+    val bytes = chunk.nioByteBuffer()
+    parts.map { p =>
+      chunk.retain()
+      val start = bytes.position() + p.offset.toInt
+      new ChunkSlice(bytes.duplicate().position(start).limit(start + p.length.toInt).slice(), chunk)
+    }
+  }
+}

@@ -1,0 +1,193 @@
+package org.apache.spark.shuffle.adaptive.push
+
+import java.io.File
+import java.nio.ByteBuffer
+import java.util.concurrent.ConcurrentHashMap
+
+import scala.collection.mutable
+
+import io.netty.buffer.Unpooled
+
+import org.apache.spark.network.buffer.{ManagedBuffer, NettyManagedBuffer}
+import org.apache.spark.network.client.StreamCallbackWithID
+import org.apache.spark.shuffle.adaptive.store.{RunStream, RunUpload, StoreMemory}
+import org.apache.spark.storage.ShuffleBlockBatchId
+
+/**
+ * One executor's merged reduce partitions (mode=push), in at most `memory.capacity` bytes of
+ * direct memory. Each pushed block of partition p is appended to p's open chunk, and a chunk is
+ * closed once it holds `chunkSize` bytes (a block larger than that is a chunk of its own), so a
+ * reduce task reads p as a few large chunks instead of a block per map output. A chunk records the
+ * map id and length of each block it holds; a map output already merged into p is not appended
+ * again (a retried or speculative map task).
+ *
+ * A reduce task first asks for the layout of its partitions ([[layout]]), which seals them:
+ * nothing is appended to a sealed partition, so every chunk is read exactly as its layout
+ * describes it, and blocks pushed later stay in their files. Blocks arrive as runs of one map
+ * output (a run this executor's pusher reads from its own file, or one another executor streams
+ * here) and stay slices of the run's buffer. Everything of a shuffle goes when it is removed;
+ * runs of it that arrive later are dropped. `onChange` hears of every change in what is held.
+ * Thread-safe.
+ */
+private[spark] final class MergeStore(
+    val memory: StoreMemory,
+    chunkSize: Long,
+    onChange: MergeStore => Unit) {
+
+  private[this] val shuffles = new ConcurrentHashMap[Int, ShuffleMerges]
+  private[this] val removed = ConcurrentHashMap.newKeySet[Integer]()
+
+  private def merges(shuffleId: Int): Option[ShuffleMerges] = Option(
+    shuffles
+      .computeIfAbsent(shuffleId, id => if (removed.contains(id)) null else new ShuffleMerges))
+
+  /**
+   * Merges the blocks of map output `mapId` for partitions `first` to `first + sizes.length - 1`
+   * (`sizes` of them, empty ones included), back to back in `data`, whose bytes are reserved in
+   * `memory`; answers how many of those bytes it kept (the caller releases the rest).
+   */
+  def append(
+      shuffleId: Int,
+      mapId: Long,
+      first: Int,
+      sizes: Array[Long],
+      data: ByteBuffer): Long = {
+    val kept = merges(shuffleId).fold(0L) { shuffle =>
+      var offset = 0
+      var kept = 0L
+      shuffle.synchronized {
+        // A shuffle removed meanwhile keeps nothing: its bytes were released.
+        if (!shuffle.removed) sizes.indices.foreach { i =>
+          val length = sizes(i).toInt
+          if (length > 0) {
+            val slice = data.duplicate().position(offset).limit(offset + length).slice()
+            if (shuffle.append(first + i, mapId, slice, chunkSize)) kept += length
+          }
+          offset += length
+        }
+      }
+      kept
+    }
+    onChange(this)
+    kept
+  }
+
+  /**
+   * Merges the blocks of partitions `[start, end)` of this executor's own map output `mapId`
+   * (`dataFile` with index `offsets`): one read of the run into memory, if it fits.
+   */
+  def appendFromFile(
+      shuffleId: Int,
+      mapId: Long,
+      start: Int,
+      end: Int,
+      dataFile: File,
+      offsets: Array[Long]): Long = {
+    val total = offsets(end) - offsets(start)
+    if (total > Int.MaxValue || !memory.reserve(total)) return 0L
+    var kept = 0L
+    try {
+      val data = ByteBuffer.allocateDirect(total.toInt)
+      RunUpload.readFully(dataFile, offsets(start), data)
+      data.flip()
+      kept = append(
+        shuffleId,
+        mapId,
+        start,
+        (start until end).map(r => offsets(r + 1) - offsets(r)).toArray,
+        data)
+    } finally memory.release(total - kept)
+    kept
+  }
+
+  /**
+   * A run of another executor's map output streamed here (see [[RunStream]]); one that does not
+   * fit is dropped, its blocks are read from their file.
+   */
+  def receiveRun(id: ShuffleBlockBatchId): StreamCallbackWithID =
+    new RunStream(
+      id,
+      memory,
+      (sizes, data) => append(id.shuffleId, id.mapId, id.startReduceId, sizes, data),
+      dropWhatDoesNotFit = true)
+
+  /** The chunks of partitions `[start, end)`, which are sealed from now on. */
+  def layout(shuffleId: Int, start: Int, end: Int): Seq[MergedChunk] =
+    merges(shuffleId).fold(Seq.empty[MergedChunk])(s => s.synchronized(s.seal(start, end)))
+
+  /** A chunk's bytes: a view of them, no copy. */
+  def chunk(shuffleId: Int, chunkId: Int): Option[ManagedBuffer] =
+    Option(shuffles.get(shuffleId)).flatMap(s => s.synchronized(s.bytesOf(chunkId))).map { slices =>
+      new NettyManagedBuffer(Unpooled.wrappedBuffer(slices.map(_.asReadOnlyBuffer()): _*))
+    }
+
+  def removeShuffle(shuffleId: Int): Unit = {
+    removed.add(shuffleId)
+    Option(shuffles.remove(shuffleId)).foreach { s =>
+      memory.release(s.synchronized { s.removed = true; s.bytes })
+      onChange(this)
+    }
+  }
+
+  def clear(): Unit = shuffles.keySet.forEach(id => removeShuffle(id))
+
+  /** Bytes merged of shuffle `shuffleId` so far. */
+  def mergedBytes(shuffleId: Int): Long =
+    Option(shuffles.get(shuffleId)).fold(0L)(s => s.synchronized(s.bytes))
+}
+
+/** The merged partitions of one shuffle; callers hold its lock. */
+private final class ShuffleMerges {
+  private[this] val partitions = mutable.HashMap.empty[Int, PartitionMerge]
+  private[this] val chunks = mutable.ArrayBuffer.empty[Chunk]
+  var bytes = 0L
+  var removed = false
+
+  def append(partition: Int, mapId: Long, slice: ByteBuffer, chunkSize: Long): Boolean = {
+    val merge = partitions.getOrElseUpdate(partition, new PartitionMerge)
+    if (merge.isSealed || !merge.mapIds.add(mapId)) return false
+    val open = merge.open.filter(c => c.bytes + slice.remaining <= chunkSize).getOrElse {
+      val chunk = new Chunk(chunks.size, partition)
+      chunks += chunk
+      merge.chunks += chunk
+      chunk
+    }
+    open.add(mapId, slice)
+    merge.open = if (open.bytes < chunkSize) Some(open) else None
+    bytes += slice.remaining
+    true
+  }
+
+  def seal(start: Int, end: Int): Seq[MergedChunk] = (start until end).flatMap { p =>
+    val merge = partitions.getOrElseUpdate(p, new PartitionMerge)
+    merge.isSealed = true
+    merge.open = None
+    merge.chunks.map(_.describe)
+  }
+
+  def bytesOf(chunkId: Int): Option[Seq[ByteBuffer]] =
+    chunks.lift(chunkId).map(_.slices.toSeq)
+}
+
+private final class PartitionMerge {
+  val mapIds = mutable.HashSet.empty[Long]
+  val chunks = mutable.ArrayBuffer.empty[Chunk]
+  var open: Option[Chunk] = None
+  var isSealed = false
+}
+
+private final class Chunk(id: Int, partition: Int) {
+  val slices = mutable.ArrayBuffer.empty[ByteBuffer]
+  private[this] val mapIds = mutable.ArrayBuilder.make[Long]
+  private[this] val lengths = mutable.ArrayBuilder.make[Long]
+  var bytes = 0L
+
+  def add(mapId: Long, slice: ByteBuffer): Unit = {
+    slices += slice
+    mapIds += mapId
+    lengths += slice.remaining.toLong
+    bytes += slice.remaining
+  }
+
+  def describe: MergedChunk = MergedChunk(id, partition, mapIds.result(), lengths.result())
+}

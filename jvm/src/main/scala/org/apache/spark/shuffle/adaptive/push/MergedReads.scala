@@ -1,0 +1,141 @@
+package org.apache.spark.shuffle.adaptive.push
+
+import scala.collection.mutable
+import scala.concurrent.{Await, Future, Promise}
+import scala.concurrent.duration._
+import scala.util.control.NonFatal
+
+import org.apache.spark.SparkEnv
+import org.apache.spark.internal.Logging
+import org.apache.spark.network.buffer.ManagedBuffer
+import org.apache.spark.network.shuffle.BlockFetchingListener
+import org.apache.spark.shuffle.adaptive.fetch.ChunkPart
+import org.apache.spark.shuffle.adaptive.flow.BlockRef
+import org.apache.spark.storage.{BlockId, BlockManagerId, ShuffleBlockId}
+
+/**
+ * Where a reduce task reads its blocks in mode=push: the merged chunks of its partitions from
+ * their owners, and the blocks not merged from their map outputs.
+ *
+ * @param blocks what to fetch from where, as the map output tracker's view lists it, with the
+ *               chunks at their owners and without the blocks read out of them
+ * @param chunks the blocks the task reads out of each chunk
+ */
+private[spark] final case class MergedReads(
+    blocks: Seq[(BlockManagerId, MergedReads.Blocks)],
+    chunks: Map[BlockId, IndexedSeq[ChunkPart]])
+
+private[spark] object MergedReads extends Logging {
+
+  type Blocks = collection.Seq[(BlockId, Long, Int)]
+
+  /**
+   * Takes from `byAddress` (the map output tracker's view: what the task must read, map
+   * outputs Spark keeps only) every block that a chunk of `layouts` holds, and reads that chunk
+   * instead. A chunk is read when at least half its bytes are blocks the task needs (the rest,
+   * of maps outside the task's range or of attempts Spark did not keep, are skipped); a block
+   * is read once, from the first chunk that holds it.
+   */
+  def plan(
+      shuffleId: Int,
+      byAddress: Seq[(BlockManagerId, Blocks)],
+      layouts: Seq[(BlockManagerId, Seq[MergedChunk])]): MergedReads = {
+    val needed = mutable.HashMap.empty[(Long, Int), (BlockManagerId, Int)]
+    byAddress.foreach { case (home, blocks) =>
+      blocks.foreach {
+        case (ShuffleBlockId(_, mapId, reduceId), size, mapIndex) if size > 0 =>
+          needed((mapId, reduceId)) = (home, mapIndex)
+        case _ =>
+      }
+    }
+    val taken = mutable.HashSet.empty[(Long, Int)]
+    val chunks = Map.newBuilder[BlockId, IndexedSeq[ChunkPart]]
+    val chunkRefs = layouts.flatMap { case (owner, layout) =>
+      layout.flatMap { chunk =>
+        var offset = 0L
+        val parts = chunk.mapIds.indices.flatMap { i =>
+          val key = (chunk.mapIds(i), chunk.partition)
+          val part = needed.get(key).filterNot(_ => taken(key)).map { case (home, mapIndex) =>
+            ChunkPart(
+              BlockRef(ShuffleBlockId(shuffleId, key._1, key._2), chunk.lengths(i), mapIndex),
+              home,
+              offset,
+              chunk.lengths(i))
+          }
+          offset += chunk.lengths(i)
+          part
+        }
+        if (parts.nonEmpty && 2 * parts.iterator.map(_.length).sum >= chunk.bytes) {
+          parts.foreach(p =>
+            taken += ((p.block.blockId.asInstanceOf[ShuffleBlockId].mapId, chunk.partition)))
+          val id = MergedBlocks.chunk(shuffleId, chunk)
+          chunks += id -> parts
+          Some(owner -> ((id: BlockId, chunk.bytes, -1)))
+        } else {
+          None
+        }
+      }
+    }
+    val left = byAddress.map { case (home, blocks) =>
+      home -> blocks.filter {
+        case (ShuffleBlockId(_, mapId, reduceId), _, _) => !taken((mapId, reduceId))
+        case _ => true
+      }
+    }
+    val atOwners = chunkRefs.groupMap(_._1)(_._2)
+    val merged = left.map { case (address, blocks) =>
+      address -> (blocks ++ atOwners.getOrElse(address, Nil))
+    } ++ atOwners.filter { case (owner, _) => !left.exists(_._1 == owner) }.toSeq
+    MergedReads(merged, chunks.result())
+  }
+
+  /**
+   * Asks each owner of partitions `[start, end)` for their layout (which seals them there),
+   * this executor's own store directly and the others through Spark's block transfer service,
+   * all at once. An owner that does not answer within `timeout` merged nothing for this task.
+   */
+  def layouts(
+      env: SparkEnv,
+      own: MergeStore,
+      shuffleId: Int,
+      owners: OwnerTable,
+      start: Int,
+      end: Int,
+      timeout: FiniteDuration): Seq[(BlockManagerId, Seq[MergedChunk])] = {
+    val self = env.blockManager.blockManagerId.executorId
+    val asked = owners.ranges(start, end).map { case (owner, from, until) =>
+      val layout =
+        if (owner.executorId == self) Future.successful(own.layout(shuffleId, from, until))
+        else ask(env, owner, MergedBlocks.layout(shuffleId, from, until))
+      owner -> layout
+    }
+    asked.map { case (owner, layout) =>
+      owner -> (try Await.result(layout, timeout)
+      catch {
+        case NonFatal(e) =>
+          logWarning(
+            s"No layout of shuffle $shuffleId's partitions from $owner; reading " +
+              "their blocks from the map outputs",
+            e)
+          Seq.empty
+      })
+    }
+  }
+
+  private def ask(env: SparkEnv, owner: BlockManagerId, id: BlockId): Future[Seq[MergedChunk]] = {
+    val answer = Promise[Seq[MergedChunk]]()
+    env.blockManager.blockStoreClient.fetchBlocks(
+      owner.host,
+      owner.port,
+      owner.executorId,
+      Array(id.name),
+      new BlockFetchingListener {
+        override def onBlockFetchSuccess(blockId: String, data: ManagedBuffer): Unit =
+          answer.complete(scala.util.Try(MergedBlocks.decode(data.nioByteBuffer())))
+        override def onBlockFetchFailure(blockId: String, e: Throwable): Unit =
+          answer.tryFailure(e)
+      },
+      null)
+    answer.future
+  }
+}

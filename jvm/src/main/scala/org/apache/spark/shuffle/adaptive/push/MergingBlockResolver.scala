@@ -1,0 +1,53 @@
+package org.apache.spark.shuffle.adaptive.push
+
+import java.io.IOException
+
+import org.apache.spark.SparkConf
+import org.apache.spark.network.buffer.{ManagedBuffer, NioManagedBuffer}
+import org.apache.spark.network.client.StreamCallbackWithID
+import org.apache.spark.serializer.SerializerManager
+import org.apache.spark.shuffle.{IndexShuffleBlockResolver, ShuffleBlockInfo}
+import org.apache.spark.storage.{BlockId, ShuffleBlockBatchId}
+
+/**
+ * The resolver of mode=push: serves the layouts and chunks of the partitions this executor
+ * merged ([[MergedBlocks]]) from its [[MergeStore]], and everything else from the map-output
+ * files through `files`; takes the runs other executors push here. Pushes ride Spark's block
+ * upload (a run travels as the batch block of its reduce range), whose shuffle blocks reach
+ * `putShuffleBlockAsStream`, and merged reads Spark's fetch protocol, so both are authenticated
+ * and encrypted as Spark's block transfers are. It is an index resolver of the same files
+ * because Spark casts to one (checksum diagnosis); what migration needs is asked of `files`.
+ */
+private[spark] final class MergingBlockResolver(
+    conf: SparkConf,
+    files: IndexShuffleBlockResolver,
+    merges: MergeStore)
+    extends IndexShuffleBlockResolver(conf) {
+
+  override def getBlockData(blockId: BlockId, dirs: Option[Array[String]]): ManagedBuffer =
+    blockId match {
+      case MergedBlocks.Layout(shuffleId, start, end) =>
+        new NioManagedBuffer(MergedBlocks.encode(merges.layout(shuffleId, start, end)))
+      case MergedBlocks.Chunk(shuffleId, chunkId) =>
+        merges
+          .chunk(shuffleId, chunkId)
+          .getOrElse(throw new IOException(s"$blockId: no such merged chunk here"))
+      case _ => files.getBlockData(blockId, dirs)
+    }
+
+  override def putShuffleBlockAsStream(
+      blockId: BlockId,
+      serializerManager: SerializerManager): StreamCallbackWithID = blockId match {
+    case run: ShuffleBlockBatchId => merges.receiveRun(run)
+    case _ => files.putShuffleBlockAsStream(blockId, serializerManager)
+  }
+
+  override def getStoredShuffles(): Seq[ShuffleBlockInfo] = files.getStoredShuffles()
+
+  override def getMigrationBlocks(info: ShuffleBlockInfo): List[(BlockId, ManagedBuffer)] =
+    files.getMigrationBlocks(info)
+
+  override def addShuffleToSkip(shuffleId: Int): Unit = files.addShuffleToSkip(shuffleId)
+
+  override def stop(): Unit = files.stop()
+}

@@ -1,0 +1,81 @@
+package org.apache.spark.shuffle.adaptive.push
+
+import org.apache.spark.shuffle.adaptive.flow.ExecutorOrder
+import org.apache.spark.storage.BlockManagerId
+
+/**
+ * Which executor merges each reduce partition of a shuffle (mode=push): executor `k` of
+ * `owners` owns the contiguous partitions from `firstPartition(k)` up to `firstPartition(k + 1)`
+ * (the last up to `numPartitions`). Contiguous ranges make the blocks one map output sends an
+ * owner one run of its data file (one upload, no gathering), and let a reduce task that reads
+ * several neighbouring partitions (AQE's coalesced reads) ask few owners. The table travels in the
+ * shuffle handle, so neither pushers nor readers ask the driver for it. Empty when no executor
+ * was known: nothing is pushed. Owners the driver has since lost (`lost`) are left out of
+ * [[ranges]]: their partitions are neither pushed nor asked for, and are read from the files.
+ */
+private[spark] final case class OwnerTable(
+    numPartitions: Int,
+    owners: IndexedSeq[BlockManagerId],
+    firstPartition: IndexedSeq[Int],
+    lost: Set[String] = Set.empty) {
+  require(owners.size == firstPartition.size, "one first partition per owner")
+
+  def isEmpty: Boolean = owners.isEmpty
+
+  private def endOf(k: Int): Int =
+    if (k + 1 < firstPartition.size) firstPartition(k + 1) else numPartitions
+
+  /**
+   * The owners of partitions `[start, end)` with the part of that range each owns, in partition
+   * order; owners of no partition in the range are left out.
+   */
+  def ranges(start: Int, end: Int): Seq[(BlockManagerId, Int, Int)] =
+    owners.indices.iterator
+      .map(k => (owners(k), math.max(start, firstPartition(k)), math.min(end, endOf(k))))
+      .filter { case (owner, from, until) => from < until && !lost(owner.executorId) }
+      .toSeq
+
+  /** The same owners, less those not among `alive` executors. */
+  def keepingOnly(alive: Set[String]): OwnerTable =
+    copy(lost = lost ++ owners.map(_.executorId).filterNot(alive))
+}
+
+private[spark] object OwnerTable {
+
+  def empty(numPartitions: Int): OwnerTable = OwnerTable(numPartitions, Vector.empty, Vector.empty)
+
+  /**
+   * Balanced contiguous placement of `predicted` partition sizes on `executors` (in
+   * [[ExecutorOrder]]): each owner's range closes once it holds its share of what is left to
+   * place, so every owner gets at least one partition while there are as many partitions as
+   * owners, and a partition larger than a share is an owner's alone.
+   */
+  def balanced(predicted: Array[Double], executors: Seq[BlockManagerId]): OwnerTable = {
+    val numPartitions = predicted.length
+    val inOrder = executors.distinct.sortBy(_.executorId)(ExecutorOrder.ordering)
+    val count = math.min(inOrder.size, numPartitions)
+    if (count == 0) return empty(numPartitions)
+    val firsts = Array.newBuilder[Int]
+    var next = 0
+    var left = predicted.sum
+    (0 until count).foreach { k =>
+      firsts += next
+      val owners = count - k
+      // Leave at least one partition for each owner still to come.
+      val last = numPartitions - (owners - 1)
+      val share = left / owners
+      var held = predicted(next)
+      next += 1
+      while (next < last && held + predicted(next) / 2 < share) {
+        held += predicted(next)
+        next += 1
+      }
+      left -= held
+    }
+    OwnerTable(numPartitions, inOrder.take(count).toVector, firsts.result().toVector)
+  }
+
+  /** With nothing known of the sizes: equal ranges. */
+  def uniform(numPartitions: Int, executors: Seq[BlockManagerId]): OwnerTable =
+    balanced(Array.fill(numPartitions)(1.0), executors)
+}

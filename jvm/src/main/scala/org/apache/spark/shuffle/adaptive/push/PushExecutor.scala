@@ -1,0 +1,58 @@
+package org.apache.spark.shuffle.adaptive.push
+
+import org.apache.spark.SparkConf
+import org.apache.spark.shuffle.IndexShuffleBlockResolver
+import org.apache.spark.shuffle.adaptive.config.AdaptiveShuffleConf.{PUSH_CHUNK_SIZE, PUSH_QUEUE_SIZE}
+import org.apache.spark.shuffle.adaptive.metrics.ExecutorShuffleMetrics
+import org.apache.spark.shuffle.adaptive.store.{StoreExecutor, StoreMemory}
+import org.apache.spark.shuffle.adaptive.transport.MapOutputServing
+
+/**
+ * This executor's end of mode=push: its [[MergeStore]] of the partitions it owns, the resolver
+ * that serves them ([[MergingBlockResolver]], from the start: any executor may be an owner), and
+ * its pusher. Its store's usage and its push queue go to `metrics` (this executor's metrics
+ * source) as they change.
+ */
+private[spark] final class PushExecutor(
+    conf: SparkConf,
+    files: IndexShuffleBlockResolver,
+    metrics: => Option[ExecutorShuffleMetrics]) {
+
+  private[this] val chunkSize = conf.get(PUSH_CHUNK_SIZE)
+
+  val merges =
+    new MergeStore(new StoreMemory(StoreExecutor.capacity(conf)), chunkSize, _ => report())
+
+  val resolver = new MergingBlockResolver(conf, files, merges)
+
+  private[this] lazy val pusher = new PushMapOutputServing(
+    merges,
+    new PushQueue(conf.get(PUSH_QUEUE_SIZE).getOrElse(merges.memory.capacity)),
+    chunkSize,
+    () => report())
+  @volatile private[this] var pushing = false
+
+  def pushQueue: PushQueue = pusher.queue
+
+  /** The serving side of a map task of a shuffle whose partitions `owners` merge. */
+  def serving(owners: OwnerTable): MapOutputServing = {
+    pushing = true
+    pusher.forShuffle(owners)
+  }
+
+  private def report(): Unit = if (pushing) {
+    val memory = merges.memory
+    metrics.foreach(
+      _.storeUsage(
+        memory.capacity,
+        memory.used,
+        memory.highWater,
+        pusher.queue.bytesHighWater,
+        pusher.queue.bytesRefused))
+  }
+
+  def stop(): Unit = {
+    if (pushing) pusher.stop()
+    merges.clear()
+  }
+}

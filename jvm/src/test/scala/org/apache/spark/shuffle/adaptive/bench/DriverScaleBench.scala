@@ -1,0 +1,119 @@
+package org.apache.spark.shuffle.adaptive.bench
+
+import java.io.{ByteArrayOutputStream, ObjectOutputStream}
+import java.nio.ByteBuffer
+
+import org.apache.spark.rpc.{RpcAddress, RpcCallContext}
+import org.apache.spark.shuffle.adaptive.push.{MergedBlocks, MergedReads, MergeStore, OwnerTable}
+import org.apache.spark.shuffle.adaptive.store.{StoreMemory, StoreRegistry}
+import org.apache.spark.storage.{BlockId, BlockManagerId, ShuffleBlockId}
+
+/**
+ * What one shuffle of `maps` map outputs x `partitions` reduce partitions x `executors`
+ * executors costs the driver, and a reduce task's look-up of where its partition was merged, by
+ * simulation (no executors): mode=push (the owner table placed once, carried by every task; an
+ * owner's layout of a partition every map output was merged into; a reduce task's read plan),
+ * beside mode=store's registry (one entry per block), driven through Place/Arrived for as many
+ * map outputs as it takes in the time given. Prints the figures. Run by `make bench-driver-scale`.
+ */
+object DriverScaleBench {
+
+  private def usedHeap(): Long = {
+    val rt = Runtime.getRuntime
+    (1 to 3).foreach(_ => System.gc())
+    rt.totalMemory - rt.freeMemory
+  }
+
+  private def timed[T](f: => T): (T, Double) = {
+    val start = System.nanoTime()
+    val result = f
+    (result, (System.nanoTime() - start) / 1e6)
+  }
+
+  private def serializedSize(o: AnyRef): Int = {
+    val bytes = new ByteArrayOutputStream
+    val out = new ObjectOutputStream(bytes)
+    out.writeObject(o)
+    out.close()
+    bytes.size
+  }
+
+  def main(args: Array[String]): Unit = {
+    val Array(maps, partitions, executors) =
+      if (args.length == 3) args.map(_.toInt) else Array(100000, 10000, 1000)
+    val blockSize = 64L
+    println(s"one shuffle: $maps map outputs x $partitions partitions x $executors executors")
+    val ids = (0 until executors).map(i => BlockManagerId(i.toString, s"host-$i", 7000))
+
+    // mode=push, the driver: the table, placed when the map stage is submitted.
+    val before = usedHeap()
+    val (table, placeMs) = timed(OwnerTable.uniform(partitions, ids))
+    val tableHeap = usedHeap() - before
+    val (_, refreshMs) = timed(table.keepingOnly(ids.map(_.executorId).toSet - "7"))
+    println(
+      f"push  driver: placement $placeMs%.1f ms once per shuffle, refresh at a reduce " +
+        f"stage's submission $refreshMs%.2f ms, table ${math.max(0, tableHeap) / 1024.0}%.0f KiB " +
+        f"of heap, ${serializedSize(table) / 1024.0}%.0f KiB in each stage's task binary; " +
+        "per map output: no message, no state (0 us)")
+
+    // An owner's end: one partition into which every map output was merged.
+    val store = new MergeStore(new StoreMemory(Long.MaxValue), 4L << 20, _ => ())
+    val data = ByteBuffer.allocateDirect(blockSize.toInt)
+    val (_, appendMs) = timed((0 until maps).foreach { m =>
+      store.append(0, m.toLong, 0, Array(blockSize), data.duplicate())
+    })
+    val (layout, layoutMs) = timed(store.layout(0, 0, 1))
+    val layoutBytes = MergedBlocks.encode(layout).remaining
+    println(
+      f"push  owner: $maps blocks of one partition appended in $appendMs%.0f ms " +
+        f"(${appendMs * 1000 / maps}%.2f us each), layout of ${layout.size} chunks in " +
+        f"$layoutMs%.1f ms, ${layoutBytes / 1024.0}%.0f KiB on the wire")
+
+    // A reduce task's plan: its partition's blocks as the map output tracker lists them.
+    val byAddress = ids.map { home =>
+      home -> (home.executorId.toInt until maps by executors).map { m =>
+        (ShuffleBlockId(0, m.toLong, 0): BlockId, blockSize, m)
+      }
+    }
+    // The first plan runs cold; a long job's reduce tasks run warm.
+    val plans = (1 to 5).map(_ => timed(MergedReads.plan(0, byAddress, Seq(ids.head -> layout))))
+    val planMs = plans.map(_._2)
+    println(
+      f"push  reduce task of $maps blocks: layout from its owner $layoutMs%.1f ms, plan " +
+        f"into ${plans.head._1.chunks.size} chunk reads ${planMs.head}%.0f ms cold, " +
+        f"${planMs.tail.min}%.0f ms warm (${planMs.tail.min * 1000 / maps}%.2f us per block); " +
+        "no driver look-up")
+
+    // mode=store's registry: one entry per block, as many map outputs as fit in the budget.
+    val registry = new StoreRegistry(null, "pairwise", _ => ())
+    ids.foreach(id => registry.receive(StoreRegistry.StoreAdded(id, Long.MaxValue)))
+    def ask(message: Any): Unit =
+      registry.receiveAndReply(new RpcCallContext {
+        override def reply(response: Any): Unit = ()
+        override def sendFailure(e: Throwable): Unit = throw e
+        override def senderAddress: RpcAddress = null
+      })(message)
+    val reduceIds = (0 until partitions).toArray
+    val sizes = Array.fill(partitions)(blockSize)
+    // Stops well before the heap (-Xmx3g) runs out: past that, collection takes over.
+    val budgetMs = 20000.0
+    val maxBlocks = 25000000L
+    val registryBefore = usedHeap()
+    var placed = 0
+    var spentMs = 0.0
+    while (placed < maps && spentMs < budgetMs && placed.toLong * partitions < maxBlocks) {
+      val executor = (placed % executors).toString
+      spentMs += timed {
+        ask(StoreRegistry.Place(executor, 0, placed.toLong, reduceIds, sizes))
+        ask(StoreRegistry.Arrived(0, placed.toLong, reduceIds))
+      }._2
+      placed += 1
+    }
+    val registryHeap = usedHeap() - registryBefore
+    val blocks = placed.toLong * partitions
+    println(f"store registry: $placed map outputs ($blocks blocks) in $spentMs%.0f ms " +
+      f"(${spentMs * 1000 / placed}%.0f us per map output), ${registryHeap / 1048576.0}%.0f MiB " +
+      f"of heap (${registryHeap.toDouble / blocks}%.0f bytes per block); at $maps map outputs: " +
+      f"${registryHeap.toDouble / blocks * maps * partitions / (1L << 30)}%.0f GiB")
+  }
+}

@@ -1,0 +1,136 @@
+package org.apache.spark.shuffle.adaptive.fetch
+
+import java.io.{FilterInputStream, InputStream, IOException}
+import java.util.concurrent.atomic.AtomicInteger
+
+import scala.collection.mutable
+
+import org.scalatest.funsuite.AnyFunSuite
+
+import org.apache.spark.{TaskContext, TaskContextImpl}
+import org.apache.spark.executor.TempShuffleReadMetrics
+import org.apache.spark.shuffle.adaptive.flow.BlockRef
+import org.apache.spark.shuffle.adaptive.metrics.FetchCounters
+import org.apache.spark.storage.{BlockId, BlockManagerId, ShuffleBlockBatchId, ShuffleBlockId}
+
+import FetcherFakes._
+
+/**
+ * A reduce task reading a chunk that holds blocks of several map outputs (a merged partition,
+ * mode=push): one request for the chunk, each of its blocks served as a block of its own, and
+ * the blocks read from their map outputs when the chunk cannot be fetched or one of its blocks is
+ * corrupt.
+ */
+class ChunkReadSuite extends AnyFunSuite {
+
+  private val self = BlockManagerId("local-exec", "local-host", 1000)
+  private val owner = BlockManagerId("exec-1", "host-1", 1001)
+  private val home = BlockManagerId("exec-2", "host-2", 1002)
+
+  private val fromHome = ShuffleBlockId(0, 1, 5)
+  private val fromSelf = ShuffleBlockId(0, 2, 5)
+  private val homeBytes = Array.tabulate[Byte](300)(i => (i * 7).toByte)
+  private val selfBytes = Array.tabulate[Byte](200)(i => (i * 3 + 1).toByte)
+  private val chunk = ShuffleBlockBatchId(0, -2, 5, 6)
+  private val chunkBytes = homeBytes ++ selfBytes
+  private val parts = IndexedSeq(
+    ChunkPart(BlockRef(fromHome, homeBytes.length, 1), home, 0, homeBytes.length),
+    ChunkPart(BlockRef(fromSelf, selfBytes.length, 2), self, homeBytes.length, selfBytes.length))
+
+  private class Reading(
+      serve: Call => Unit,
+      wrapper: (BlockId, InputStream) => InputStream = (_, in) => in) {
+    val context: TaskContextImpl = TaskContext.empty()
+    val counters = new FetchCounters
+    val metrics = new TempShuffleReadMetrics
+    val local = new FakeLocal(self, Map(fromSelf -> Blk(fromSelf, selfBytes, 2)), Set.empty)
+    val transport = new FakeTransport
+    transport.onFetch = serve
+    val fetcher = new ShuffleBlockFetcher(
+      context,
+      transport,
+      local,
+      Iterator(owner -> Seq((chunk: BlockId, chunkBytes.length.toLong, -1))),
+      wrapper,
+      FetchSettings(
+        1L << 20,
+        Int.MaxValue,
+        Int.MaxValue,
+        1L << 18,
+        Long.MaxValue,
+        true,
+        true,
+        false,
+        "ADLER32"),
+      metrics,
+      counters,
+      chunks = Map(chunk -> parts))
+
+    def readAll(): Map[BlockId, Seq[Byte]] = {
+      val out = mutable.Map.empty[BlockId, Seq[Byte]]
+      while (fetcher.hasNext) {
+        val (id, in) = fetcher.next()
+        try {
+          assert(!out.contains(id), s"$id served twice")
+          out(id) = readFully(in).toSeq
+        } finally in.close()
+      }
+      out.toMap
+    }
+
+    def assertNoLeak(): Unit = (transport.buffers ++ local.buffers).foreach { buf =>
+      assert(!buf.overReleased && buf.refs == 0, buf)
+    }
+  }
+
+  private val expected =
+    Map[BlockId, Seq[Byte]](fromHome -> homeBytes.toSeq, fromSelf -> selfBytes.toSeq)
+
+  test("a chunk is fetched in one request and each of its blocks is served") {
+    val r = new Reading(call => {
+      assert(call.address === owner && call.blockIds === Seq(chunk.name))
+      call.succeed(chunk.name, chunkBytes)
+    })
+    assert(r.readAll() === expected)
+    assert(r.transport.calls.size === 1 && r.local.reads.isEmpty)
+    assert(r.counters.chunksRead === 1 && r.counters.blocksFromStores === 2)
+    assert(r.counters.bytesFromStoresBySource === Map(owner.executorId -> chunkBytes.length))
+    // Both were pushed to the owner by their map output's executor, and now cross again.
+    assert(r.counters.bytesCrossedTwice === chunkBytes.length)
+    assert(r.metrics.remoteBlocksFetched === 2 && r.metrics.remoteBytesRead === chunkBytes.length)
+    r.context.markTaskCompleted(None)
+    r.assertNoLeak()
+  }
+
+  test("a chunk that cannot be fetched: its blocks are read from their map outputs") {
+    val r = new Reading(call =>
+      if (call.address == owner) call.fail(chunk.name, new IOException("owner lost"))
+      else call.succeed(call.blockIds.head, homeBytes))
+    assert(r.readAll() === expected)
+    assert(
+      r.transport.calls.map(c => (c.address, c.blockIds)) ===
+        Seq(owner -> Seq(chunk.name), home -> Seq(fromHome.name)))
+    assert(r.local.reads === Seq(fromSelf))
+    assert(r.counters.chunkFallbacks === 1 && r.counters.blocksFromStores === 0)
+    r.context.markTaskCompleted(None)
+    r.assertNoLeak()
+  }
+
+  test("a block of a chunk found corrupt is read again from its map output") {
+    val opens = new AtomicInteger
+    val corrupting = (id: BlockId, in: InputStream) =>
+      if (id == fromHome && opens.incrementAndGet() == 1) new FailingStream(in, 3)
+      else new FilterInputStream(in) {}
+    val r = new Reading(
+      call =>
+        if (call.address == owner) call.succeed(chunk.name, chunkBytes)
+        else call.succeed(call.blockIds.head, homeBytes),
+      corrupting)
+    assert(r.readAll() === expected)
+    assert(r.transport.calls.last.address === home)
+    assert(r.transport.calls.last.blockIds === Seq(fromHome.name))
+    assert(r.counters.corruptRefetches === 1)
+    r.context.markTaskCompleted(None)
+    r.assertNoLeak()
+  }
+}

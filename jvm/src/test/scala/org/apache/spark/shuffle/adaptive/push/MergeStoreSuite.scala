@@ -1,0 +1,136 @@
+package org.apache.spark.shuffle.adaptive.push
+
+import java.io.File
+import java.nio.ByteBuffer
+import java.nio.file.Files
+
+import org.scalatest.funsuite.AnyFunSuite
+
+import org.apache.spark.shuffle.adaptive.store.{RunUpload, StoreMemory}
+import org.apache.spark.storage.{BlockManagerId, ShuffleBlockBatchId}
+
+class MergeStoreSuite extends AnyFunSuite {
+
+  /** `sizes` blocks of map `mapId`, each filled with a byte naming it, back to back. */
+  private def run(mapId: Long, sizes: Long*): ByteBuffer = {
+    val out = ByteBuffer.allocateDirect(sizes.sum.toInt)
+    sizes.zipWithIndex.foreach { case (size, r) =>
+      (0L until size).foreach(_ => out.put((mapId * 16 + r).toByte))
+    }
+    out.flip()
+  }
+
+  private def store(capacity: Long, chunkSize: Long): (MergeStore, StoreMemory) = {
+    val memory = new StoreMemory(capacity)
+    (new MergeStore(memory, chunkSize, _ => ()), memory)
+  }
+
+  /** What `append` is given: reserved bytes, of which it keeps some and the rest go back. */
+  private def push(s: MergeStore, m: StoreMemory, mapId: Long, first: Int, sizes: Long*): Long = {
+    assert(m.reserve(sizes.sum))
+    val kept = s.append(0, mapId, first, sizes.toArray, run(mapId, sizes: _*))
+    m.release(sizes.sum - kept)
+    kept
+  }
+
+  private def bytesOf(s: MergeStore, c: MergedChunk): Array[Byte] = {
+    val buf = s.chunk(0, c.chunkId).get.nioByteBuffer()
+    val out = new Array[Byte](buf.remaining)
+    buf.get(out)
+    out
+  }
+
+  test("blocks are appended to their partition's chunks, a new chunk past the chunk size") {
+    val (s, m) = store(1000, chunkSize = 100)
+    push(s, m, 1, 0, 60, 10)
+    push(s, m, 2, 0, 30, 0)
+    push(s, m, 3, 0, 50, 20)
+    val layout = s.layout(0, 0, 2)
+    assert(layout.map(c => (c.partition, c.mapIds.toSeq, c.lengths.toSeq)) ===
+      Seq((0, Seq(1L, 2L), Seq(60L, 30L)), (0, Seq(3L), Seq(50L)), (1, Seq(1L, 3L), Seq(10L, 20L))))
+    assert(bytesOf(s, layout.head).toSeq === (Seq.fill(60)(16.toByte) ++ Seq.fill(30)(32.toByte)))
+    assert(m.used === 170 && s.mergedBytes(0) === 170)
+  }
+
+  test("a map output already merged is not appended again (a retried or speculative task)") {
+    val (s, m) = store(1000, chunkSize = 100)
+    assert(push(s, m, 1, 0, 10, 10) === 20)
+    assert(push(s, m, 1, 0, 10, 10) === 0)
+    assert(push(s, m, 1, 1, 10) === 0)
+    assert(s.layout(0, 0, 2).map(_.mapIds.toSeq) === Seq(Seq(1L), Seq(1L)))
+    assert(m.used === 20)
+  }
+
+  test("a layout seals its partitions: later blocks of them stay in their files") {
+    val (s, m) = store(1000, chunkSize = 100)
+    push(s, m, 1, 0, 10, 10)
+    assert(s.layout(0, 0, 1).map(_.mapIds.toSeq) === Seq(Seq(1L)))
+    assert(push(s, m, 2, 0, 10, 10) === 10, "partition 1 was not sealed")
+    assert(s.layout(0, 0, 1).map(_.mapIds.toSeq) === Seq(Seq(1L)), "the same layout again")
+    assert(s.layout(0, 1, 2).map(_.mapIds.toSeq) === Seq(Seq(1L, 2L)))
+  }
+
+  test("runs streamed by other executors are held if they fit, else dropped; removal frees all") {
+    val (s, m) = store(100, chunkSize = 1 << 20)
+    def receive(mapId: Long, sizes: Long*): Unit = {
+      val id = ShuffleBlockBatchId(0, mapId, 0, sizes.size)
+      val stream = s.receiveRun(id)
+      val header = ByteBuffer.wrap(RunUpload.header(sizes.toArray))
+      stream.onData(id.name, header)
+      stream.onData(id.name, run(mapId, sizes: _*))
+      stream.onComplete(id.name)
+    }
+    receive(1, 40, 20)
+    // Failing the stream would close the connection other pushes share.
+    receive(2, 30, 20)
+    assert(m.used === 60 && s.layout(0, 0, 2).map(_.mapIds.toSeq) === Seq(Seq(1L), Seq(1L)))
+    s.removeShuffle(0)
+    assert(m.used === 0 && s.layout(0, 0, 2).isEmpty && s.chunk(0, 0).isEmpty)
+    assert(push(s, m, 3, 0, 10) === 0, "nothing of a removed shuffle is merged any more")
+  }
+
+  test("this executor's own map output is read from its file once and merged") {
+    val (s, m) = store(1000, chunkSize = 100)
+    val file = File.createTempFile("merge-store", ".data")
+    try {
+      val bytes = run(7, 5, 0, 8)
+      val array = new Array[Byte](bytes.remaining)
+      bytes.get(array)
+      Files.write(file.toPath, array)
+      assert(s.appendFromFile(0, 7, 1, 3, file, Array(0L, 5, 5, 13)) === 8)
+      assert(s.layout(0, 0, 3).map(c => (c.partition, c.lengths.toSeq)) === Seq((2, Seq(8L))))
+      assert(bytesOf(s, s.layout(0, 2, 3).head).toSeq === Seq.fill(8)((7 * 16 + 2).toByte))
+      assert(m.used === 8)
+    } finally file.delete()
+  }
+
+  test("layouts and merged block ids survive their encoding") {
+    val chunks = Seq(
+      MergedChunk(3, 7, Array(5L, 9L), Array(100L, 1L << 33)),
+      MergedChunk(4, 8, Array(), Array()))
+    val decoded = MergedBlocks.decode(MergedBlocks.encode(chunks))
+    assert(
+      decoded.map(c => (c.chunkId, c.partition, c.mapIds.toSeq, c.lengths.toSeq)) ===
+        chunks.map(c => (c.chunkId, c.partition, c.mapIds.toSeq, c.lengths.toSeq)))
+    val id = MergedBlocks.chunk(2, chunks.head)
+    assert(MergedBlocks.isMerged(id) && MergedBlocks.Chunk.unapply(id) === Some((2, 3)))
+    assert(MergedBlocks.Layout.unapply(MergedBlocks.layout(2, 4, 9)) === Some((2, 4, 9)))
+    assert(MergedBlocks.Layout.unapply(id).isEmpty)
+    assert(!MergedBlocks.isMerged(ShuffleBlockBatchId(2, 0, 4, 9)))
+  }
+
+  test("a map output's runs go to the owners in turn, the one after the pusher's first") {
+    val owners = Seq("0", "1", "2").map(id => BlockManagerId(id, "h", 1))
+    val byOwner = owners.zip(Seq(Seq("a0", "a1"), Seq("b0"), Seq("c0", "c1", "c2")))
+    assert(
+      PushMapOutputServing.interleaved("1", byOwner).map(_._2) ===
+        Seq("c0", "a0", "b0", "c1", "a1", "c2"))
+  }
+
+  test("a pusher cuts each owner's range into runs of about a chunk, skipping empty blocks") {
+    val offsets = Array[Long](0, 0, 40, 40, 100, 300, 300)
+    assert(PushMapOutputServing.pieces(offsets, 0, 6, 100) === Seq((1, 4), (4, 5)))
+    assert(PushMapOutputServing.pieces(offsets, 0, 4, 60) === Seq((1, 2), (3, 4)))
+    assert(PushMapOutputServing.pieces(offsets, 5, 6, 100).isEmpty)
+  }
+}
