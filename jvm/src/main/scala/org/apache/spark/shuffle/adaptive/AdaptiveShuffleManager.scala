@@ -297,7 +297,9 @@ private[spark] class AdaptiveShuffleManager(conf: SparkConf)
         batch = batch,
         backoff = DirectMemoryBackoff.shared,
         routes = routes,
-        chunks = merged.fold(Map.empty[BlockId, IndexedSeq[ChunkPart]])(_.chunks))
+        chunks = merged.fold(Map.empty[BlockId, IndexedSeq[ChunkPart]])(_.chunks),
+        concatenate = merged.exists(_.chunks.nonEmpty) &&
+          BatchFetch.concatenable(env.conf, baseHandle.dependency.serializer))
     }
     new AdaptiveShuffleReader[K, C](baseHandle, context, metrics, () => newFetcher())
   }

@@ -38,10 +38,18 @@ private[spark] object BatchFetch {
       serializer: Serializer,
       startPartition: Int,
       endPartition: Int,
-      context: TaskContext): Boolean = {
-    val compressed = conf.get(config.SHUFFLE_COMPRESS)
+      context: TaskContext): Boolean =
     // Checked first: it is false for most tasks, and the rest creates a codec.
-    SparkCompat.canUseBatchFetch(startPartition, endPartition, context) && enabled(
+    SparkCompat.canUseBatchFetch(startPartition, endPartition, context) &&
+      concatenable(conf, serializer)
+
+  /**
+   * Whether blocks of this shuffle may be read back to back as one stream: Spark's batch-fetch
+   * conditions less the task's request (a merged chunk is read whole in any case).
+   */
+  def concatenable(conf: SparkConf, serializer: Serializer): Boolean = {
+    val compressed = conf.get(config.SHUFFLE_COMPRESS)
+    enabled(
       requested = true,
       serializer.supportsRelocationOfSerializedObjects,
       compressed,

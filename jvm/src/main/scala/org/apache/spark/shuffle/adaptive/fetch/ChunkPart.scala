@@ -36,6 +36,31 @@ private[spark] final class ChunkSlice private (bytes: ByteBuffer, chunk: Managed
 
 private[spark] object ChunkSlice {
 
+  /**
+   * One buffer of all the parts of `chunk`, back to back: a view where they lie next to each
+   * other in the chunk (the usual case: the task needs every block), else a copy of them.
+   */
+  def joined(chunk: ManagedBuffer, parts: Seq[ChunkPart]): ManagedBuffer = {
+    val adjacent = parts.iterator.sliding(2).forall {
+      case Seq(a, b) => a.offset + a.length == b.offset
+      case _ => true
+    }
+    val bytes = chunk.nioByteBuffer()
+    val start = bytes.position() + parts.head.offset.toInt
+    val length = parts.iterator.map(_.length).sum.toInt
+    chunk.retain()
+    if (adjacent)
+      new ChunkSlice(bytes.duplicate().position(start).limit(start + length).slice(), chunk)
+    else {
+      val copy = ByteBuffer.allocate(length)
+      parts.foreach { p =>
+        val from = bytes.position() + p.offset.toInt
+        copy.put(bytes.duplicate().position(from).limit(from + p.length.toInt))
+      }
+      new ChunkSlice(copy.flip(), chunk)
+    }
+  }
+
   /** A buffer for each part of `chunk`, each holding its own reference to it. */
   def parts(chunk: ManagedBuffer, parts: Seq[ChunkPart]): Seq[ManagedBuffer] = {
     // A chunk a fetch streamed to a file is read (or mapped) once, as a whole.

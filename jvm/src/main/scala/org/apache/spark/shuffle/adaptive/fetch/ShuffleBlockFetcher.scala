@@ -67,7 +67,8 @@ private[spark] final class ShuffleBlockFetcher(
     batch: Boolean = false,
     backoff: DirectMemoryBackoff = new DirectMemoryBackoff(() => Long.MaxValue),
     routes: StoreRoutes = StoreRoutes.NoStores,
-    chunks: Map[BlockId, IndexedSeq[ChunkPart]] = Map.empty)
+    chunks: Map[BlockId, IndexedSeq[ChunkPart]] = Map.empty,
+    concatenate: Boolean = false)
     extends Iterator[(BlockId, InputStream)]
     with FlowState
     with DownloadFileManager
@@ -398,6 +399,7 @@ private[spark] final class ShuffleBlockFetcher(
       buf: ManagedBuffer): (BlockId, InputStream) = {
     val parts = chunks(chunk.blockId)
     counters.chunksRead += 1
+    if (concatenate && parts.size > 1) return openJoined(chunk, parts, address, buf)
     try
       ChunkSlice.parts(buf, parts).zip(parts).foreach { case (slice, part) =>
         chunkParts += ((part, slice, address))
@@ -405,6 +407,59 @@ private[spark] final class ShuffleBlockFetcher(
     finally buf.release()
     totalBlocks += parts.size - 1
     openPart()
+  }
+
+  /**
+   * A chunk whose parts the serializer and codec can read back to back (see
+   * [[BatchFetch.concatenable]]): one stream of all of them, so decompression and
+   * deserialization start once per chunk instead of once per block. Found corrupt when opened,
+   * its blocks are read again from their map outputs.
+   */
+  private def openJoined(
+      chunk: BlockRef,
+      parts: IndexedSeq[ChunkPart],
+      address: BlockManagerId,
+      buf: ManagedBuffer): (BlockId, InputStream) = {
+    val joined =
+      try ChunkSlice.joined(buf, parts)
+      finally buf.release()
+    val first = parts.head
+    val in = joined.createInputStream()
+    try {
+      var wrapped = streamWrapper(first.block.blockId, in)
+      if (!(wrapped eq in) && settings.detectCorrupt && settings.detectCorruptUseExtraMemory) {
+        wrapped = SparkCompat.copyStreamUpTo(wrapped, settings.maxBytesInFlight / 3)
+      }
+      val stream = new BlockInputStream(
+        wrapped,
+        joined,
+        onReadError = e =>
+          readFailure(first.block, first.home, e)(
+            s"Merged chunk ${chunk.blockId} from $address is corrupt: ${e.getMessage}"),
+        onClose = { closed =>
+          openStreams -= closed
+          backoff.liftIfFree(settings.maxReqSizeShuffleToMem)
+        })
+      openStreams += stream
+      parts.foreach { part =>
+        counters.servedFromStore(
+          address.executorId,
+          part.length,
+          crossedTwice = address != local.address && address != part.home)
+      }
+      (chunk.blockId, stream)
+    } catch {
+      case e: IOException =>
+        logWarning(
+          s"Chunk ${chunk.blockId} from $address is corrupt, reading its blocks " +
+            "from their map outputs",
+          e)
+        closeQuietly(in)
+        joined.release()
+        counters.corruptRefetches += 1
+        readFromHomes(parts)
+        null
+    }
   }
 
   private def openPart(): (BlockId, InputStream) = {
@@ -458,7 +513,7 @@ private[spark] final class ShuffleBlockFetcher(
       val stream = new BlockInputStream(
         wrapped,
         buf,
-        onReadError = e => readFailure(block, address, buf, e),
+        onReadError = e => readFailure(block, address, e)(diagnose(block, address, buf, e)),
         onClose = { closed =>
           openStreams -= closed
           backoff.liftIfFree(settings.maxReqSizeShuffleToMem)
@@ -483,14 +538,11 @@ private[spark] final class ShuffleBlockFetcher(
     }
   }
 
-  private def readFailure(
-      block: BlockRef,
-      address: BlockManagerId,
-      buf: ManagedBuffer,
-      e: IOException): Throwable = e match {
+  private def readFailure(block: BlockRef, address: BlockManagerId, e: IOException)(
+      message: => String): Throwable = e match {
     case _: ClosedByInterruptException => e
     case _ if context.isInterrupted() || !settings.detectCorrupt => e
-    case _ => fetchFailed(block, address, e, diagnose(block, address, buf, e))
+    case _ => fetchFailed(block, address, e, message)
   }
 
   /**

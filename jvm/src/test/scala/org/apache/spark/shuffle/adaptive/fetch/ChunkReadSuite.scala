@@ -39,7 +39,8 @@ class ChunkReadSuite extends AnyFunSuite {
 
   private class Reading(
       serve: Call => Unit,
-      wrapper: (BlockId, InputStream) => InputStream = (_, in) => in) {
+      wrapper: (BlockId, InputStream) => InputStream = (_, in) => in,
+      concatenate: Boolean = false) {
     val context: TaskContextImpl = TaskContext.empty()
     val counters = new FetchCounters
     val metrics = new TempShuffleReadMetrics
@@ -64,7 +65,8 @@ class ChunkReadSuite extends AnyFunSuite {
         "ADLER32"),
       metrics,
       counters,
-      chunks = Map(chunk -> parts))
+      chunks = Map(chunk -> parts),
+      concatenate = concatenate)
 
     def readAll(): Map[BlockId, Seq[Byte]] = {
       val out = mutable.Map.empty[BlockId, Seq[Byte]]
@@ -130,6 +132,32 @@ class ChunkReadSuite extends AnyFunSuite {
     assert(r.transport.calls.last.address === home)
     assert(r.transport.calls.last.blockIds === Seq(fromHome.name))
     assert(r.counters.corruptRefetches === 1)
+    r.context.markTaskCompleted(None)
+    r.assertNoLeak()
+  }
+
+  test("a chunk whose blocks may be read back to back is one stream") {
+    val r = new Reading(call => call.succeed(chunk.name, chunkBytes), concatenate = true)
+    assert(r.readAll() === Map[BlockId, Seq[Byte]](chunk -> chunkBytes.toSeq))
+    assert(r.counters.chunksRead === 1 && r.counters.blocksFromStores === 2)
+    r.context.markTaskCompleted(None)
+    r.assertNoLeak()
+  }
+
+  test("a chunk read as one stream found corrupt: its blocks are read from their map outputs") {
+    val corrupting = (id: BlockId, in: InputStream) =>
+      if (id == fromHome && !in.isInstanceOf[java.io.ByteArrayInputStream]) {
+        new FailingStream(in, 3)
+      } else new FilterInputStream(in) {}
+    val r = new Reading(
+      call =>
+        if (call.address == owner) call.succeed(chunk.name, chunkBytes)
+        else call.succeed(call.blockIds.head, homeBytes),
+      corrupting,
+      concatenate = true)
+    assert(r.readAll() === expected)
+    assert(r.local.reads === Seq(fromSelf))
+    assert(r.counters.corruptRefetches === 1 && r.counters.blocksFromStores === 0)
     r.context.markTaskCompleted(None)
     r.assertNoLeak()
   }
