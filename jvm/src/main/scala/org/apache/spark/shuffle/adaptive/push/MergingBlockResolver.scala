@@ -6,7 +6,8 @@ import org.apache.spark.SparkConf
 import org.apache.spark.network.buffer.{ManagedBuffer, NioManagedBuffer}
 import org.apache.spark.network.client.StreamCallbackWithID
 import org.apache.spark.serializer.SerializerManager
-import org.apache.spark.shuffle.{IndexShuffleBlockResolver, ShuffleBlockInfo}
+import org.apache.spark.shuffle.IndexShuffleBlockResolver
+import org.apache.spark.shuffle.adaptive.transport.FilesBackedResolver
 import org.apache.spark.storage.{BlockId, ShuffleBlockBatchId}
 
 /**
@@ -15,14 +16,13 @@ import org.apache.spark.storage.{BlockId, ShuffleBlockBatchId}
  * files through `files`; takes the runs other executors push here. Pushes ride Spark's block
  * upload (a run travels as the batch block of its reduce range), whose shuffle blocks reach
  * `putShuffleBlockAsStream`, and merged reads Spark's fetch protocol, so both are authenticated
- * and encrypted as Spark's block transfers are. It is an index resolver of the same files
- * because Spark casts to one (checksum diagnosis); what migration needs is asked of `files`.
+ * and encrypted as Spark's block transfers are.
  */
 private[spark] final class MergingBlockResolver(
     conf: SparkConf,
     files: IndexShuffleBlockResolver,
     merges: MergeStore)
-    extends IndexShuffleBlockResolver(conf) {
+    extends FilesBackedResolver(conf, files) {
 
   override def getBlockData(blockId: BlockId, dirs: Option[Array[String]]): ManagedBuffer =
     blockId match {
@@ -41,13 +41,4 @@ private[spark] final class MergingBlockResolver(
     case run: ShuffleBlockBatchId => merges.receiveRun(run)
     case _ => files.putShuffleBlockAsStream(blockId, serializerManager)
   }
-
-  override def getStoredShuffles(): Seq[ShuffleBlockInfo] = files.getStoredShuffles()
-
-  override def getMigrationBlocks(info: ShuffleBlockInfo): List[(BlockId, ManagedBuffer)] =
-    files.getMigrationBlocks(info)
-
-  override def addShuffleToSkip(shuffleId: Int): Unit = files.addShuffleToSkip(shuffleId)
-
-  override def stop(): Unit = files.stop()
 }

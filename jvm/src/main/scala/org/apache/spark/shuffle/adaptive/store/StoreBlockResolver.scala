@@ -4,22 +4,22 @@ import org.apache.spark.SparkConf
 import org.apache.spark.network.buffer.ManagedBuffer
 import org.apache.spark.network.client.StreamCallbackWithID
 import org.apache.spark.serializer.SerializerManager
-import org.apache.spark.shuffle.{IndexShuffleBlockResolver, ShuffleBlockInfo}
+import org.apache.spark.shuffle.IndexShuffleBlockResolver
+import org.apache.spark.shuffle.adaptive.transport.FilesBackedResolver
 import org.apache.spark.storage.{BlockId, ShuffleBlockBatchId, ShuffleBlockId}
 
 /**
  * Serves a shuffle block from this executor's [[ShuffleStore]] when the store holds it, else
  * from the map-output files through `files`; takes the runs of blocks other executors spill here.
  * The spill rides Spark's block upload: an uploaded shuffle block (a run travels as the batch
- * block of its reduce range) reaches `putShuffleBlockAsStream`, the path block migration uses, so it is authenticated and encrypted as Spark's block transfers
- * are. It is an index resolver of the same files because Spark casts to one (checksum
- * diagnosis); what migration needs to know of the files is asked of `files`.
+ * block of its reduce range) reaches `putShuffleBlockAsStream`, the path block migration uses,
+ * so it is authenticated and encrypted as Spark's block transfers are.
  */
 private[spark] final class StoreBlockResolver(
     conf: SparkConf,
     files: IndexShuffleBlockResolver,
     store: ShuffleStore)
-    extends IndexShuffleBlockResolver(conf) {
+    extends FilesBackedResolver(conf, files) {
 
   override def getBlockData(blockId: BlockId, dirs: Option[Array[String]]): ManagedBuffer =
     blockId match {
@@ -33,13 +33,4 @@ private[spark] final class StoreBlockResolver(
     case run: ShuffleBlockBatchId => store.receiveRun(run)
     case _ => files.putShuffleBlockAsStream(blockId, serializerManager)
   }
-
-  override def getStoredShuffles(): Seq[ShuffleBlockInfo] = files.getStoredShuffles()
-
-  override def getMigrationBlocks(info: ShuffleBlockInfo): List[(BlockId, ManagedBuffer)] =
-    files.getMigrationBlocks(info)
-
-  override def addShuffleToSkip(shuffleId: Int): Unit = files.addShuffleToSkip(shuffleId)
-
-  override def stop(): Unit = files.stop()
 }
