@@ -90,12 +90,7 @@ private[spark] final class MergeStore(
       val data = ByteBuffer.allocateDirect(total.toInt)
       RunUpload.readFully(dataFile, offsets(start), data)
       data.flip()
-      kept = append(
-        shuffleId,
-        mapId,
-        start,
-        (start until end).map(r => offsets(r + 1) - offsets(r)).toArray,
-        data)
+      kept = append(shuffleId, mapId, start, RunUpload.sizes(offsets, start, end), data)
     } finally memory.release(total - kept)
     kept
   }
@@ -130,10 +125,6 @@ private[spark] final class MergeStore(
   }
 
   def clear(): Unit = shuffles.keySet.forEach(id => removeShuffle(id))
-
-  /** Bytes merged of shuffle `shuffleId` so far. */
-  def mergedBytes(shuffleId: Int): Long =
-    Option(shuffles.get(shuffleId)).fold(0L)(s => s.synchronized(s.bytes))
 }
 
 /** The merged partitions of one shuffle; callers hold its lock. */

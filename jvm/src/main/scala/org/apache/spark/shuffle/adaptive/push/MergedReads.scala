@@ -53,10 +53,10 @@ private[spark] object MergedReads extends Logging {
     val chunkRefs = layouts.flatMap { case (owner, layout) =>
       layout.flatMap { chunk =>
         var offset = 0L
-        val parts = chunk.mapIds.indices.flatMap { i =>
+        val keyedParts = chunk.mapIds.indices.flatMap { i =>
           val key = (chunk.mapIds(i), chunk.partition)
           val part = needed.get(key).filterNot(_ => taken(key)).map { case (home, mapIndex) =>
-            ChunkPart(
+            key -> ChunkPart(
               BlockRef(ShuffleBlockId(shuffleId, key._1, key._2), chunk.lengths(i), mapIndex),
               home,
               offset,
@@ -65,9 +65,9 @@ private[spark] object MergedReads extends Logging {
           offset += chunk.lengths(i)
           part
         }
+        val parts = keyedParts.map(_._2)
         if (parts.nonEmpty && 2 * parts.iterator.map(_.length).sum >= chunk.bytes) {
-          parts.foreach(p =>
-            taken += ((p.block.blockId.asInstanceOf[ShuffleBlockId].mapId, chunk.partition)))
+          taken ++= keyedParts.map(_._1)
           val id = MergedBlocks.chunk(shuffleId, chunk)
           chunks += id -> parts
           Some(owner -> ((id: BlockId, chunk.bytes, -1)))

@@ -90,15 +90,8 @@ private[spark] final class PushMapOutputServing(
       val toSend = runs.groupMap(_._1) { case (_, run) =>
         (run: BlockId) -> (offsets(run.endReduceId) - offsets(run.startReduceId))
       }
-      SpillSender(env).send(
-        toSend.toSeq.sortBy(_._1.executorId),
-        id => {
-          val run = byId(id)
-          new RunUpload(
-            (run.startReduceId until run.endReduceId).map(r => offsets(r + 1) - offsets(r)).toArray,
-            dataFile,
-            offsets(run.startReduceId))
-        })
+      // The sender takes the peers in its own (circular) order.
+      SpillSender(env).send(toSend.toSeq, id => RunUpload.of(byId(id), dataFile, offsets))
     }
   }
 

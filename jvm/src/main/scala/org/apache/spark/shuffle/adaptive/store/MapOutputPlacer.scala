@@ -59,15 +59,12 @@ private[spark] final class MapOutputPlacer(
         }
         val byId = uploads.map { case (_, run) => (run: BlockId) -> run }.toMap
         def bytes(run: ShuffleBlockBatchId) = offsets(run.endReduceId) - offsets(run.startReduceId)
-        def upload(run: ShuffleBlockBatchId) = new RunUpload(
-          (run.startReduceId until run.endReduceId).map(r => offsets(r + 1) - offsets(r)).toArray,
-          dataFile,
-          offsets(run.startReduceId))
         val toSend = uploads.map { case (peer, run) => peer -> Seq(run -> bytes(run)) }
-        SpillSender(env).send(toSend, id => upload(byId(id))).foreach { id =>
-          val run = byId(id)
-          arrived ++= (run.startReduceId until run.endReduceId).filter(r =>
-            offsets(r + 1) > offsets(r))
+        SpillSender(env).send(toSend, id => RunUpload.of(byId(id), dataFile, offsets)).foreach {
+          id =>
+            val run = byId(id)
+            arrived ++= (run.startReduceId until run.endReduceId).filter(r =>
+              offsets(r + 1) > offsets(r))
         }
       }
     } finally {

@@ -9,6 +9,7 @@ import io.netty.handler.stream.ChunkedStream
 
 import org.apache.spark.network.buffer.ManagedBuffer
 import org.apache.spark.network.util.{AbstractFileRegion, LimitedInputStream}
+import org.apache.spark.storage.ShuffleBlockBatchId
 
 /**
  * What a map task uploads to one other executor's store: a run of its map output's blocks that
@@ -47,6 +48,17 @@ private[spark] final class RunUpload(sizes: Array[Long], file: File, offset: Lon
 }
 
 private[spark] object RunUpload {
+
+  /** The run `run` of the map output in `dataFile` with index `offsets`. */
+  def of(run: ShuffleBlockBatchId, dataFile: File, offsets: Array[Long]): RunUpload =
+    new RunUpload(
+      sizes(offsets, run.startReduceId, run.endReduceId),
+      dataFile,
+      offsets(run.startReduceId))
+
+  /** The sizes of partitions `[start, end)` of a map output with index `offsets`. */
+  def sizes(offsets: Array[Long], start: Int, end: Int): Array[Long] =
+    (start until end).map(r => offsets(r + 1) - offsets(r)).toArray
 
   def headerLength(partitions: Int): Int = 4 + 8 * partitions
 
