@@ -57,8 +57,8 @@ UCX_VARIANTS = {"ucx-shm": "posix,cma,self", "ucx-tcp": "tcp,self"} if UCX_AVAIL
 STORE_VARIANT = {"order": "adaptive", "mode": "store", "store_max_size": "64k"}
 
 #: mode="push" with the same small stores and small chunks: blocks pushed to their owners in the
-#: background and merged, left in their files by a full store or push queue, or pushed after their
-#: partition was read (sealed).
+#: background and merged (in memory, or moved to disk by a full store), left in their files by a
+#: full push queue, or pushed after their partition was read (sealed).
 PUSH_VARIANT = {"order": "adaptive", "mode": "push", "store_max_size": "64k", "push_chunk_size": "16k"}
 
 #: On local-cluster every order runs with those features on (Spark's defaults), the adaptive

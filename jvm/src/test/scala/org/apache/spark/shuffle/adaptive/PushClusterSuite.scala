@@ -6,8 +6,9 @@ import org.scalatest.concurrent.Eventually
 
 import org.apache.spark.{LocalSparkContext, ShuffleDependency, SparkConf, SparkContext, SparkEnv, SparkFunSuite, TestUtils}
 import org.apache.spark.internal.config.SHUFFLE_MANAGER
-import org.apache.spark.shuffle.adaptive.config.AdaptiveShuffleConf.{MODE, STORE_MAX_SIZE}
+import org.apache.spark.shuffle.adaptive.config.AdaptiveShuffleConf.{MODE, PUSH_QUEUE_SIZE, STORE_MAX_SIZE}
 import org.apache.spark.shuffle.adaptive.dummy.DummySpec
+import org.apache.spark.shuffle.adaptive.push.MergeStore
 import org.apache.spark.shuffle.adaptive.testing.ExecutorProbe
 
 /**
@@ -27,11 +28,12 @@ class PushClusterSuite extends SparkFunSuite with LocalSparkContext with Eventua
     compressible = false)
   private val executors = Seq("0", "1", "2")
 
-  private def start(): Unit = {
+  private def start(storeSize: Long = 64 * MiB): Unit = {
     val conf = new SparkConf()
       .set(SHUFFLE_MANAGER, classOf[AdaptiveShuffleManager].getName)
       .set(MODE, "push")
-      .set(STORE_MAX_SIZE, 64 * MiB)
+      .set(STORE_MAX_SIZE, storeSize)
+      .set(PUSH_QUEUE_SIZE, 64 * MiB)
       // The pinned map tasks wait for executor 0 rather than run elsewhere.
       .set("spark.locality.wait", "120s")
     sc = new SparkContext("local-cluster[3,1,1024]", "test", conf)
@@ -51,9 +53,12 @@ class PushClusterSuite extends SparkFunSuite with LocalSparkContext with Eventua
     manager.fetchMetrics.snapshot()("application").asInstanceOf[Map[String, Any]]
   }
 
-  private def merged(on: Seq[String]): Map[String, Long] =
+  private def mergeStores[T: scala.reflect.ClassTag](on: Seq[String])(
+      what: MergeStore => T): Map[String, T] =
     ExecutorProbe.onEach(sc, on)(() =>
-      SparkEnv.get.shuffleManager.asInstanceOf[AdaptiveShuffleManager].mergeStore.get.memory.used)
+      what(SparkEnv.get.shuffleManager.asInstanceOf[AdaptiveShuffleManager].mergeStore.get))
+
+  private def merged(on: Seq[String]): Map[String, Long] = mergeStores(on)(_.memory.used)
 
   private def awaitLost(executorId: String): Unit =
     eventually(timeout(60.seconds), interval(100.millis)) {
@@ -99,6 +104,22 @@ class PushClusterSuite extends SparkFunSuite with LocalSparkContext with Eventua
     val fromChunksAgain = again("bytes_from_stores").asInstanceOf[Long] - read
     assert(readAgain > 0 && fromChunksAgain > 0 && fromChunksAgain < readAgain, again)
     assert(again("chunk_fallbacks") === 0L, "the lost owner was not asked")
+  }
+
+  test(
+    "owners whose memory is short move the hot partitions' chunks to disk, and reduce tasks " +
+      "still read every block out of chunks") {
+    // 40 MiB over three owners of 8 MiB each.
+    start(storeSize = 8 * MiB)
+    val shuffled = SkewedShuffles.onExecutor(sc, spec, "0")
+    sc.submitMapStage(dependencyOf(shuffled)).get()
+    PushProbe.awaitPushed(sc, Seq("0"))
+    val onDisk = mergeStores(executors)(_.bytesMovedToDisk)
+    assert(onDisk.values.sum > 0, onDisk)
+    assert(shuffledDigest(shuffled) === SkewedShuffles.expected(sc, spec))
+    val app = application()
+    val read = app("bytes_by_transport").asInstanceOf[Map[String, Long]].values.sum
+    assert(app("bytes_from_stores") === read && app("chunk_fallbacks") === 0L, app)
   }
 
   test("an owner lost while pushes are under way: the result is still right") {

@@ -212,7 +212,8 @@ private[spark] object AdaptiveShuffleConf {
         "The most bytes of shuffle blocks one executor's store holds (mode=store, push). The " +
           "store keeps them in direct (off-heap) memory, outside the heap and outside Spark's " +
           "unified memory: raise spark.executor.memoryOverhead by as much. Unset means 10% of " +
-          "spark.executor.memory. Blocks leave the store when their shuffle is unregistered.")
+          "spark.executor.memory. Blocks leave the store when their shuffle is unregistered; in " +
+          "mode=push, merged chunks that do not fit move to a merged file on local disk.")
       .version("0.1.0")
       .bytesConf(ByteUnit.BYTE)
       .checkValue(_ >= 0, "must not be negative")

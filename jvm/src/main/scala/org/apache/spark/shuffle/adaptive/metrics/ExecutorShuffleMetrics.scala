@@ -33,7 +33,8 @@ private[spark] final class ExecutorShuffleMetrics {
       used: Long,
       highWater: Long,
       pushQueueHighWater: Long,
-      pushRefused: Long): Unit =
+      pushRefused: Long,
+      mergedToDisk: Long): Unit =
     source.update(
       "store.",
       Map(
@@ -41,5 +42,6 @@ private[spark] final class ExecutorShuffleMetrics {
         "used" -> used,
         "high_water" -> highWater,
         "push_queue_high_water" -> pushQueueHighWater,
-        "push_refused" -> pushRefused))
+        "push_refused" -> pushRefused,
+        "merged_to_disk" -> mergedToDisk))
 }

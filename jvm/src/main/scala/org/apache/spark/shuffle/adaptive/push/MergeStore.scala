@@ -3,13 +3,18 @@ package org.apache.spark.shuffle.adaptive.push
 import java.io.File
 import java.nio.ByteBuffer
 import java.util.concurrent.ConcurrentHashMap
+import java.util.concurrent.atomic.AtomicLong
 
 import scala.collection.mutable
+import scala.jdk.CollectionConverters._
+import scala.util.control.NonFatal
 
 import io.netty.buffer.Unpooled
 
+import org.apache.spark.internal.Logging
 import org.apache.spark.network.buffer.{ManagedBuffer, NettyManagedBuffer}
 import org.apache.spark.network.client.StreamCallbackWithID
+import org.apache.spark.network.util.TransportConf
 import org.apache.spark.shuffle.adaptive.store.{RunStream, RunUpload, StoreMemory}
 import org.apache.spark.storage.ShuffleBlockBatchId
 
@@ -25,17 +30,30 @@ import org.apache.spark.storage.ShuffleBlockBatchId
  * nothing is appended to a sealed partition, so every chunk is read exactly as its layout
  * describes it, and blocks pushed later stay in their files. Blocks arrive as runs of one map
  * output (a run this executor's pusher reads from its own file, or one another executor streams
- * here) and stay slices of the run's buffer. Everything of a shuffle goes when it is removed;
- * runs of it that arrive later are dropped. `onChange` hears of every change in what is held.
- * Thread-safe.
+ * here) and stay slices of the run's buffer.
+ *
+ * When a run does not fit in memory, chunks move to disk to make room ([[MergedFile]], one per
+ * shuffle), those of the partitions with the most merged bytes first: the hot partitions of a
+ * skewed shuffle are the ones that overflow, and each is still read as a few large chunks, while
+ * the many small partitions stay in memory. A run is left in its map output's file only when
+ * neither memory nor disk takes it.
+ *
+ * Everything of a shuffle goes when it is removed; runs of it that arrive later are dropped.
+ * `onChange` hears of every change in what is held. Thread-safe.
  */
 private[spark] final class MergeStore(
     val memory: StoreMemory,
     chunkSize: Long,
-    onChange: MergeStore => Unit) {
+    disk: MergeStore.Disk,
+    onChange: MergeStore => Unit)
+    extends Logging {
 
   private[this] val shuffles = new ConcurrentHashMap[Int, ShuffleMerges]
   private[this] val removed = ConcurrentHashMap.newKeySet[Integer]()
+  private[this] val movedToDisk = new AtomicLong
+
+  /** Bytes of chunks moved from memory to disk so far. */
+  def bytesMovedToDisk: Long = movedToDisk.get
 
   private def merges(shuffleId: Int): Option[ShuffleMerges] = Option(
     shuffles
@@ -84,7 +102,7 @@ private[spark] final class MergeStore(
       dataFile: File,
       offsets: Array[Long]): Long = {
     val total = offsets(end) - offsets(start)
-    if (total > Int.MaxValue || !memory.reserve(total)) return 0L
+    if (total > Int.MaxValue || !reserve(total)) return 0L
     var kept = 0L
     try {
       val data = ByteBuffer.allocateDirect(total.toInt)
@@ -103,23 +121,63 @@ private[spark] final class MergeStore(
     new RunStream(
       id,
       memory,
+      reserve,
       (sizes, data) => append(id.shuffleId, id.mapId, id.startReduceId, sizes, data),
       dropWhatDoesNotFit = true)
+
+  /** Reserves `bytes` of memory, moving chunks to disk if that makes them fit. */
+  private def reserve(bytes: Long): Boolean =
+    memory.reserve(bytes) || bytes <= memory.capacity && {
+      makeRoom(bytes)
+      memory.reserve(bytes)
+    }
+
+  /**
+   * Moves chunks to disk until `bytes` (at least a chunk's worth, so that a stream of runs does
+   * not move one chunk each) are free: the chunks of the partitions with the most merged bytes
+   * first, the largest of each first. Stops at the first write that fails.
+   */
+  private def makeRoom(bytes: Long): Unit = synchronized {
+    val wanted = math.max(bytes, chunkSize) - (memory.capacity - memory.used)
+    if (wanted <= 0) return
+    val candidates = shuffles.asScala.toSeq.flatMap { case (id, s) =>
+      s.synchronized(s.inMemory.map { case (chunk, partitionBytes) =>
+        (id, s, chunk, partitionBytes)
+      })
+    }
+    val inOrder = candidates.sortBy { case (_, _, chunk, partitionBytes) =>
+      (-partitionBytes, -chunk.bytes)
+    }.iterator
+    var freed = 0L
+    try {
+      while (freed < wanted && inOrder.hasNext) {
+        val (id, s, chunk, _) = inOrder.next()
+        freed += s.synchronized(s.moveToDisk(chunk, disk.file(id)))
+      }
+    } catch {
+      case NonFatal(e) =>
+        logWarning(
+          "Could not move merged chunks to disk; runs that do not fit stay in their files",
+          e)
+    } finally {
+      memory.release(freed)
+      movedToDisk.addAndGet(freed)
+    }
+  }
 
   /** The chunks of partitions `[start, end)`, which are sealed from now on. */
   def layout(shuffleId: Int, start: Int, end: Int): Seq[MergedChunk] =
     merges(shuffleId).fold(Seq.empty[MergedChunk])(s => s.synchronized(s.seal(start, end)))
 
-  /** A chunk's bytes: a view of them, no copy. */
+  /** A chunk's bytes: a view of them in memory, or a segment of its shuffle's merged file. */
   def chunk(shuffleId: Int, chunkId: Int): Option[ManagedBuffer] =
-    Option(shuffles.get(shuffleId)).flatMap(s => s.synchronized(s.bytesOf(chunkId))).map { slices =>
-      new NettyManagedBuffer(Unpooled.wrappedBuffer(slices.map(_.asReadOnlyBuffer()): _*))
-    }
+    Option(shuffles.get(shuffleId)).flatMap(s => s.synchronized(s.bytesOf(chunkId)))
 
   def removeShuffle(shuffleId: Int): Unit = {
     removed.add(shuffleId)
     Option(shuffles.remove(shuffleId)).foreach { s =>
       memory.release(s.synchronized { s.removed = true; s.bytes })
+      disk.remove(shuffleId)
       onChange(this)
     }
   }
@@ -127,10 +185,28 @@ private[spark] final class MergeStore(
   def clear(): Unit = shuffles.keySet.forEach(id => removeShuffle(id))
 }
 
+private[spark] object MergeStore {
+
+  /**
+   * Where an executor's merged chunks go when memory is short: one [[MergedFile]] per shuffle,
+   * made by `newFile` when a shuffle's first chunk moves there.
+   */
+  final class Disk(newFile: () => File, transport: TransportConf) {
+    private[this] val files = new ConcurrentHashMap[Int, MergedFile]
+
+    def file(shuffleId: Int): MergedFile =
+      files.computeIfAbsent(shuffleId, _ => new MergedFile(newFile(), transport))
+
+    def remove(shuffleId: Int): Unit = Option(files.remove(shuffleId)).foreach(_.delete())
+  }
+}
+
 /** The merged partitions of one shuffle; callers hold its lock. */
 private final class ShuffleMerges {
   private[this] val partitions = mutable.HashMap.empty[Int, PartitionMerge]
   private[this] val chunks = mutable.ArrayBuffer.empty[Chunk]
+
+  /** Bytes held in memory. */
   var bytes = 0L
   var removed = false
 
@@ -145,9 +221,30 @@ private final class ShuffleMerges {
     }
     open.add(mapId, slice)
     merge.open = if (open.bytes < chunkSize) Some(open) else None
+    merge.bytes += slice.remaining
     bytes += slice.remaining
     true
   }
+
+  /** The chunks in memory, each with its partition's merged bytes. */
+  def inMemory: Seq[(Chunk, Long)] =
+    if (removed) Nil
+    else chunks.iterator.filter(_.inMemory).map(c => c -> partitions(c.partition).bytes).toSeq
+
+  /**
+   * Writes `chunk` to `file` and drops it from memory (nothing more is appended to it); answers
+   * the bytes that left memory.
+   */
+  def moveToDisk(chunk: Chunk, file: => MergedFile): Long =
+    if (removed || !chunk.inMemory) 0L
+    else {
+      val merged = file
+      chunk.movedTo(merged, merged.append(chunk.slices.toSeq))
+      val merge = partitions(chunk.partition)
+      if (merge.open.contains(chunk)) merge.open = None
+      bytes -= chunk.bytes
+      chunk.bytes
+    }
 
   def seal(start: Int, end: Int): Seq[MergedChunk] = (start until end).flatMap { p =>
     val merge = partitions.getOrElseUpdate(p, new PartitionMerge)
@@ -156,8 +253,7 @@ private final class ShuffleMerges {
     merge.chunks.map(_.describe)
   }
 
-  def bytesOf(chunkId: Int): Option[Seq[ByteBuffer]] =
-    chunks.lift(chunkId).map(_.slices.toSeq)
+  def bytesOf(chunkId: Int): Option[ManagedBuffer] = chunks.lift(chunkId).map(_.data)
 }
 
 private final class PartitionMerge {
@@ -165,13 +261,31 @@ private final class PartitionMerge {
   val chunks = mutable.ArrayBuffer.empty[Chunk]
   var open: Option[Chunk] = None
   var isSealed = false
+
+  /** Bytes merged, in memory and on disk. */
+  var bytes = 0L
 }
 
-private final class Chunk(id: Int, partition: Int) {
+private final class Chunk(id: Int, val partition: Int) {
   val slices = mutable.ArrayBuffer.empty[ByteBuffer]
   private[this] val mapIds = mutable.ArrayBuilder.make[Long]
   private[this] val lengths = mutable.ArrayBuilder.make[Long]
+  private[this] var onDisk: Option[(MergedFile, Long)] = None
   var bytes = 0L
+
+  def inMemory: Boolean = onDisk.isEmpty
+
+  def movedTo(file: MergedFile, offset: Long): Unit = {
+    onDisk = Some((file, offset))
+    slices.clear()
+  }
+
+  /** A view of the bytes in memory, no copy, or the file segment that holds them. */
+  def data: ManagedBuffer = onDisk match {
+    case Some((file, offset)) => file.segment(offset, bytes)
+    case None =>
+      new NettyManagedBuffer(Unpooled.wrappedBuffer(slices.map(_.asReadOnlyBuffer()).toSeq: _*))
+  }
 
   def add(mapId: Long, slice: ByteBuffer): Unit = {
     slices += slice

@@ -1,6 +1,7 @@
 package org.apache.spark.shuffle.adaptive.push
 
-import org.apache.spark.SparkConf
+import org.apache.spark.{SparkConf, SparkEnv}
+import org.apache.spark.network.netty.SparkTransportConf
 import org.apache.spark.shuffle.IndexShuffleBlockResolver
 import org.apache.spark.shuffle.adaptive.config.AdaptiveShuffleConf.{PUSH_CHUNK_SIZE, PUSH_QUEUE_SIZE}
 import org.apache.spark.shuffle.adaptive.metrics.ExecutorShuffleMetrics
@@ -20,8 +21,14 @@ private[spark] final class PushExecutor(
 
   private[this] val chunkSize = conf.get(PUSH_CHUNK_SIZE)
 
+  // Merged files go where Spark keeps this executor's other temporary blocks (its local dirs,
+  // removed with the executor); SparkEnv is complete by the time a chunk moves there.
+  private[this] val disk = new MergeStore.Disk(
+    () => SparkEnv.get.blockManager.diskBlockManager.createTempLocalBlock()._2,
+    SparkTransportConf.fromSparkConf(conf, "shuffle"))
+
   val merges =
-    new MergeStore(new StoreMemory(StoreExecutor.capacity(conf)), chunkSize, _ => report())
+    new MergeStore(new StoreMemory(StoreExecutor.capacity(conf)), chunkSize, disk, _ => report())
 
   val resolver = new MergingBlockResolver(conf, files, merges)
 
@@ -48,7 +55,8 @@ private[spark] final class PushExecutor(
         memory.used,
         memory.highWater,
         pusher.queue.bytesHighWater,
-        pusher.queue.bytesRefused))
+        pusher.queue.bytesRefused,
+        merges.bytesMovedToDisk))
   }
 
   def stop(): Unit = {

@@ -16,11 +16,13 @@ import org.apache.spark.storage.ShuffleBlockBatchId
  * A run that does not fit fails its stream, unless `dropWhatDoesNotFit`: then its bytes are read
  * and dropped and the stream succeeds. Spark's block server closes the connection of a failed
  * stream, failing every other transfer on it, so a receiver whose sender does not need to know
- * (a push, whose readers learn from the owner what it merged) drops instead.
+ * (a push, whose readers learn from the owner what it merged) drops instead. `reserve` is how
+ * bytes are reserved in `memory` (a receiver may make room first).
  */
 private[spark] final class RunStream(
     id: ShuffleBlockBatchId,
     memory: StoreMemory,
+    reserve: Long => Boolean,
     complete: (Array[Long], ByteBuffer) => Long,
     dropWhatDoesNotFit: Boolean = false)
     extends StreamCallbackWithID {
@@ -53,7 +55,7 @@ private[spark] final class RunStream(
 
   private def start(announced: Array[Long]): Unit = {
     val total = announced.sum
-    if (total > Int.MaxValue || !memory.reserve(total)) {
+    if (total > Int.MaxValue || !reserve(total)) {
       if (dropWhatDoesNotFit) {
         dropping = true
         header = null

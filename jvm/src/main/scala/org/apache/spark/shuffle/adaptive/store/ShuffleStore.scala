@@ -72,6 +72,7 @@ private[spark] final class ShuffleStore(
     new RunStream(
       id,
       memory,
+      memory.reserve,
       (sizes, data) => {
         val offsets = sizes.scanLeft(0L)(_ + _)
         var kept = 0L

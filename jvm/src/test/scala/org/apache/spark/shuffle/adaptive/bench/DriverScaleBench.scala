@@ -4,7 +4,7 @@ import java.io.{ByteArrayOutputStream, ObjectOutputStream}
 import java.nio.ByteBuffer
 
 import org.apache.spark.rpc.{RpcAddress, RpcCallContext}
-import org.apache.spark.shuffle.adaptive.push.{MergedBlocks, MergedReads, MergeStore, OwnerTable}
+import org.apache.spark.shuffle.adaptive.push.{MergedBlocks, MergedReads, MergeStore, MergeStoreSuite, OwnerTable}
 import org.apache.spark.shuffle.adaptive.store.{StoreMemory, StoreRegistry}
 import org.apache.spark.storage.{BlockId, BlockManagerId, ShuffleBlockId}
 
@@ -57,7 +57,8 @@ object DriverScaleBench {
         "per map output: no message, no state (0 us)")
 
     // An owner's end: one partition into which every map output was merged.
-    val store = new MergeStore(new StoreMemory(Long.MaxValue), 4L << 20, _ => ())
+    val store =
+      new MergeStore(new StoreMemory(Long.MaxValue), 4L << 20, MergeStoreSuite.noDisk, _ => ())
     val data = ByteBuffer.allocateDirect(blockSize.toInt)
     val (_, appendMs) = timed((0 until maps).foreach { m =>
       store.append(0, m.toLong, 0, Array(blockSize), data.duplicate())

@@ -58,7 +58,9 @@ class PluginMetricsSourceSuite extends AnyFunSuite {
       used = 10,
       highWater = 30,
       pushQueueHighWater = 5,
-      pushRefused = 0)
+      pushRefused = 0,
+      mergedToDisk = 7)
     assert(metrics.source.value("store.high_water") === Some(30L))
+    assert(metrics.source.value("store.merged_to_disk") === Some(7L))
   }
 }

@@ -6,10 +6,13 @@ import java.nio.file.Files
 
 import org.scalatest.funsuite.AnyFunSuite
 
+import org.apache.spark.SparkConf
+import org.apache.spark.network.netty.SparkTransportConf
 import org.apache.spark.shuffle.adaptive.store.{RunUpload, StoreMemory}
 import org.apache.spark.storage.{BlockManagerId, ShuffleBlockBatchId}
 
 class MergeStoreSuite extends AnyFunSuite {
+  import MergeStoreSuite._
 
   /** `sizes` blocks of map `mapId`, each filled with a byte naming it, back to back. */
   private def run(mapId: Long, sizes: Long*): ByteBuffer = {
@@ -20,9 +23,21 @@ class MergeStoreSuite extends AnyFunSuite {
     out.flip()
   }
 
-  private def store(capacity: Long, chunkSize: Long): (MergeStore, StoreMemory) = {
+  private def store(
+      capacity: Long,
+      chunkSize: Long,
+      disk: MergeStore.Disk = noDisk): (MergeStore, StoreMemory) = {
     val memory = new StoreMemory(capacity)
-    (new MergeStore(memory, chunkSize, _ => ()), memory)
+    (new MergeStore(memory, chunkSize, disk, _ => ()), memory)
+  }
+
+  /** A run of map `mapId`'s blocks for partitions from 0, streamed here by another executor. */
+  private def receive(s: MergeStore, mapId: Long, sizes: Long*): Unit = {
+    val id = ShuffleBlockBatchId(0, mapId, 0, sizes.size)
+    val stream = s.receiveRun(id)
+    stream.onData(id.name, ByteBuffer.wrap(RunUpload.header(sizes.toArray)))
+    stream.onData(id.name, run(mapId, sizes: _*))
+    stream.onComplete(id.name)
   }
 
   /** What `append` is given: reserved bytes, of which it keeps some and the rest go back. */
@@ -72,21 +87,51 @@ class MergeStoreSuite extends AnyFunSuite {
 
   test("runs streamed by other executors are held if they fit, else dropped; removal frees all") {
     val (s, m) = store(100, chunkSize = 1 << 20)
-    def receive(mapId: Long, sizes: Long*): Unit = {
-      val id = ShuffleBlockBatchId(0, mapId, 0, sizes.size)
-      val stream = s.receiveRun(id)
-      val header = ByteBuffer.wrap(RunUpload.header(sizes.toArray))
-      stream.onData(id.name, header)
-      stream.onData(id.name, run(mapId, sizes: _*))
-      stream.onComplete(id.name)
-    }
-    receive(1, 40, 20)
+    receive(s, 1, 40, 20)
     // Failing the stream would close the connection other pushes share.
-    receive(2, 30, 20)
+    receive(s, 2, 30, 20)
     assert(m.used === 60 && s.layout(0, 0, 2).map(_.mapIds.toSeq) === Seq(Seq(1L), Seq(1L)))
     s.removeShuffle(0)
     assert(m.used === 0 && s.layout(0, 0, 2).isEmpty && s.chunk(0, 0).isEmpty)
     assert(push(s, m, 3, 0, 10) === 0, "nothing of a removed shuffle is merged any more")
+  }
+
+  test("when memory is short, the hot partition's chunks move to disk and are read whole") {
+    val dir = Files.createTempDirectory("merge-store").toFile
+    val (s, m) = store(100, chunkSize = 30, disk = diskIn(dir))
+    receive(s, 1, 30, 5)
+    receive(s, 2, 30, 5)
+    receive(s, 3, 20)
+    assert(m.used === 90 && s.bytesMovedToDisk === 0)
+    // 25 more bytes do not fit: partition 0 (80 bytes merged) moves to disk, a chunk at a time,
+    // until a chunk's worth is free; partition 1's small chunk stays in memory.
+    receive(s, 4, 20, 5)
+    val layout = s.layout(0, 0, 2)
+    assert(
+      layout.map(c => (c.partition, c.mapIds.toSeq)) ===
+        Seq((0, Seq(1L)), (0, Seq(2L)), (0, Seq(3L)), (0, Seq(4L)), (1, Seq(1L, 2L, 4L))))
+    assert(s.bytesMovedToDisk === 30 && m.used === 85)
+    assert(dir.listFiles().length === 1, "one merged file for the shuffle")
+    layout.foreach { c =>
+      val expected = c.mapIds.toSeq.zip(c.lengths).flatMap { case (mapId, length) =>
+        Seq.fill(length.toInt)((mapId * 16 + c.partition).toByte)
+      }
+      assert(bytesOf(s, c).toSeq === expected, s"chunk ${c.chunkId}")
+    }
+    s.removeShuffle(0)
+    assert(dir.listFiles().isEmpty && m.used === 0)
+    dir.delete()
+  }
+
+  test("a run larger than the whole memory stays in its file, and nothing moves to disk") {
+    val dir = Files.createTempDirectory("merge-store").toFile
+    val (s, m) = store(50, chunkSize = 30, disk = diskIn(dir))
+    receive(s, 1, 30)
+    receive(s, 2, 60)
+    assert(s.layout(0, 0, 1).map(_.mapIds.toSeq) === Seq(Seq(1L)))
+    assert(s.bytesMovedToDisk === 0 && m.used === 30 && dir.listFiles().isEmpty)
+    s.removeShuffle(0)
+    dir.delete()
   }
 
   test("this executor's own map output is read from its file once and merged") {
@@ -133,4 +178,15 @@ class MergeStoreSuite extends AnyFunSuite {
     assert(PushMapOutputServing.pieces(offsets, 0, 4, 60) === Seq((1, 2), (3, 4)))
     assert(PushMapOutputServing.pieces(offsets, 5, 6, 100).isEmpty)
   }
+}
+
+object MergeStoreSuite {
+  private val transport = SparkTransportConf.fromSparkConf(new SparkConf(false), "shuffle")
+
+  def diskIn(dir: File): MergeStore.Disk =
+    new MergeStore.Disk(() => File.createTempFile("merged", ".data", dir), transport)
+
+  /** For stores whose memory is never short. */
+  val noDisk: MergeStore.Disk =
+    new MergeStore.Disk(() => throw new IllegalStateException("no disk"), transport)
 }
