@@ -246,6 +246,14 @@ OPTIONS: Dict[str, Option] = {
             parse=_size(1, LONG_MAX),
         ),
         Option(
+            name="push_max_block_size",
+            key=PREFIX + "push.maxBlockSize",
+            allowed=f"a size > 0, given as {SIZE_FORMS}",
+            doc="mode='push': blocks larger than this are read from their map outputs, not pushed "
+            "(default '4k'; raise it where the network, not CPU, bounds the shuffle).",
+            parse=_size(1, LONG_MAX),
+        ),
+        Option(
             name="testing_serve_delay",
             key=PREFIX + "testing.serveDelay",
             allowed="TESTING ONLY: '' or 'executorId:millis' pairs separated by commas, e.g. '1:50'",

@@ -130,7 +130,12 @@ def test_configure_store_mode_refuses_the_external_shuffle_service():
     assert conf.get("spark.shuffle.adaptive.mode") == "store"
     assert conf.get("spark.shuffle.adaptive.store.maxSize") == "32m"
     conf = pyspark_shuffle.configure(
-        SparkConf(loadDefaults=False), mode="push", push_queue_size="8m", push_chunk_size="1m"
+        SparkConf(loadDefaults=False),
+        mode="push",
+        push_queue_size="8m",
+        push_chunk_size="1m",
+        push_max_block_size="64k",
     )
     assert conf.get("spark.shuffle.adaptive.push.queueSize") == "8m"
     assert conf.get("spark.shuffle.adaptive.push.chunkSize") == "1m"
+    assert conf.get("spark.shuffle.adaptive.push.maxBlockSize") == "64k"

@@ -71,6 +71,7 @@ _OUTCOME_FIELDS = (
     "stages",
     "spans",
     "links",
+    "shuffles",
 )
 
 

@@ -58,8 +58,15 @@ STORE_VARIANT = {"order": "adaptive", "mode": "store", "store_max_size": "64k"}
 
 #: mode="push" with the same small stores and small chunks: blocks pushed to their owners in the
 #: background and merged (in memory, or moved to disk by a full store), left in their files by a
-#: full push queue, or pushed after their partition was read (sealed).
-PUSH_VARIANT = {"order": "adaptive", "mode": "push", "store_max_size": "64k", "push_chunk_size": "16k"}
+#: full push queue, or pushed after their partition was read (sealed). Every block of these small
+#: workloads is small enough to push.
+PUSH_VARIANT = {
+    "order": "adaptive",
+    "mode": "push",
+    "store_max_size": "64k",
+    "push_chunk_size": "16k",
+    "push_max_block_size": "1m",
+}
 
 #: On local-cluster every order runs with those features on (Spark's defaults), the adaptive
 #: order once more with them off, so the network path is checked A/B there too, once in

@@ -6,7 +6,7 @@ import org.scalatest.concurrent.Eventually
 
 import org.apache.spark.{LocalSparkContext, ShuffleDependency, SparkConf, SparkContext, SparkEnv, SparkFunSuite, TestUtils}
 import org.apache.spark.internal.config.SHUFFLE_MANAGER
-import org.apache.spark.shuffle.adaptive.config.AdaptiveShuffleConf.{MODE, PUSH_QUEUE_SIZE, STORE_MAX_SIZE}
+import org.apache.spark.shuffle.adaptive.config.AdaptiveShuffleConf.{MODE, PUSH_MAX_BLOCK_SIZE, PUSH_QUEUE_SIZE, STORE_MAX_SIZE}
 import org.apache.spark.shuffle.adaptive.dummy.DummySpec
 import org.apache.spark.shuffle.adaptive.push.MergeStore
 import org.apache.spark.shuffle.adaptive.testing.ExecutorProbe
@@ -34,6 +34,8 @@ class PushClusterSuite extends SparkFunSuite with LocalSparkContext with Eventua
       .set(MODE, "push")
       .set(STORE_MAX_SIZE, storeSize)
       .set(PUSH_QUEUE_SIZE, 64 * MiB)
+      // Every block is pushed: what is tested is where merged blocks are read.
+      .set(PUSH_MAX_BLOCK_SIZE, MiB)
       // The pinned map tasks wait for executor 0 rather than run elsewhere.
       .set("spark.locality.wait", "120s")
     sc = new SparkContext("local-cluster[3,1,1024]", "test", conf)

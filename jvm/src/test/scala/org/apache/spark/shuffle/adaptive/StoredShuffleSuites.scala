@@ -4,7 +4,7 @@ import org.scalatest.{BeforeAndAfterAll, Tag}
 
 import org.apache.spark.{HashPartitioner, ShuffleDependency, ShuffleSuite, SparkContext, SparkEnv, TestUtils}
 import org.apache.spark.internal.config.SHUFFLE_MANAGER
-import org.apache.spark.shuffle.adaptive.config.AdaptiveShuffleConf.{MODE, PUSH_CHUNK_SIZE, STORE_MAX_SIZE}
+import org.apache.spark.shuffle.adaptive.config.AdaptiveShuffleConf.{MODE, PUSH_CHUNK_SIZE, PUSH_MAX_BLOCK_SIZE, STORE_MAX_SIZE}
 import org.apache.spark.shuffle.adaptive.testing.ExecutorProbe
 
 /**
@@ -90,11 +90,22 @@ class AdaptiveStoreShuffleSuite extends StoredShuffleSuite("store") {
  */
 class AdaptivePushShuffleSuite extends StoredShuffleSuite("push") {
 
-  // Chunks and pushed runs well below the stores' size, so that stores take some of them.
+  // Chunks and pushed runs well below the stores' size, so that stores take some of them, and
+  // every block of the suite's small shuffles pushed.
   override def beforeAll(): Unit = {
     super.beforeAll()
     conf.set(PUSH_CHUNK_SIZE, 16L * 1024)
+    conf.set(PUSH_MAX_BLOCK_SIZE, 1024L * 1024)
   }
+
+  private def mergedHighWater(): Map[String, Long] =
+    ExecutorProbe.onEach(sc, Seq("0", "1"))(() =>
+      SparkEnv.get.shuffleManager
+        .asInstanceOf[AdaptiveShuffleManager]
+        .mergeStore
+        .get
+        .memory
+        .highWater)
 
   test("push mode: map outputs are merged at the owners and reduce tasks read their chunks") {
     val app = groupedOnTwoExecutors(() => PushProbe.awaitPushed(sc, Seq("0", "1")))
@@ -102,13 +113,17 @@ class AdaptivePushShuffleSuite extends StoredShuffleSuite("push") {
     val chunks = app("chunks_read").asInstanceOf[Long]
     assert(chunks > 0 && app("chunk_fallbacks") === 0L, app)
     assert(app("stored_reduce_tasks").asInstanceOf[Long] > 0, app)
-    val held = ExecutorProbe.onEach(sc, Seq("0", "1"))(() =>
-      SparkEnv.get.shuffleManager
-        .asInstanceOf[AdaptiveShuffleManager]
-        .mergeStore
-        .get
-        .memory
-        .highWater)
+    val held = mergedHighWater()
     assert(held.values.forall(h => h > 0 && h <= storeSize), held)
+  }
+
+  test("push mode: blocks larger than push.maxBlockSize stay in their files") {
+    // The grouped shuffle's blocks are about 23 KiB each.
+    conf.set(PUSH_MAX_BLOCK_SIZE, 1024L)
+    val app =
+      try groupedOnTwoExecutors(() => PushProbe.awaitPushed(sc, Seq("0", "1")))
+      finally conf.set(PUSH_MAX_BLOCK_SIZE, 1024L * 1024)
+    assert(app("bytes_from_stores") === 0L && app("chunks_read") === 0L, app)
+    assert(mergedHighWater().values.forall(_ == 0L))
   }
 }

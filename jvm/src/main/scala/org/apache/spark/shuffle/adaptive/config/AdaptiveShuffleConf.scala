@@ -267,6 +267,20 @@ private[spark] object AdaptiveShuffleConf {
       .checkValue(_ > 0, "must be positive")
       .createWithDefaultString("4m")
 
+  val PUSH_MAX_BLOCK_SIZE: ConfigEntry[Long] =
+    ConfigBuilder(Prefix + "push.maxBlockSize")
+      .doc(
+        "mode=push: blocks larger than this are not pushed; reduce tasks read them from their " +
+          "map outputs. Merging pays for small blocks, whose reads cost more per request than " +
+          "per byte; pushing a large block costs a copy over the network and into the owner's " +
+          "store and saves little, as it is already one large read. The default is the " +
+          "break-even measured where every node shares two cores; raise it (Spark's push-based " +
+          "shuffle uses 1m) where the network or disk seeks, not CPU, bound the shuffle.")
+      .version("0.1.0")
+      .bytesConf(ByteUnit.BYTE)
+      .checkValue(_ > 0, "must be positive")
+      .createWithDefaultString("4k")
+
   val TESTING_SERVE_DELAY: ConfigEntry[String] =
     ConfigBuilder(Prefix + "testing.serveDelay")
       .doc("TESTING ONLY, off by default: reproduces a slow node on one machine. " +
@@ -302,5 +316,6 @@ private[spark] object AdaptiveShuffleConf {
     STORE_OFFER_ORDER,
     PUSH_QUEUE_SIZE,
     PUSH_CHUNK_SIZE,
+    PUSH_MAX_BLOCK_SIZE,
     TESTING_SERVE_DELAY)
 }

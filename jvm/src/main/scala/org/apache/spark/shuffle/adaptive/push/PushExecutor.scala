@@ -3,7 +3,7 @@ package org.apache.spark.shuffle.adaptive.push
 import org.apache.spark.{SparkConf, SparkEnv}
 import org.apache.spark.network.netty.SparkTransportConf
 import org.apache.spark.shuffle.IndexShuffleBlockResolver
-import org.apache.spark.shuffle.adaptive.config.AdaptiveShuffleConf.{PUSH_CHUNK_SIZE, PUSH_QUEUE_SIZE}
+import org.apache.spark.shuffle.adaptive.config.AdaptiveShuffleConf.{PUSH_CHUNK_SIZE, PUSH_MAX_BLOCK_SIZE, PUSH_QUEUE_SIZE}
 import org.apache.spark.shuffle.adaptive.metrics.ExecutorShuffleMetrics
 import org.apache.spark.shuffle.adaptive.store.{StoreExecutor, StoreMemory}
 import org.apache.spark.shuffle.adaptive.transport.MapOutputServing
@@ -36,6 +36,7 @@ private[spark] final class PushExecutor(
     merges,
     new PushQueue(conf.get(PUSH_QUEUE_SIZE).getOrElse(merges.memory.capacity)),
     chunkSize,
+    conf.get(PUSH_MAX_BLOCK_SIZE),
     () => report())
   @volatile private[this] var pushing = false
 

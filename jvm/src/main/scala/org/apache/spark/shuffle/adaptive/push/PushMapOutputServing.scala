@@ -18,7 +18,9 @@ import org.apache.spark.util.ThreadUtils
  * is queued; one background thread, the pusher, sends queued map outputs in order while later map
  * tasks run: to each partition's owner ([[OwnerTable]], from the shuffle's handle) the run of the
  * data file its partitions span, in pieces of about one chunk, this executor's own partitions
- * straight into its [[MergeStore]]. The owners merge what they can hold; the rest stays in the
+ * straight into its [[MergeStore]]. Blocks larger than `maxBlockSize` are not pushed: merging
+ * pays for small blocks, whose reads cost more per request than per byte, and a large block read
+ * from its file is already one large read. The owners merge what they can hold; the rest stays in the
  * map output's file, which is kept in every case and is where reduce tasks read whatever was not
  * merged.
  *
@@ -32,6 +34,7 @@ private[spark] final class PushMapOutputServing(
     merges: MergeStore,
     val queue: PushQueue,
     chunkSize: Long,
+    maxBlockSize: Long,
     changed: () => Unit)
     extends Logging {
 
@@ -45,7 +48,7 @@ private[spark] final class PushMapOutputServing(
         dataFile: File,
         offsets: Array[Long]): Unit = {
       val byOwner = owners.ranges(0, owners.numPartitions).map { case (owner, start, end) =>
-        owner -> PushMapOutputServing.pieces(offsets, start, end, chunkSize)
+        owner -> PushMapOutputServing.pieces(offsets, start, end, chunkSize, maxBlockSize)
       }
       val pieces = PushMapOutputServing.interleaved(SparkEnv.get.executorId, byOwner)
       val sizes = pieces.map { case (_, (start, end)) => offsets(end) - offsets(start) }
@@ -127,16 +130,24 @@ private[spark] object PushMapOutputServing {
   /**
    * Partitions `[start, end)` of a map output with index `offsets`, cut into runs `(first, end)`
    * of about `size` bytes (a larger block a run of its own), without leading or trailing empty
-   * blocks; empty runs and runs of more bytes than one buffer holds are left out.
+   * blocks and without blocks larger than `maxBlock`, which are read from their file; empty runs
+   * and runs of more bytes than one buffer holds are left out.
    */
-  def pieces(offsets: Array[Long], start: Int, end: Int, size: Long): Seq[(Int, Int)] = {
+  def pieces(
+      offsets: Array[Long],
+      start: Int,
+      end: Int,
+      size: Long,
+      maxBlock: Long): Seq[(Int, Int)] = {
+    def length(i: Int) = offsets(i + 1) - offsets(i)
     val runs = Seq.newBuilder[(Int, Int)]
     var first = start
     while (first < end) {
-      while (first < end && offsets(first + 1) == offsets(first)) first += 1
+      while (first < end && (length(first) == 0 || length(first) > maxBlock)) first += 1
       if (first < end) {
         var last = first + 1
-        while (last < end && offsets(last + 1) - offsets(first) <= size) last += 1
+        while (last < end && length(last) <= maxBlock && offsets(last + 1) - offsets(first) <= size)
+          last += 1
         while (offsets(last) == offsets(last - 1)) last -= 1
         if (offsets(last) - offsets(first) <= Int.MaxValue - RunUpload.headerLength(last - first))
           runs += ((first, last))

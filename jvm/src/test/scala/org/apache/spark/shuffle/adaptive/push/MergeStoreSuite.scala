@@ -174,9 +174,18 @@ class MergeStoreSuite extends AnyFunSuite {
 
   test("a pusher cuts each owner's range into runs of about a chunk, skipping empty blocks") {
     val offsets = Array[Long](0, 0, 40, 40, 100, 300, 300)
-    assert(PushMapOutputServing.pieces(offsets, 0, 6, 100) === Seq((1, 4), (4, 5)))
-    assert(PushMapOutputServing.pieces(offsets, 0, 4, 60) === Seq((1, 2), (3, 4)))
-    assert(PushMapOutputServing.pieces(offsets, 5, 6, 100).isEmpty)
+    val any = Long.MaxValue
+    assert(PushMapOutputServing.pieces(offsets, 0, 6, 100, any) === Seq((1, 4), (4, 5)))
+    assert(PushMapOutputServing.pieces(offsets, 0, 4, 60, any) === Seq((1, 2), (3, 4)))
+    assert(PushMapOutputServing.pieces(offsets, 5, 6, 100, any).isEmpty)
+  }
+
+  test("blocks larger than the push limit are left out of the runs, splitting them") {
+    // Blocks of 10, 50, 0, 20, 200 and 30 bytes.
+    val offsets = Array[Long](0, 10, 60, 60, 80, 280, 310)
+    assert(PushMapOutputServing.pieces(offsets, 0, 6, 1000, 40) === Seq((0, 1), (3, 4), (5, 6)))
+    assert(PushMapOutputServing.pieces(offsets, 0, 6, 1000, 50) === Seq((0, 4), (5, 6)))
+    assert(PushMapOutputServing.pieces(offsets, 1, 2, 1000, 40).isEmpty)
   }
 }
 
