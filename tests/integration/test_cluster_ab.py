@@ -75,6 +75,10 @@ def test_every_reduce_task_reads_from_two_remote_hosts(on_the_cluster):
         for worker in range(1, spec.workers + 1):
             assert spec.worker_address(worker) in hosts, (variant, hosts)
         assert sum(tasks.values()) == 6, (variant, tasks)
+        if variant == "push":
+            # A merged partition is read from its owner's chunks: one source, or none where the
+            # reduce task runs on the owner; blocks not merged in time come from their files.
+            continue
         assert all(int(sources) >= 2 for sources in tasks), (
             f"{variant}: reduce tasks by remote sources {tasks}"
         )
