@@ -4,12 +4,15 @@ import scala.concurrent.duration._
 
 import org.scalatest.concurrent.Eventually
 
-import org.apache.spark.{LocalSparkContext, ShuffleDependency, SparkConf, SparkContext, SparkEnv, SparkFunSuite, TestUtils}
-import org.apache.spark.internal.config.SHUFFLE_MANAGER
+import org.apache.spark.{LocalSparkContext, Partition, ShuffleDependency, SparkConf, SparkContext, SparkEnv, SparkFunSuite, TaskContext, TestUtils}
+import org.apache.spark.internal.config.{SERIALIZER, SHUFFLE_MANAGER}
+import org.apache.spark.rdd.RDD
+import org.apache.spark.serializer.KryoSerializer
 import org.apache.spark.shuffle.adaptive.config.AdaptiveShuffleConf.{MODE, PUSH_MAX_BLOCK_SIZE, PUSH_QUEUE_SIZE, STORE_MAX_SIZE}
-import org.apache.spark.shuffle.adaptive.dummy.DummySpec
+import org.apache.spark.shuffle.adaptive.dummy.{DestinationPartitioner, DummySpec, PinnedRDD}
 import org.apache.spark.shuffle.adaptive.push.MergeStore
 import org.apache.spark.shuffle.adaptive.testing.ExecutorProbe
+import org.apache.spark.shuffle.sort.SortShuffleManager
 
 /**
  * mode=push on three executors: a skewed DummyRDD (Zipf alpha = 1, 80 partitions) whose map
@@ -28,14 +31,16 @@ class PushClusterSuite extends SparkFunSuite with LocalSparkContext with Eventua
     compressible = false)
   private val executors = Seq("0", "1", "2")
 
-  private def start(storeSize: Long = 64 * MiB): Unit = {
+  /** By default every block is pushed: what is tested is where merged blocks are read. */
+  private def start(storeSize: Long = 64 * MiB, maxPushedBlock: Long = MiB): Unit = {
     val conf = new SparkConf()
       .set(SHUFFLE_MANAGER, classOf[AdaptiveShuffleManager].getName)
       .set(MODE, "push")
       .set(STORE_MAX_SIZE, storeSize)
       .set(PUSH_QUEUE_SIZE, 64 * MiB)
-      // Every block is pushed: what is tested is where merged blocks are read.
-      .set(PUSH_MAX_BLOCK_SIZE, MiB)
+      .set(PUSH_MAX_BLOCK_SIZE, maxPushedBlock)
+      // Batch fetch needs a serializer whose records may be concatenated.
+      .set(SERIALIZER, classOf[KryoSerializer].getName)
       // The pinned map tasks wait for executor 0 rather than run elsewhere.
       .set("spark.locality.wait", "120s")
     sc = new SparkContext("local-cluster[3,1,1024]", "test", conf)
@@ -47,7 +52,7 @@ class PushClusterSuite extends SparkFunSuite with LocalSparkContext with Eventua
   private def manager: AdaptiveShuffleManager =
     sc.env.shuffleManager.asInstanceOf[AdaptiveShuffleManager]
 
-  private def dependencyOf(rdd: org.apache.spark.rdd.RDD[_]) =
+  private def dependencyOf(rdd: RDD[_]) =
     rdd.dependencies.head.asInstanceOf[ShuffleDependency[Int, Array[Byte], Array[Byte]]]
 
   private def application(): Map[String, Any] = {
@@ -124,6 +129,50 @@ class PushClusterSuite extends SparkFunSuite with LocalSparkContext with Eventua
     assert(app("bytes_from_stores") === read && app("chunk_fallbacks") === 0L, app)
   }
 
+  test(
+    "a batch read of a partition range whose map outputs were partly merged: each map's " +
+      "unmerged ranges are asked for as Spark's fetch protocol allows, and every row arrives") {
+    // Even partitions' blocks (4 KiB) stay in their files, odd ones' (tens of bytes) are pushed,
+    // so each map output is read as ranges with merged partitions between them.
+    start(maxPushedBlock = 1024)
+    val partitions = 12
+    val maps = sc
+      .parallelize(0 until 6, 6)
+      .flatMap { m =>
+        val random = new java.util.Random(m)
+        (0 until partitions).map { p =>
+          val payload = new Array[Byte](if (p % 2 == 0) 4096 else 8)
+          random.nextBytes(payload)
+          p -> payload
+        }
+      }
+    val pinned = new PinnedRDD(maps, ExecutorProbe.location(sc, "0"))
+    val dependency = new ShuffleDependency[Int, Array[Byte], Array[Byte]](
+      pinned,
+      new DestinationPartitioner(partitions))
+    sc.submitMapStage(dependency).get()
+    PushProbe.awaitPushed(sc, Seq("0"))
+    // One task on executor 1 reads every partition, batch fetch on, as AQE's coalesced reads do.
+    sc.setLocalProperty(SortShuffleManager.FETCH_SHUFFLE_BLOCKS_IN_BATCH_ENABLED_KEY, "true")
+    val read =
+      try new RangeReadRDD(dependency, ExecutorProbe.location(sc, "1")).collect()
+      finally
+        sc.setLocalProperty(SortShuffleManager.FETCH_SHUFFLE_BLOCKS_IN_BATCH_ENABLED_KEY, null)
+    def rows(records: Array[(Int, Array[Byte])]) = records.map { case (p, b) =>
+      p -> b.mkString(",")
+    }.sorted
+    assert(rows(read) === rows(maps.collect()))
+    val app = application()
+    val fromStores = app("bytes_from_stores").asInstanceOf[Long]
+    assert(app("chunks_read").asInstanceOf[Long] > 0 && app("chunk_fallbacks") === 0L, app)
+    assert(
+      fromStores > 0 && fromStores < app("bytes_by_transport")
+        .asInstanceOf[Map[String, Long]]
+        .values
+        .sum,
+      app)
+  }
+
   test("an owner lost while pushes are under way: the result is still right") {
     start()
     val shuffled = SkewedShuffles.onExecutor(sc, spec, "0")
@@ -137,4 +186,26 @@ class PushClusterSuite extends SparkFunSuite with LocalSparkContext with Eventua
     awaitLost("1")
     assert(shuffledDigest(shuffled) === SkewedShuffles.expected(sc, spec))
   }
+}
+
+/** Partitions [0, n) of a shuffle read by one task on `location`, as an AQE coalesced read. */
+private class RangeReadRDD[K, C](dependency: ShuffleDependency[K, _, C], location: String)
+    extends RDD[(K, C)](dependency.rdd.context, Seq(dependency)) {
+
+  override protected def getPartitions: Array[Partition] =
+    Array(new Partition { override def index: Int = 0 })
+
+  override protected def getPreferredLocations(split: Partition): Seq[String] =
+    Seq(location)
+
+  override def compute(split: Partition, context: TaskContext): Iterator[(K, C)] =
+    SparkEnv.get.shuffleManager
+      .getReader[K, C](
+        dependency.shuffleHandle,
+        0,
+        dependency.partitioner.numPartitions,
+        context,
+        context.taskMetrics().createTempShuffleReadMetrics())
+      .read()
+      .asInstanceOf[Iterator[(K, C)]]
 }
