@@ -9,11 +9,21 @@ import json
 from pathlib import Path
 from typing import Any, Dict, Iterable, List, Mapping, Union
 
-from .bench.tables import MEDIAN_FIELDS
+#: The numbers a bench run record holds for its run as a whole (the bench table's medians).
+RUN_NUMBERS = (
+    "wall_s",
+    "map_stage_s",
+    "reduce_stage_s",
+    "shuffle_write_bytes",
+    "shuffle_read_bytes",
+    "fetch_wait_ms",
+    "max_reduce_partition_bytes",
+    "peak_executor_memory_bytes",
+)
 
 #: Bench run fields that are one number or label each, in this order before the flattened rest:
-#: what identifies the run, then the numbers the bench table takes medians of.
-RUN_COLUMNS = ("index", "repeat", "workload", "skew", "manager", "status", *MEDIAN_FIELDS)
+#: what identifies the run, then its numbers.
+RUN_COLUMNS = ("index", "repeat", "workload", "skew", "manager", "status", *RUN_NUMBERS)
 
 
 def flatten(values: Mapping[str, Any], prefix: str = "") -> Dict[str, Any]:

@@ -21,13 +21,13 @@ import sys
 from typing import Any, Dict, Mapping, Optional
 
 from ._configure import configure
+from ._driver_host import driver_host
 from ._jvm import (
     SHUFFLE_MANAGER_CLASS,
     SLOW_SERVING_SORT_SHUFFLE_MANAGER_CLASS,
     SORT_SHUFFLE_MANAGER_CLASS,
     active_shuffle_manager_class,
 )
-from .cluster.driver import driver_host
 from .configure_options import OPTIONS
 
 MASTER_ENV = "PYSPARK_SHUFFLE_TEST_MASTER"

@@ -2,6 +2,7 @@
 
 import pytest
 
+from pyspark_shuffle._driver_host import driver_host
 from pyspark_shuffle.cluster import (
     ClusterSpec,
     ClusterSpecError,
@@ -14,7 +15,6 @@ from pyspark_shuffle.cluster import (
     system,
 )
 from pyspark_shuffle.cluster.cli import build_parser, main
-from pyspark_shuffle.cluster.driver import driver_host
 from pyspark_shuffle.cluster.plan import Resource
 
 

@@ -6,20 +6,9 @@ import statistics
 from dataclasses import dataclass, field
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 
+from ..frames import RUN_NUMBERS
 from .config import SORT
 from .links import run_figures
-
-#: Run record fields summarized by their median over the ok runs of a group.
-MEDIAN_FIELDS = (
-    "wall_s",
-    "map_stage_s",
-    "reduce_stage_s",
-    "shuffle_write_bytes",
-    "shuffle_read_bytes",
-    "fetch_wait_ms",
-    "max_reduce_partition_bytes",
-    "peak_executor_memory_bytes",
-)
 
 Key = Tuple[str, float, str]  # workload, skew, manager label
 
@@ -60,7 +49,7 @@ def summarize(records: Sequence[Dict[str, Any]]) -> List[Summary]:
                 manager,
                 len(runs),
                 len(ok),
-                {name: median(r.get(name) for r in ok) for name in MEDIAN_FIELDS},
+                {name: median(r.get(name) for r in ok) for name in RUN_NUMBERS},
             )
         )
     sort_wall = {(s.workload, s.skew): s.medians["wall_s"] for s in summaries if s.manager == SORT}

@@ -15,7 +15,7 @@ Needs root (or CAP_NET_ADMIN and CAP_SYS_ADMIN): without, :class:`PrivilegeError
 anything is created.
 """
 
-from .driver import driver_host
+from .._driver_host import driver_host
 from .lifecycle import down, kill_executors, running, set_link, status, up
 from .spec import ClusterSpec, ClusterSpecError, format_rate, parse_cluster, parse_rate
 from .state import ClusterState, find_by_master

@@ -4,7 +4,9 @@
 a refusal creates nothing; then it records each resource in the state file before creating it,
 and if anything fails or is interrupted (Ctrl-C, SIGTERM) it takes down what it made. ``down``
 removes only what a state file records, and only resources whose names carry the cluster's
-prefix, so it never touches what it did not create.
+prefix, so it never touches what it did not create. A process's pid is known only once it runs,
+so each one also carries the cluster's name in its environment (``CLUSTER_ENV``), which its
+children inherit: ``down`` finds them by it even if ``up`` was killed before recording a pid.
 """
 
 from __future__ import annotations
@@ -27,6 +29,8 @@ from .state import ClusterState
 from .system import ClusterError
 
 READY_TIMEOUT_S = 120.0
+#: Set to the cluster's name in the environment of every process ``up`` starts.
+CLUSTER_ENV = "PYSPARK_SHUFFLE_CLUSTER"
 Log = Callable[[str], None]
 
 
@@ -178,7 +182,7 @@ def _start(cluster: ClusterState, role: str, argv, env: Dict[str, str]) -> None:
     with open(log_path, "ab") as out:
         process = subprocess.Popen(
             list(argv),
-            env=dict(os.environ, **env),
+            env=dict(os.environ, **env, **{CLUSTER_ENV: cluster.name}),
             stdin=subprocess.DEVNULL,
             stdout=out,
             stderr=subprocess.STDOUT,
@@ -282,6 +286,7 @@ def _rmdir_retrying(path: str) -> None:
 def _teardown(cluster: ClusterState, log: Log) -> List[str]:
     """Remove every recorded resource (processes first); the errors, one line each."""
     errors = []
+    system.kill(system.pids_with_env(CLUSTER_ENV, cluster.name))
     for resource in plan.teardown_order(cluster.resources):
         try:
             _remove(cluster, resource, log)

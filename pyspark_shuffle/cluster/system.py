@@ -146,6 +146,21 @@ def netns_pids(namespace: str) -> List[int]:
     return [int(p) for p in done.stdout.split()] if done.returncode == 0 else []
 
 
+def pids_with_env(name: str, value: str) -> List[int]:
+    """Processes whose environment sets ``name`` to ``value`` (what they inherited at start)."""
+    entry = f"{name}={value}".encode()
+    found = []
+    for pid in os.listdir("/proc"):
+        if pid.isdigit():
+            try:
+                with open(f"/proc/{pid}/environ", "rb") as handle:
+                    if entry in handle.read().split(b"\0"):
+                        found.append(int(pid))
+            except OSError:
+                continue
+    return found
+
+
 def cmdline(pid: int) -> str:
     try:
         with open(f"/proc/{pid}/cmdline", "rb") as handle:

@@ -29,6 +29,8 @@ def test_bench_sort_and_adaptive(tmp_path):
             "1",
             "--json",
             str(out),
+            "--plot",
+            str(tmp_path / "tmp.png"),
         ],
         capture_output=True,
         text=True,
@@ -36,6 +38,8 @@ def test_bench_sort_and_adaptive(tmp_path):
     )
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     assert "vs sort" in done.stdout
+    # --plot draws the skew report of each configuration's first run that kept the plugin's.
+    assert list((tmp_path / "tmp-shuffles").glob("*.png")), sorted(p.name for p in tmp_path.iterdir())
     runs = json.loads(out.read_text())["runs"]
     assert [r["manager"] for r in runs] == ["sort", "adaptive"]
     assert all(r["status"] == "ok" for r in runs), [r["error"] for r in runs]
@@ -51,6 +55,17 @@ def test_bench_sort_and_adaptive(tmp_path):
     assert sort["result"] == adaptive["result"]
     assert sort["plugin"] == {}
     assert adaptive["plugin"] and adaptive["plugin"]["reduce_tasks"] > 0
+    assert sort["shuffles"] == [] and adaptive["shuffles"], adaptive["shuffles"]
+
+    # The README's next step: the skew report of that JSON.
+    report = subprocess.run(
+        [sys.executable, "-m", "pyspark_shuffle", "report", str(out), "--no-plot"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert report.returncode == 0, report.stdout[-3000:] + report.stderr[-3000:]
+    assert "skew=0 adaptive" in report.stdout, report.stdout
 
 
 def test_bench_sql_workloads(tmp_path):

@@ -15,6 +15,7 @@ from pyspark_shuffle.cluster import (
     PrivilegeError,
     down,
     kill_executors,
+    lifecycle,
     linkcheck,
     parse_cluster,
     plan,
@@ -102,8 +103,16 @@ def test_limits_cut_heal_kill_and_down_leaves_nothing():
         assert connects(plan.netns(SPEC, 2), SPEC.bridge_address, master_port)
         assert kill_executors(SPEC.name, 1) == []  # no application, no executor
         assert leftovers(SPEC)
+        # Every daemon carries the cluster's name, and so does what it starts: a process whose
+        # pid ``up`` never recorded (killed between starting it and recording it) is found too.
+        tagged = set(system.pids_with_env(lifecycle.CLUSTER_ENV, SPEC.name))
+        assert set(cluster.pids.values()) <= tagged, (cluster.pids, tagged)
+        unrecorded = subprocess.Popen(
+            ["sleep", "600"], env=dict(os.environ, **{lifecycle.CLUSTER_ENV: SPEC.name})
+        )
     assert leftovers(SPEC) == []
     assert not any(system.alive(pid) for pid in cluster.pids.values())
+    assert unrecorded.wait(timeout=10) == -signal.SIGTERM
 
 
 def _up_process():

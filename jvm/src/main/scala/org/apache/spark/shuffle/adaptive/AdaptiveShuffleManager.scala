@@ -316,7 +316,6 @@ private[spark] class AdaptiveShuffleManager(conf: SparkConf)
   override def unregisterShuffle(shuffleId: Int): Boolean = {
     reducers.remove(shuffleId)
     storeAccumulators.remove(shuffleId)
-    readReports.foreach(_.removed(shuffleId))
     ucxRegistry.foreach(_.send(UcxRegistry.ShuffleRemoved(shuffleId)))
     storeRegistry.foreach(_.send(StoreRegistry.ShuffleRemoved(shuffleId)))
     storeExecutor.foreach(_.store.removeShuffle(shuffleId))

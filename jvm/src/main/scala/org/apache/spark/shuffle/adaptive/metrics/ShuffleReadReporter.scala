@@ -8,7 +8,9 @@ import org.apache.spark.scheduler.{SparkListener, SparkListenerEvent, SparkListe
  * Driver side: collects, per stage and shuffle, the [[FetchCounters]] each reduce task reports
  * (the per-task values of the plugin's accumulators) and, when the stage completes, makes a
  * [[ShuffleReadReport]] of them, keeps the latest per shuffle and `post`s it (to the listener
- * bus, hence the event log).
+ * bus, hence the event log). Reports outlive their shuffles, which Spark's cleaner removes as
+ * soon as their RDDs are collected, often before anyone asks: the newest [[ShuffleReadReporter.Kept]]
+ * are kept.
  *
  * @param partitionBytes a shuffle's bytes per reduce partition, from its map outputs
  * @param storeBytes where mode=store put a shuffle's map outputs (empty in other modes)
@@ -71,7 +73,11 @@ private[spark] final class ShuffleReadReporter(
         r.tasks.toSeq,
         r.left,
         storeBytes(shuffleId))
-      synchronized(latest(shuffleId) = report)
+      synchronized {
+        latest(shuffleId) = report
+        // Shuffle ids grow with time: the smallest is the oldest.
+        while (latest.size > ShuffleReadReporter.Kept) latest -= latest.firstKey
+      }
       post(report)
     })
   }
@@ -93,8 +99,12 @@ private[spark] final class ShuffleReadReporter(
     }
   }
 
-  /** The latest report of each shuffle still registered, by shuffle id. */
+  /** The latest report of each of the newest shuffles read, by shuffle id. */
   def reports: Seq[ShuffleReadReport] = synchronized(latest.values.toSeq)
+}
 
-  def removed(shuffleId: Int): Unit = synchronized(latest -= shuffleId)
+private[spark] object ShuffleReadReporter {
+
+  /** A report holds up to [[ShuffleReadReport.MaxTasks]] rows: a few MB at most each. */
+  val Kept = 32
 }

@@ -38,8 +38,8 @@ object PythonApi {
   }
 
   /**
-   * The plugin's skew-report data, as JSON: a list of the latest [[ShuffleReadReport]] of every
-   * shuffle still registered (empty when another shuffle manager runs).
+   * The plugin's skew-report data, as JSON: a list of the latest [[ShuffleReadReport]] of each of
+   * the newest shuffles read (empty when another shuffle manager runs).
    */
   def shuffleReportsJson(sc: SparkContext): String = {
     sc.listenerBus.waitUntilEmpty()

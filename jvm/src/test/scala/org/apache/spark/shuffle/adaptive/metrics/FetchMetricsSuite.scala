@@ -2,7 +2,7 @@ package org.apache.spark.shuffle.adaptive.metrics
 
 import scala.collection.mutable
 
-import org.apache.spark.{LocalSparkContext, SparkConf, SparkContext, SparkFunSuite}
+import org.apache.spark.{LocalSparkContext, ShuffleDependency, SparkConf, SparkContext, SparkFunSuite}
 import org.apache.spark.internal.config.SHUFFLE_MANAGER
 import org.apache.spark.scheduler.{SparkListener, SparkListenerTaskEnd}
 import org.apache.spark.shuffle.adaptive.AdaptiveShuffleManager
@@ -45,6 +45,27 @@ class FetchMetricsSuite extends SparkFunSuite with LocalSparkContext {
     val executors = snapshot("executors").asInstanceOf[Map[String, Map[String, Any]]]
     assert(executors.keySet === Set("driver"))
     assert(executors("driver")("bytes_by_source") === Map("driver" -> bytes(FetchCounters.Local)))
+  }
+
+  test(
+    "a shuffle's read report outlives the shuffle (Spark's cleaner removes it once its RDD is " +
+      "gone); only the newest are kept") {
+    val conf = new SparkConf().set(SHUFFLE_MANAGER, classOf[AdaptiveShuffleManager].getName)
+    sc = new SparkContext("local[2]", "test", conf)
+    val manager = sc.env.shuffleManager.asInstanceOf[AdaptiveShuffleManager]
+    def shuffleOnce(): Int = {
+      val shuffled = sc.parallelize(1 to 100, 2).map(x => (x % 7, x)).reduceByKey(_ + _, 3)
+      assert(shuffled.count() === 7)
+      val shuffleId = shuffled.dependencies.head.asInstanceOf[ShuffleDependency[_, _, _]].shuffleId
+      sc.cleaner.get.doCleanupShuffle(shuffleId, blocking = true)
+      shuffleId
+    }
+    val first = shuffleOnce()
+    sc.listenerBus.waitUntilEmpty()
+    assert(manager.readReports.get.reports.map(_.shuffleId) === Seq(first))
+    val later = Seq.fill(ShuffleReadReporter.Kept)(shuffleOnce())
+    sc.listenerBus.waitUntilEmpty()
+    assert(manager.readReports.get.reports.map(_.shuffleId) === later)
   }
 
   test("merge adds counts and keeps the largest peak") {

@@ -1,0 +1,50 @@
+"""The package's layers import one way: the library core (configure, options, metrics, frames,
+report, dummy, sessions) imports nothing of the tooling (bench, cluster), which imports the core."""
+
+import ast
+from pathlib import Path
+
+import pyspark_shuffle
+
+PACKAGE = Path(pyspark_shuffle.__file__).parent
+TOOLING = ("bench", "cluster")
+#: The command-line entry dispatches to each tool; the pytest plugin starts a cluster fixture.
+ENTRY_POINTS = ("__main__.py", "testing")
+
+
+def _imported(path: Path) -> set:
+    """The pyspark_shuffle subpackages ``path`` imports, relative imports resolved."""
+    module = path.relative_to(PACKAGE.parent).with_suffix("").parts
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = module[: len(module) - node.level]
+                target = (*base, *(node.module.split(".") if node.module else ()))
+                names = [(*target, alias.name) for alias in node.names]
+            else:
+                names = [tuple((node.module or "").split("."))]
+        elif isinstance(node, ast.Import):
+            names = [tuple(alias.name.split(".")) for alias in node.names]
+        else:
+            continue
+        found.update(n[1] for n in names if len(n) > 1 and n[0] == "pyspark_shuffle")
+    return found
+
+
+def test_the_core_imports_no_tooling():
+    offending = {}
+    for path in PACKAGE.rglob("*.py"):
+        layer = path.relative_to(PACKAGE).parts[0]
+        if layer in TOOLING or layer in ENTRY_POINTS:
+            continue
+        bad = _imported(path) & set(TOOLING)
+        if bad:
+            offending[str(path.relative_to(PACKAGE))] = sorted(bad)
+    assert offending == {}
+
+
+def test_the_check_resolves_relative_imports():
+    assert {"_configure", "_jvm", "configure_options"} <= _imported(PACKAGE / "sessions.py")
+    # "from ..frames import" in bench/tables.py is pyspark_shuffle.frames.
+    assert "frames" in _imported(PACKAGE / "bench" / "tables.py")
