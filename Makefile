@@ -12,8 +12,9 @@ spark_column = $(shell awk '!/^\#/ && NF && $(1) {print $$$(2)}' $(SPARK_VERSION
 # The pyspark `make test` runs every suite on, and the minors that get the reduced set.
 FULL_SPARK := $(call spark_column,$$5 == "full",2)
 REDUCED_MINORS := $(call spark_column,$$5 == "reduced",1)
-# The minors with JVM suites: every suite on the full one, ShuffleSuite on the other Maven ones.
-JVM_TEST_MINORS := $(call spark_column,($$5 == "full" || $$4 == "maven"),1)
+# The minor with every JVM suite, and the other Maven minors, which run Spark's ShuffleSuite.
+FULL_MINOR := $(call spark_column,$$5 == "full",1)
+MAVEN_REDUCED_MINORS := $(call spark_column,($$5 == "reduced" && $$4 == "maven"),1)
 # Releases compiled against the jars of their pyspark sdist (Maven Central lacks them).
 PYPI_SPARKS := $(call spark_column,$$4 == "pypi",2)
 spark_of = $(shell awk '!/^\#/ && $$1 == "$(1)" {print $$2}' $(SPARK_VERSIONS))
@@ -33,9 +34,15 @@ TEST_JAVA_OPTIONS := -XX:TieredStopAtLevel=1 -XX:+UseSerialGC
 SPARK_HOMES = SPARK_HOME=$(call spark_home_of,$(VENV)) \
   $(foreach m,$(REDUCED_MINORS),SPARK_HOME_$(subst .,_,$(m))=$(call spark_home_of,$(call minor_venv,$(m))))
 
-.PHONY: test lint test-jvm test-python test-spark-minors demo bench-driver-scale jar venv wheel clean
+.PHONY: test test-all lint test-jvm test-jvm-matrix test-python test-spark-minors demo bench-driver-scale jar venv wheel clean
 
+# What CI runs on every change, within 30 minutes on 2 cores.
 test: lint test-jvm test-python test-spark-minors
+
+# `make test` and the rest of the matrix: Spark's ShuffleSuite on each other Maven minor, and the
+# JVM suites tagged Slow (a path `make test` covers otherwise, e.g. UCX over TCP, which the
+# namespace-cluster A/B and UcxClusterSuite run).
+test-all: test test-jvm-matrix
 
 # The benchmark harness at a small size: the same skewed shuffles (a Zipf hot key, skew 2) under
 # Spark's sort shuffle and the plugin, results checked equal, medians and ratios printed.
@@ -79,11 +86,16 @@ lint: venv
 	$(PY) -m ruff check .
 	$(PY) -m ruff format --check .
 
-# Every suite on the full minor; Spark's ShuffleSuite on the other Maven minors; scalafmt first.
-# The UCX suites load UCX from the pip-installed libucx-cu11 (the test extra).
-test-jvm: venv jar $(MINOR_VENVS)
-	$(SPARK_HOMES) UCX_LIBRARY_PATH=$(UCX_LIBRARY_PATH_OF_VENV) TEST_JAVA_OPTIONS="$(TEST_JAVA_OPTIONS)" build/sbt scalafmtCheckAll scalafmtSbtCheck \
-	  $(foreach m,$(JVM_TEST_MINORS),spark$(subst .,,$(m))/test)
+# Every suite but those tagged Slow on the full minor; scalafmt first. The UCX suites load UCX
+# from the pip-installed libucx-cu11 (the test extra).
+SBT_TEST = UCX_LIBRARY_PATH=$(UCX_LIBRARY_PATH_OF_VENV) TEST_JAVA_OPTIONS="$(TEST_JAVA_OPTIONS)" build/sbt
+SLOW_TAG := org.scalatest.tags.Slow
+test-jvm: venv jar
+	SPARK_HOME=$(call spark_home_of,$(VENV)) $(SBT_TEST) scalafmtCheckAll scalafmtSbtCheck "spark$(subst .,,$(FULL_MINOR))/testOnly * -- -l $(SLOW_TAG)"
+
+test-jvm-matrix: venv jar $(MINOR_VENVS)
+	$(SPARK_HOMES) $(SBT_TEST) "spark$(subst .,,$(FULL_MINOR))/testOnly * -- -n $(SLOW_TAG)" \
+	  $(foreach m,$(MAVEN_REDUCED_MINORS),spark$(subst .,,$(m))/test)
 
 test-python: venv jar
 	JDK_JAVA_OPTIONS="$(TEST_JAVA_OPTIONS)" $(PY) -m pytest -m 'not spark_minor' --durations=25 tests

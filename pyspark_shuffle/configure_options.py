@@ -288,7 +288,3 @@ def validate_options(options: Mapping[str, Any]) -> Dict[str, str]:
 def describe_options() -> str:
     return "; ".join(f"{o.name} ({o.key}): {o.allowed}" for o in OPTIONS.values())
 
-
-def option_items() -> Tuple[Tuple[str, str], ...]:
-    """(keyword, Spark key) pairs in declaration order."""
-    return tuple((o.name, o.key) for o in OPTIONS.values())

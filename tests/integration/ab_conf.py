@@ -5,7 +5,7 @@ from pyspark_shuffle.testing import ShuffleComparison
 
 #: Common to all modules: small blocks travel in several requests, few SQL partitions. Spark
 #: turns host-local reads off on local-cluster unless they are set; they are set here, as on a
-#: real host with several executors (the "network" variant below turns them off).
+#: real host with several executors (the "naive" variant below turns them off).
 COMMON_CONF = {
     "spark.shuffle.readHostLocalDisk": "true",
     "spark.reducer.maxSizeInFlight": "1m",
@@ -68,18 +68,17 @@ PUSH_VARIANT = {
     "push_max_block_size": "1m",
 }
 
-#: On local-cluster every order runs with those features on (Spark's defaults), the adaptive
-#: order once more with them off, so the network path is checked A/B there too, once in
-#: mode="store", once in mode="push" and once per UCX transport.
+#: On local-cluster the adaptive and pairwise orders run with those features on (Spark's
+#: defaults) and the naive order with them off, so the network path is checked A/B there too;
+#: then the adaptive order once in mode="store", once in mode="push" and once per UCX transport.
 LOCAL_VARIANTS = dict(
     FETCH_ORDER_VARIANTS,
-    network={"order": "adaptive"},
     store=STORE_VARIANT,
     push=PUSH_VARIANT,
     **{name: {"order": "adaptive", "transport": "ucx"} for name in UCX_VARIANTS},
 )
 LOCAL_VARIANT_CONF = dict(
-    {"network": READER_PARITY_OFF_CONF},
+    {"naive": READER_PARITY_OFF_CONF},
     **{name: {"spark.executorEnv.UCX_TLS": tls} for name, tls in UCX_VARIANTS.items()},
 )
 

@@ -98,20 +98,20 @@ def test_same_result(name):
 def test_both_sides_ran_their_manager():
     result = ab.run()
     assert result.sort.manager_class.endswith("SortShuffleManager")
-    assert set(result.plugins) == {"adaptive", "naive", "pairwise", "network", "store", "push", *UCX_VARIANTS}
+    assert set(result.plugins) == {"adaptive", "naive", "pairwise", "store", "push", *UCX_VARIANTS}
     for side in result.plugins.values():
         assert side.manager_class.endswith("AdaptiveShuffleManager")
 
 
 def test_same_host_blocks_are_read_from_files_unless_turned_off():
     result = ab.run()
-    for variant in ("adaptive", "naive", "pairwise"):
+    for variant in ("adaptive", "pairwise"):
         counters = result.plugins[variant].metrics["application"]
         # Both executors of local-cluster share the host: no block crosses the network.
         assert set(counters["bytes_by_transport"]) == {"local", "host-local"}, (variant, counters)
         assert set(counters["requests_by_transport"]) == {"host-local"}, (variant, counters)
         assert counters["transport_fallbacks"] == 0
-    network = result.plugins["network"].metrics["application"]
+    network = result.plugins["naive"].metrics["application"]
     assert set(network["bytes_by_transport"]) == {"local", "netty"}, network
     assert set(network["requests_by_transport"]) == {"netty"}, network
     assert result.sort.metrics == {

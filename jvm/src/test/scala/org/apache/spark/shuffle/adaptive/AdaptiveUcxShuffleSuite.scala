@@ -1,12 +1,14 @@
 package org.apache.spark.shuffle.adaptive
 
 import org.scalatest.{BeforeAndAfterAll, Tag}
+import org.scalatest.tags.Slow
 
 import org.apache.spark.{ShuffleSuite, SparkContext, TestUtils}
 import org.apache.spark.internal.config.{SHUFFLE_HOST_LOCAL_DISK_READING_ENABLED, SHUFFLE_MANAGER}
 import org.apache.spark.scheduler.{SparkListener, SparkListenerTaskEnd}
 import org.apache.spark.shuffle.adaptive.config.AdaptiveShuffleConf.{TESTING_SERVE_DELAY, TRANSPORT, UCX_LIBRARY_PATH}
-import org.apache.spark.shuffle.adaptive.testing.{DelayedShuffleBlockResolver, ExecutorProbe}
+import org.apache.spark.shuffle.adaptive.dummy.ExecutorProbe
+import org.apache.spark.shuffle.adaptive.testing.DelayedShuffleBlockResolver
 
 /**
  * Apache Spark's `ShuffleSuite` with reduce tasks reading the other executor's map outputs by
@@ -77,4 +79,9 @@ abstract class UcxShuffleSuiteBase(tls: String) extends ShuffleSuite with Before
 
 class AdaptiveUcxSharedMemoryShuffleSuite extends UcxShuffleSuiteBase("posix,cma,self")
 
+/**
+ * In `make test-all` only: UCX over TCP differs from shared memory inside UCX, and `make test`
+ * reads through it in the A/B suites (local-cluster and the namespace cluster).
+ */
+@Slow
 class AdaptiveUcxTcpShuffleSuite extends UcxShuffleSuiteBase("tcp,self")

@@ -11,7 +11,7 @@ import org.apache.spark.serializer.KryoSerializer
 import org.apache.spark.shuffle.adaptive.config.AdaptiveShuffleConf.{MODE, PUSH_MAX_BLOCK_SIZE, PUSH_QUEUE_SIZE, STORE_MAX_SIZE}
 import org.apache.spark.shuffle.adaptive.dummy.{DestinationPartitioner, DummySpec, PinnedRDD}
 import org.apache.spark.shuffle.adaptive.push.MergeStore
-import org.apache.spark.shuffle.adaptive.testing.ExecutorProbe
+import org.apache.spark.shuffle.adaptive.dummy.ExecutorProbe
 import org.apache.spark.shuffle.sort.SortShuffleManager
 
 /**

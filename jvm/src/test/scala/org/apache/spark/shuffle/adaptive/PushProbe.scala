@@ -5,7 +5,7 @@ import scala.concurrent.duration._
 import org.scalatest.concurrent.Eventually._
 
 import org.apache.spark.{SparkContext, SparkEnv}
-import org.apache.spark.shuffle.adaptive.testing.ExecutorProbe
+import org.apache.spark.shuffle.adaptive.dummy.ExecutorProbe
 
 /** What the executors' pushers are doing, seen from a test's driver. */
 private[adaptive] object PushProbe {

@@ -3,7 +3,7 @@ package org.apache.spark.shuffle.adaptive
 import org.apache.spark.SparkContext
 import org.apache.spark.rdd.{RDD, ShuffledRDD}
 import org.apache.spark.shuffle.adaptive.dummy.{DestinationPartitioner, DummyRDD, DummySpec, PinnedRDD}
-import org.apache.spark.shuffle.adaptive.testing.ExecutorProbe
+import org.apache.spark.shuffle.adaptive.dummy.ExecutorProbe
 
 /** Skewed DummyRDD shuffles whose map tasks all run on one executor, and their expected output. */
 private[adaptive] object SkewedShuffles {

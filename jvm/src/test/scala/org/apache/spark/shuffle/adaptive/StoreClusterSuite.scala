@@ -10,7 +10,7 @@ import org.apache.spark.rdd.ShuffledRDD
 import org.apache.spark.scheduler.dynalloc.ExecutorMonitor
 import org.apache.spark.shuffle.adaptive.config.AdaptiveShuffleConf.{MODE, STORE_MAX_SIZE, TRANSPORT, UCX_LIBRARY_PATH}
 import org.apache.spark.shuffle.adaptive.dummy.{DummySpec, PinnedRDD}
-import org.apache.spark.shuffle.adaptive.testing.ExecutorProbe
+import org.apache.spark.shuffle.adaptive.dummy.ExecutorProbe
 import org.apache.spark.util.ManualClock
 
 /**

@@ -5,7 +5,7 @@ import org.scalatest.{BeforeAndAfterAll, Tag}
 import org.apache.spark.{HashPartitioner, ShuffleDependency, ShuffleSuite, SparkContext, SparkEnv, TestUtils}
 import org.apache.spark.internal.config.SHUFFLE_MANAGER
 import org.apache.spark.shuffle.adaptive.config.AdaptiveShuffleConf.{MODE, PUSH_CHUNK_SIZE, PUSH_MAX_BLOCK_SIZE, STORE_MAX_SIZE}
-import org.apache.spark.shuffle.adaptive.testing.ExecutorProbe
+import org.apache.spark.shuffle.adaptive.dummy.ExecutorProbe
 
 /**
  * Apache Spark's `ShuffleSuite` in a mode with shuffle stores, small enough (64 KiB) that its

@@ -11,7 +11,8 @@ import org.scalatest.concurrent.Eventually
 import org.apache.spark.{LocalSparkContext, ShuffleDependency, SparkConf, SparkContext, SparkException, SparkFunSuite, TestUtils}
 import org.apache.spark.internal.config.{AUTH_SECRET, IO_ENCRYPTION_ENABLED, NETWORK_AUTH_ENABLED, SHUFFLE_HOST_LOCAL_DISK_READING_ENABLED, SHUFFLE_MANAGER}
 import org.apache.spark.shuffle.adaptive.config.AdaptiveShuffleConf.{TESTING_SERVE_DELAY, TRANSPORT, UCX_LIBRARY_PATH}
-import org.apache.spark.shuffle.adaptive.testing.{DelayedShuffleBlockResolver, ExecutorProbe}
+import org.apache.spark.shuffle.adaptive.dummy.ExecutorProbe
+import org.apache.spark.shuffle.adaptive.testing.DelayedShuffleBlockResolver
 import org.apache.spark.shuffle.adaptive.transport.ucx.UcxRegistry
 
 /**

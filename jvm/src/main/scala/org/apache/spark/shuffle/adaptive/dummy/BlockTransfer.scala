@@ -5,7 +5,6 @@ import java.lang.management.ManagementFactory
 import com.sun.management.OperatingSystemMXBean
 
 import org.apache.spark.{HashPartitioner, ShuffleDependency, SparkContext, SparkEnv}
-import org.apache.spark.shuffle.adaptive.testing.ExecutorProbe
 
 /**
  * A synthetic shuffle that measures block transfer between two executors: `maps` map tasks on

@@ -50,8 +50,4 @@ private[spark] final case class DummySpec(
   }
 
   def destinations: ZipfDestinations = new ZipfDestinations(numPartitions, skew)
-
-  /** Expected bytes per destination, from the weights alone. */
-  def expectedBytesPerDestination: Array[Double] =
-    destinations.probabilities.map(_ * totalBytes)
 }

@@ -32,6 +32,7 @@ private[spark] final class ExecutorShuffleMetrics {
       capacity: Long,
       used: Long,
       highWater: Long,
+      pushQueued: Long,
       pushQueueHighWater: Long,
       pushRefused: Long,
       mergedToDisk: Long): Unit =
@@ -41,6 +42,7 @@ private[spark] final class ExecutorShuffleMetrics {
         "capacity" -> capacity,
         "used" -> used,
         "high_water" -> highWater,
+        "push_queued" -> pushQueued,
         "push_queue_high_water" -> pushQueueHighWater,
         "push_refused" -> pushRefused,
         "merged_to_disk" -> mergedToDisk))

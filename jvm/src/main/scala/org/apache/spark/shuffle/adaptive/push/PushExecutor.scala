@@ -55,6 +55,7 @@ private[spark] final class PushExecutor(
         memory.capacity,
         memory.used,
         memory.highWater,
+        pusher.queue.bytesQueued,
         pusher.queue.bytesHighWater,
         pusher.queue.bytesRefused,
         merges.bytesMovedToDisk))

@@ -57,10 +57,12 @@ class PluginMetricsSourceSuite extends AnyFunSuite {
       capacity = 64,
       used = 10,
       highWater = 30,
+      pushQueued = 3,
       pushQueueHighWater = 5,
       pushRefused = 0,
       mergedToDisk = 7)
     assert(metrics.source.value("store.high_water") === Some(30L))
     assert(metrics.source.value("store.merged_to_disk") === Some(7L))
+    assert(metrics.source.value("store.push_queued") === Some(3L))
   }
 }

@@ -1,4 +1,4 @@
-package org.apache.spark.shuffle.adaptive.testing
+package org.apache.spark.shuffle.adaptive.dummy
 
 import scala.reflect.ClassTag
 
