@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any, Callable, List, Optional, Tuple, TypeVar
 
 from . import _jars, _jvm, _ucx
-from ._jvm import SHUFFLE_MANAGER_CLASS
+from ._jvm import PLUGIN_CLASSES, SHUFFLE_MANAGER_CLASS, SLOW_SERVING_SHUFFLE_MANAGER_CLASS
 from .configure_options import OPTIONS, validate_options
 from .values import format_size, parse_size
 
@@ -54,7 +54,9 @@ def configure(builder: B, **options: Any) -> B:
         jars = append_jar(jars, jar)
     set_("spark.jars", jars)
     _locate_ucx(settings, get)
-    set_("spark.shuffle.manager", SHUFFLE_MANAGER_CLASS)
+    delay_key = OPTIONS["testing_serve_delay"].key
+    slowed = (settings.get(delay_key) or get(delay_key) or "").strip()
+    set_("spark.shuffle.manager", SLOW_SERVING_SHUFFLE_MANAGER_CLASS if slowed else SHUFFLE_MANAGER_CLASS)
     for key, value in settings.items():
         set_(key, value)
     return builder
@@ -83,7 +85,7 @@ def _prepare_running_driver(builder: Any, jars: List[str]) -> None:
     active = SparkContext._active_spark_context
     if active is not None:
         running = _jvm.active_shuffle_manager_class(active)
-        if isinstance(builder, SparkSession.Builder) and running != SHUFFLE_MANAGER_CLASS:
+        if isinstance(builder, SparkSession.Builder) and running not in PLUGIN_CLASSES:
             raise RuntimeError(
                 f"a SparkSession runs in this process with shuffle manager {running}, and "
                 "getOrCreate() would return it unchanged: a running session's shuffle manager "

@@ -20,6 +20,14 @@ SLOW_SERVING_SORT_SHUFFLE_MANAGER_CLASS = (
     "org.apache.spark.shuffle.adaptive.testing.SlowServingSortShuffleManager"
 )
 
+#: Testing only: the plugin plus that delay; ``configure`` chooses it when the delay is set.
+SLOW_SERVING_SHUFFLE_MANAGER_CLASS = (
+    "org.apache.spark.shuffle.adaptive.testing.SlowServingAdaptiveShuffleManager"
+)
+
+#: The classes ``configure`` sets ``spark.shuffle.manager`` to.
+PLUGIN_CLASSES = (SHUFFLE_MANAGER_CLASS, SLOW_SERVING_SHUFFLE_MANAGER_CLASS)
+
 
 #: ``spark.shuffle.manager`` short names Spark resolves to its sort shuffle.
 SORT_SHORT_NAMES = ("sort", "tungsten-sort")

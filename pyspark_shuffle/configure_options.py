@@ -287,4 +287,3 @@ def validate_options(options: Mapping[str, Any]) -> Dict[str, str]:
 
 def describe_options() -> str:
     return "; ".join(f"{o.name} ({o.key}): {o.allowed}" for o in OPTIONS.values())
-

@@ -24,6 +24,7 @@ from ._configure import configure
 from ._driver_host import driver_host
 from ._jvm import (
     SHUFFLE_MANAGER_CLASS,
+    SLOW_SERVING_SHUFFLE_MANAGER_CLASS,
     SLOW_SERVING_SORT_SHUFFLE_MANAGER_CLASS,
     SORT_SHUFFLE_MANAGER_CLASS,
     active_shuffle_manager_class,
@@ -37,16 +38,21 @@ DEFAULT_MASTER = "local-cluster[2,1,1024]"
 PLUGIN = "plugin"
 SORT = "sort"
 MANAGER_CLASSES = {PLUGIN: SHUFFLE_MANAGER_CLASS, SORT: SORT_SHUFFLE_MANAGER_CLASS}
+SLOW_SERVING_CLASSES = {
+    PLUGIN: SLOW_SERVING_SHUFFLE_MANAGER_CLASS,
+    SORT: SLOW_SERVING_SORT_SHUFFLE_MANAGER_CLASS,
+}
 SERVE_DELAY_KEY = OPTIONS["testing_serve_delay"].key
 
 
 def manager_class(manager: str, conf: Mapping[str, str]) -> str:
     """The shuffle manager class a ``manager`` session runs with ``conf``: on a deliberately
-    slowed executor (``SERVE_DELAY_KEY`` set) "sort" is Spark's sort shuffle with the same delay."""
+    slowed executor (``SERVE_DELAY_KEY`` set) the plugin and Spark's sort shuffle each with
+    that delay."""
     if manager not in MANAGER_CLASSES:
         raise ValueError(f"manager must be one of {sorted(MANAGER_CLASSES)}, got {manager!r}")
-    if manager == SORT and conf.get(SERVE_DELAY_KEY, "").strip():
-        return SLOW_SERVING_SORT_SHUFFLE_MANAGER_CLASS
+    if conf.get(SERVE_DELAY_KEY, "").strip():
+        return SLOW_SERVING_CLASSES[manager]
     return MANAGER_CLASSES[manager]
 
 

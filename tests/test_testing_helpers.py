@@ -55,13 +55,16 @@ def test_workload_registration():
 
 
 def test_sort_side_on_a_slowed_executor_keeps_the_delay():
-    from pyspark_shuffle._jvm import SLOW_SERVING_SORT_SHUFFLE_MANAGER_CLASS
+    from pyspark_shuffle._jvm import (
+        SLOW_SERVING_SHUFFLE_MANAGER_CLASS,
+        SLOW_SERVING_SORT_SHUFFLE_MANAGER_CLASS,
+    )
 
     options = {"testing_serve_delay": "1:20"}
     sort = session_conf("sort", {}, options, {})
     plugin = session_conf("plugin", {}, options, {})
     assert sort["spark.shuffle.manager"] == SLOW_SERVING_SORT_SHUFFLE_MANAGER_CLASS
-    assert plugin["spark.shuffle.manager"] == SHUFFLE_MANAGER_CLASS
+    assert plugin["spark.shuffle.manager"] == SLOW_SERVING_SHUFFLE_MANAGER_CLASS
     assert sort["spark.shuffle.adaptive.testing.serveDelay"] == "1:20"
     delayed_by_conf = session_conf("sort", {"spark.shuffle.adaptive.testing.serveDelay": "0:5"}, {}, {})
     assert delayed_by_conf["spark.shuffle.manager"] == SLOW_SERVING_SORT_SHUFFLE_MANAGER_CLASS

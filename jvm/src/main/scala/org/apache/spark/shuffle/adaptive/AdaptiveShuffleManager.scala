@@ -14,7 +14,6 @@ import org.apache.spark.internal.config.SHUFFLE_SERVICE_ENABLED
 import org.apache.spark.shuffle.adaptive.metrics.{ExecutorShuffleMetrics, FetchCounters, FetchMetricsAccumulator, FetchMetricsListener, PluginMetricsSource, ShuffleReadReporter, StoreAccumulators}
 import org.apache.spark.shuffle.adaptive.push.{MergedReads, MergedTransport, MergeStore, OwnerTable, PushExecutor, PushQueue}
 import org.apache.spark.shuffle.adaptive.store.{ShuffleStore, StoreExecutor, StoreRegistry, StoreReport, StoreRoutes, StoreTransport}
-import org.apache.spark.shuffle.adaptive.testing.ServeDelay
 import org.apache.spark.shuffle.adaptive.config.AdaptiveShuffleConf.{MODE, Mode, STORE_OFFER_ORDER, TRANSPORT, Transport}
 import org.apache.spark.shuffle.adaptive.transport.{MapOutputServing, ServingShuffleWriter, TransportFactory}
 import org.apache.spark.shuffle.adaptive.transport.ucx.UcxRegistry
@@ -77,8 +76,6 @@ import org.apache.spark.util.RpcUtils
  *    the owners of its partitions for their layout and reads each merged chunk in one request
  *    ([[push.MergedReads]], [[push.MergedTransport]]), the blocks not merged from their files.
  *  - Spark's push-based shuffle never runs: Spark enables it only for its own SortShuffleManager.
- *  - Testing only: with `spark.shuffle.adaptive.testing.serveDelay` naming this executor, its
- *    blocks are served through a [[testing.DelayedShuffleBlockResolver]] (a slow node).
  *  - '''Metrics''': each shuffle's [[AdaptiveShuffleHandle]] carries a
  *    [[metrics.FetchMetricsAccumulator]]; every reduce task fills its own copy, and the driver's
  *    [[metrics.FetchMetricsListener]] (registered with the first shuffle) adds them up per
@@ -98,7 +95,13 @@ private[spark] class AdaptiveShuffleManager(conf: SparkConf)
       s"${SHUFFLE_SERVICE_ENABLED.key}=false: the external shuffle service serves files only")
 
   private[this] val sortShuffle = new SortShuffleManager(conf)
-  private[this] lazy val files = ServeDelay.resolverFor(conf, sortShuffle.shuffleBlockResolver)
+  private[this] lazy val files = mapOutputFiles(sortShuffle.shuffleBlockResolver)
+
+  /**
+   * What serves this executor's map-output files: Spark's resolver. A subclass may wrap it (a
+   * deliberately slow node, [[testing.SlowServingAdaptiveShuffleManager]]).
+   */
+  protected def mapOutputFiles(spark: IndexShuffleBlockResolver): IndexShuffleBlockResolver = spark
 
   /** Executors (and a local-mode driver) in mode=store. */
   private[this] lazy val storeExecutor =

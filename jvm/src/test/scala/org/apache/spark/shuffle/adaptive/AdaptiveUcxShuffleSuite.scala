@@ -8,7 +8,7 @@ import org.apache.spark.internal.config.{SHUFFLE_HOST_LOCAL_DISK_READING_ENABLED
 import org.apache.spark.scheduler.{SparkListener, SparkListenerTaskEnd}
 import org.apache.spark.shuffle.adaptive.config.AdaptiveShuffleConf.{TESTING_SERVE_DELAY, TRANSPORT, UCX_LIBRARY_PATH}
 import org.apache.spark.shuffle.adaptive.dummy.ExecutorProbe
-import org.apache.spark.shuffle.adaptive.testing.DelayedShuffleBlockResolver
+import org.apache.spark.shuffle.adaptive.testing.{DelayedShuffleBlockResolver, SlowServingAdaptiveShuffleManager}
 
 /**
  * Apache Spark's `ShuffleSuite` with reduce tasks reading the other executor's map outputs by
@@ -41,7 +41,9 @@ abstract class UcxShuffleSuiteBase(tls: String) extends ShuffleSuite with Before
     sc = new SparkContext(
       "local-cluster[2,1,1024]",
       "test",
-      conf.clone.set(TESTING_SERVE_DELAY, "0:0,1:0"))
+      conf.clone
+        .set(TESTING_SERVE_DELAY, "0:0,1:0")
+        .set(SHUFFLE_MANAGER, classOf[SlowServingAdaptiveShuffleManager].getName))
     TestUtils.waitUntilExecutorsUp(sc, 2, 60000)
     val remoteBytes = new java.util.concurrent.atomic.AtomicLong
     sc.addSparkListener(new SparkListener {

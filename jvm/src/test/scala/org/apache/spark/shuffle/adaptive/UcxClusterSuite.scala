@@ -12,7 +12,7 @@ import org.apache.spark.{LocalSparkContext, ShuffleDependency, SparkConf, SparkC
 import org.apache.spark.internal.config.{AUTH_SECRET, IO_ENCRYPTION_ENABLED, NETWORK_AUTH_ENABLED, SHUFFLE_HOST_LOCAL_DISK_READING_ENABLED, SHUFFLE_MANAGER}
 import org.apache.spark.shuffle.adaptive.config.AdaptiveShuffleConf.{TESTING_SERVE_DELAY, TRANSPORT, UCX_LIBRARY_PATH}
 import org.apache.spark.shuffle.adaptive.dummy.ExecutorProbe
-import org.apache.spark.shuffle.adaptive.testing.DelayedShuffleBlockResolver
+import org.apache.spark.shuffle.adaptive.testing.{DelayedShuffleBlockResolver, SlowServingAdaptiveShuffleManager}
 import org.apache.spark.shuffle.adaptive.transport.ucx.UcxRegistry
 
 /**
@@ -72,7 +72,9 @@ class UcxClusterSuite extends SparkFunSuite with LocalSparkContext with Eventual
     sc = new SparkContext(
       "local-cluster[2,1,1024]",
       "test",
-      conf("auto", "/nonexistent/ucx").set(TESTING_SERVE_DELAY, "0:0,1:0"))
+      conf("auto", "/nonexistent/ucx")
+        .set(TESTING_SERVE_DELAY, "0:0,1:0")
+        .set(SHUFFLE_MANAGER, classOf[SlowServingAdaptiveShuffleManager].getName))
     TestUtils.waitUntilExecutorsUp(sc, 2, 60000)
     assert(sums(sc) === expected)
     val counters = appCounters(sc)

@@ -286,7 +286,9 @@ private[spark] object AdaptiveShuffleConf {
       .doc("TESTING ONLY, off by default: reproduces a slow node on one machine. " +
         "'executorId:millis[,executorId:millis...]': that executor sleeps that long before " +
         "it hands out each of its shuffle blocks (to other executors and to its own reduce " +
-        "tasks). Honoured by AdaptiveShuffleManager and by testing.SlowServingSortShuffleManager " +
+        "tasks). Honoured by testing.SlowServingAdaptiveShuffleManager (the plugin plus this delay, " +
+        "which pyspark_shuffle.configure chooses when the key is set) and by " +
+        "testing.SlowServingSortShuffleManager " +
         "(Spark's sort shuffle plus this delay), so both can be compared on the same slow node. " +
         "A named executor also counts the blocks its block server hands to other executors " +
         "(a delay of 0 only counts), so tests can tell which path served a shuffle.")

@@ -24,7 +24,9 @@ class ServeDelaySuite extends SparkFunSuite with LocalSparkContext {
     assert(e.getMessage.contains(TESTING_SERVE_DELAY.key))
   }
 
-  for (manager <- Seq(classOf[AdaptiveShuffleManager], classOf[SlowServingSortShuffleManager])) {
+  for (manager <- Seq(
+      classOf[SlowServingAdaptiveShuffleManager],
+      classOf[SlowServingSortShuffleManager])) {
     test(s"${manager.getSimpleName} serves through the delayed resolver on the slowed executor") {
       val conf = new SparkConf()
         .set(SHUFFLE_MANAGER, manager.getName)
@@ -49,5 +51,13 @@ class ServeDelaySuite extends SparkFunSuite with LocalSparkContext {
       assert(resolver.isInstanceOf[IndexShuffleBlockResolver])
       assert(!resolver.isInstanceOf[DelayedShuffleBlockResolver])
     }
+  }
+
+  test("AdaptiveShuffleManager itself serves through Spark's resolver, the key set or not") {
+    val conf = new SparkConf()
+      .set(SHUFFLE_MANAGER, classOf[AdaptiveShuffleManager].getName)
+      .set(TESTING_SERVE_DELAY, "driver:1")
+    sc = new SparkContext("local[2]", "test", conf)
+    assert(!sc.env.shuffleManager.shuffleBlockResolver.isInstanceOf[DelayedShuffleBlockResolver])
   }
 }
