@@ -60,6 +60,8 @@ def test_run_figures_and_network_table():
         "link_reduce_bytes": float(10 << 20),
         "reduce_util_mean": 0.6,
         "reduce_util_max": 0.9,
+        # Link 1 carried 8 MiB down in the reduce stage at 100 Mbit/s.
+        "reduce_bound_s": (8 << 20) * 8 / 10**8,
     }
     assert run_figures({})["link_reduce_bytes"] is None
 
@@ -88,5 +90,7 @@ def test_run_figures_and_network_table():
         "10",
         "0.60",
         "0.90",
+        "0.67",
+        "5.96",
     ]
     assert network_table([dict(run, links={})]) is None

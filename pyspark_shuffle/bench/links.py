@@ -92,12 +92,15 @@ def usage(
 
 def run_figures(links: Dict[str, Dict[str, object]]) -> Dict[str, Optional[float]]:
     """A run's link figures in one line: bytes all links carried to their workers during the map
-    stage and the reduce stage, and the reduce stage's mean and largest down-link utilisation."""
+    stage and the reduce stage, the reduce stage's mean and largest down-link utilisation, and
+    its link bound: the longest any one link needs to carry what it carried during the reduce
+    stage, in either direction, at its rate (no reduce stage can be shorter on that placement)."""
     figures: Dict[str, Optional[float]] = {
         "link_map_bytes": None,
         "link_reduce_bytes": None,
         "reduce_util_mean": None,
         "reduce_util_max": None,
+        "reduce_bound_s": None,
     }
     if not links:
         return figures
@@ -109,4 +112,11 @@ def run_figures(links: Dict[str, Dict[str, object]]) -> Dict[str, Optional[float
     if utils:
         figures["reduce_util_mean"] = sum(utils) / len(utils)
         figures["reduce_util_max"] = max(utils)
+    carried = [
+        max(w["reduce"]["down_bytes"], w["reduce"]["up_bytes"]) * 8 / w["rate_bps"]  # type: ignore[index, operator]
+        for w in links.values()
+        if isinstance(w.get("reduce"), dict)
+    ]
+    if carried:
+        figures["reduce_bound_s"] = max(carried)
     return figures

@@ -140,14 +140,21 @@ NETWORK_COLUMNS = (
     ("link MiB reduce", ">"),
     ("reduce util mean", ">"),
     ("reduce util max", ">"),
+    ("link bound s", ">"),
+    ("reduce / bound", ">"),
 )
+
+
+def _over(value: Optional[float], bound: Optional[float]) -> Optional[float]:
+    return value / bound if value is not None and bound else None
 
 
 def network_table(records: Sequence[Dict[str, Any]]) -> Optional[str]:
     """Where the time and the bytes went on a namespace cluster, medians over the ok runs: stage
     times, fetch wait, the plugin's time-averaged buffered bytes, bytes the links carried to
-    their workers during the map and the reduce stage, and the reduce stage's mean and largest
-    link utilisation. None when no run has link figures (local-cluster)."""
+    their workers during the map and the reduce stage, the reduce stage's mean and largest
+    link utilisation, its link bound and each run's reduce stage as a multiple of its own bound.
+    None when no run has link figures (local-cluster)."""
     if not any(r.get("links") for r in records):
         return None
     groups = group_runs(r for r in records if r.get("status") == "ok")
@@ -168,6 +175,13 @@ def network_table(records: Sequence[Dict[str, Any]]) -> Optional[str]:
                 _num(median(f["link_reduce_bytes"] for f in figures), 1 << 20, 0),
                 _num(median(f["reduce_util_mean"] for f in figures), digits=2),
                 _num(median(f["reduce_util_max"] for f in figures), digits=2),
+                _num(median(f["reduce_bound_s"] for f in figures), digits=2),
+                _num(
+                    median(
+                        _over(r.get("reduce_stage_s"), f["reduce_bound_s"]) for r, f in zip(runs, figures)
+                    ),
+                    digits=2,
+                ),
             ]
         )
     return _format(NETWORK_COLUMNS, rows)
