@@ -41,7 +41,7 @@ test: lint test-jvm test-python test-spark-minors
 
 # `make test` and the rest of the matrix: Spark's ShuffleSuite on each other Maven minor, and the
 # JVM suites tagged Slow (a path `make test` covers otherwise, e.g. UCX over TCP, which the
-# namespace-cluster A/B and UcxClusterSuite run).
+# namespace-cluster A/B reads through).
 test-all: test test-jvm-matrix
 
 # The benchmark harness at a small size: the same skewed shuffles (a Zipf hot key, skew 2) under

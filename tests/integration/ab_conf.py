@@ -44,12 +44,12 @@ READER_PARITY_OFF_CONF = {
     "spark.sql.adaptive.fetchShuffleBlocksInBatch": "false",
 }
 
-#: UCX one-sided reads, once over shared memory (the transports UCX uses between processes of
-#: one host) and once over TCP, both with host-local reads on (UCX comes first). They need the
-#: UCX libraries (the test extra installs libucx-cu11); without them these variants are left out
-#: and ``test_ucx_variants_ran`` says so.
+#: UCX one-sided reads over shared memory (the transports UCX uses between processes of one
+#: host), with host-local reads on (UCX comes first); UCX over TCP is compared across the hosts of
+#: the namespace cluster (test_cluster_ab). They need the UCX libraries (the test extra installs
+#: libucx-cu11); without them the variant is left out and the UCX tests say so.
 UCX_AVAILABLE = _ucx.library_dir() is not None
-UCX_VARIANTS = {"ucx-shm": "posix,cma,self", "ucx-tcp": "tcp,self"} if UCX_AVAILABLE else {}
+UCX_VARIANTS = {"ucx-shm": "posix,cma,self"} if UCX_AVAILABLE else {}
 
 #: mode="store", with stores small enough (64 KiB) that the workloads' blocks go to the map
 #: task's own store, to the other executor's and to their files alike (stores free up only as
@@ -70,7 +70,7 @@ PUSH_VARIANT = {
 
 #: On local-cluster the adaptive and pairwise orders run with those features on (Spark's
 #: defaults) and the naive order with them off, so the network path is checked A/B there too;
-#: then the adaptive order once in mode="store", once in mode="push" and once per UCX transport.
+#: then the adaptive order once in mode="store", once in mode="push" and once over UCX.
 LOCAL_VARIANTS = dict(
     FETCH_ORDER_VARIANTS,
     store=STORE_VARIANT,

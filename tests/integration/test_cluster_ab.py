@@ -5,7 +5,7 @@ reason, without the privileges to create namespaces)."""
 import pytest
 import test_rdd_ab  # noqa: F401  (registers its workloads in LOCAL_AB)
 import test_sql_ab  # noqa: F401
-from ab_conf import FETCH_ORDER_VARIANTS, LOCAL_AB, PUSH_VARIANT, SQL_AQE_CONF, STORE_VARIANT, UCX_AVAILABLE
+from ab_conf import FETCH_ORDER_VARIANTS, LOCAL_AB, PUSH_VARIANT, SQL_AQE_CONF, UCX_AVAILABLE
 
 from pyspark_shuffle.testing import ShuffleComparison
 
@@ -24,13 +24,12 @@ CLUSTER_CONF = dict(
 #: UCX between hosts: TCP only, since the namespaces share one kernel and UCX would otherwise
 #: reach the other "hosts" through shared memory, bypassing their links.
 UCX_VARIANT = {"ucx-tcp": {"order": "adaptive", "transport": "ucx"}} if UCX_AVAILABLE else {}
-#: The default order, the stores and UCX; the naive and pairwise orders are compared on
-#: local-cluster (test_rdd_ab, test_sql_ab), which keeps this suite's links-bound time down.
+#: The default order, push and UCX over TCP. The naive and pairwise orders and mode=store are
+#: compared on local-cluster (test_rdd_ab, test_sql_ab; mode=store across three executors in the
+#: JVM's StoreClusterSuite), which keeps this suite's links-bound time down.
 ab = ShuffleComparison(
     conf=CLUSTER_CONF,
-    variants=dict(
-        adaptive=FETCH_ORDER_VARIANTS["adaptive"], store=STORE_VARIANT, push=PUSH_VARIANT, **UCX_VARIANT
-    ),
+    variants=dict(adaptive=FETCH_ORDER_VARIANTS["adaptive"], push=PUSH_VARIANT, **UCX_VARIANT),
     variant_conf={name: {"spark.executorEnv.UCX_TLS": "tcp,self"} for name in UCX_VARIANT},
 )
 ab.extend(LOCAL_AB)
@@ -90,10 +89,3 @@ def test_ucx_reads_cross_the_hosts_links():
     assert set(counters["bytes_by_transport"]) == {"local", "ucx"}, counters
     assert set(counters["requests_by_transport"]) == {"ucx"}, counters
     assert counters["transport_fallbacks"] == 0, counters
-
-
-def test_store_variant_reads_blocks_from_the_stores_across_hosts():
-    metrics = ab.run().plugins["store"].metrics
-    counters, report = metrics["application"], metrics["store"]
-    assert set(report["stores"]) == {"0", "1", "2"}, report
-    assert report["accepted_locally"] > 0 and counters["bytes_from_stores"] > 0, (report, counters)

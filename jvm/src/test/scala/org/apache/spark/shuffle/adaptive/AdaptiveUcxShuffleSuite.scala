@@ -83,7 +83,7 @@ class AdaptiveUcxSharedMemoryShuffleSuite extends UcxShuffleSuiteBase("posix,cma
 
 /**
  * In `make test-all` only: UCX over TCP differs from shared memory inside UCX, and `make test`
- * reads through it in the A/B suites (local-cluster and the namespace cluster).
+ * reads through it across the hosts of the namespace-cluster A/B suite.
  */
 @Slow
 class AdaptiveUcxTcpShuffleSuite extends UcxShuffleSuiteBase("tcp,self")
