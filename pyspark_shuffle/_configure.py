@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any, Callable, List, Optional, Tuple, TypeVar
 
 from . import _jars, _jvm, _ucx
-from ._jvm import PLUGIN_CLASSES, SHUFFLE_MANAGER_CLASS, SLOW_SERVING_SHUFFLE_MANAGER_CLASS
+from ._jvm import PLUGIN_CLASSES, SHUFFLE_MANAGER_CLASS
 from .configure_options import OPTIONS, validate_options
 from .values import format_size, parse_size
 
@@ -55,8 +55,8 @@ def configure(builder: B, **options: Any) -> B:
     set_("spark.jars", jars)
     _locate_ucx(settings, get)
     delay_key = OPTIONS["testing_serve_delay"].key
-    slowed = (settings.get(delay_key) or get(delay_key) or "").strip()
-    set_("spark.shuffle.manager", SLOW_SERVING_SHUFFLE_MANAGER_CLASS if slowed else SHUFFLE_MANAGER_CLASS)
+    delay = settings.get(delay_key) or get(delay_key)
+    set_("spark.shuffle.manager", _jvm.serving_class(SHUFFLE_MANAGER_CLASS, delay))
     for key, value in settings.items():
         set_(key, value)
     return builder

@@ -6,7 +6,7 @@ a rename on the Scala side is a one-line change on the Python side.
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Any, Optional, Sequence
 
 #: ``spark.shuffle.manager`` value that selects the plugin.
 SHUFFLE_MANAGER_CLASS = "org.apache.spark.shuffle.adaptive.AdaptiveShuffleManager"
@@ -25,8 +25,19 @@ SLOW_SERVING_SHUFFLE_MANAGER_CLASS = (
     "org.apache.spark.shuffle.adaptive.testing.SlowServingAdaptiveShuffleManager"
 )
 
+#: Each manager's class on a deliberately slowed executor (a serve delay set).
+SLOW_SERVING = {
+    SHUFFLE_MANAGER_CLASS: SLOW_SERVING_SHUFFLE_MANAGER_CLASS,
+    SORT_SHUFFLE_MANAGER_CLASS: SLOW_SERVING_SORT_SHUFFLE_MANAGER_CLASS,
+}
+
 #: The classes ``configure`` sets ``spark.shuffle.manager`` to.
 PLUGIN_CLASSES = (SHUFFLE_MANAGER_CLASS, SLOW_SERVING_SHUFFLE_MANAGER_CLASS)
+
+
+def serving_class(manager_class: str, serve_delay: Optional[str]) -> str:
+    """``manager_class``, or its slow-serving twin where ``serve_delay`` (testing only) is set."""
+    return SLOW_SERVING[manager_class] if (serve_delay or "").strip() else manager_class
 
 
 #: ``spark.shuffle.manager`` short names Spark resolves to its sort shuffle.

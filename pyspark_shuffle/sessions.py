@@ -24,10 +24,9 @@ from ._configure import configure
 from ._driver_host import driver_host
 from ._jvm import (
     SHUFFLE_MANAGER_CLASS,
-    SLOW_SERVING_SHUFFLE_MANAGER_CLASS,
-    SLOW_SERVING_SORT_SHUFFLE_MANAGER_CLASS,
     SORT_SHUFFLE_MANAGER_CLASS,
     active_shuffle_manager_class,
+    serving_class,
 )
 from .configure_options import OPTIONS
 
@@ -38,10 +37,6 @@ DEFAULT_MASTER = "local-cluster[2,1,1024]"
 PLUGIN = "plugin"
 SORT = "sort"
 MANAGER_CLASSES = {PLUGIN: SHUFFLE_MANAGER_CLASS, SORT: SORT_SHUFFLE_MANAGER_CLASS}
-SLOW_SERVING_CLASSES = {
-    PLUGIN: SLOW_SERVING_SHUFFLE_MANAGER_CLASS,
-    SORT: SLOW_SERVING_SORT_SHUFFLE_MANAGER_CLASS,
-}
 SERVE_DELAY_KEY = OPTIONS["testing_serve_delay"].key
 
 
@@ -51,9 +46,7 @@ def manager_class(manager: str, conf: Mapping[str, str]) -> str:
     that delay."""
     if manager not in MANAGER_CLASSES:
         raise ValueError(f"manager must be one of {sorted(MANAGER_CLASSES)}, got {manager!r}")
-    if conf.get(SERVE_DELAY_KEY, "").strip():
-        return SLOW_SERVING_CLASSES[manager]
-    return MANAGER_CLASSES[manager]
+    return serving_class(MANAGER_CLASSES[manager], conf.get(SERVE_DELAY_KEY))
 
 
 def base_conf(master: str = DEFAULT_MASTER) -> Dict[str, str]:
