@@ -24,7 +24,8 @@ def configure(builder: B, **options: Any) -> B:
     there, never twice), sets ``spark.shuffle.manager`` to the plugin and the
     ``spark.shuffle.adaptive.*`` keys of ``options``:
 
-    - ``order``: "adaptive" (default), "naive" (Spark's random order) or "pairwise";
+    - ``order``: "adaptive" (default), "naive" (Spark's random order), "pairwise" or "critical"
+      (bottleneck first: every source with bytes left kept busy, the slowest to finish first);
     - ``in_flight_increment``: size one remote request aggregates blocks up to and the elastic
       limit's step, as int bytes or "512k", "8m", "1g"; positive, below 2g, at most the hard limit;
     - ``max_in_flight``: the hard in-flight limit (default ``spark.reducer.maxSizeInFlight``);

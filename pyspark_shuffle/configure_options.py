@@ -16,7 +16,7 @@ from .values import INT_MAX, LONG_MAX, SIZE_FORMS, format_size, size_between
 PREFIX = "spark.shuffle.adaptive."
 
 #: The values of the choice keys, as AdaptiveShuffleConf declares them (a test compares them).
-FETCH_ORDERS = ("adaptive", "naive", "pairwise")
+FETCH_ORDERS = ("adaptive", "naive", "pairwise", "critical")
 TRANSPORTS = ("auto", "ucx", "netty")
 MODES = ("pull", "store", "push")
 OFFER_ORDERS = ("capacity", "pairwise", "naive")

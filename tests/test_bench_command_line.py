@@ -143,3 +143,18 @@ def test_runs_on_a_cluster_sample_its_links():
         "3": {"device": "pss-w3-h", "rate_bps": 10**8},
     }
     assert job_for(parse_args(["--repeat", "1"]), plan(parse_args(["--repeat", "1"]))[0])["links"] == {}
+
+
+def test_pin_maps_pins_the_dummy_workload(capsys):
+    from pyspark_shuffle.bench.runner import job_for, plan
+
+    assert parse_args([]).pin_hot is None
+    config = parse_args(["--cluster", "workers=4,memory=1g", "--pin-maps", "3", "--repeat", "1"])
+    assert config.pin_hot == 3
+    job = job_for(config, plan(config)[0])
+    assert job["pin_hot"] == 3 and job["executors"] == 4
+    # Pinned tasks wait for their executor; --conf still overrides.
+    assert job["conf"]["spark.locality.wait"] == "1h"
+    assert parse_args(["--pin-maps"]).pin_hot == 1
+    assert "--pin-maps: pins the dummy workload only" in error_of(capsys, ["--pin-maps", "--workload", "sql"])
+    assert "executor 3 of 2: it must be between 1 and 2" in error_of(capsys, ["--pin-maps", "3"])

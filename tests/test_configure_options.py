@@ -79,7 +79,7 @@ def test_fetch_options_normalized(name, value, key, normalized):
 @pytest.mark.parametrize(
     "name, value, allowed",
     [
-        ("order", "random", "'adaptive', 'naive', 'pairwise'"),
+        ("order", "random", "'adaptive', 'naive', 'pairwise', 'critical'"),
         ("order", 1, "'adaptive', 'naive', 'pairwise'"),
         ("max_in_flight", 0, "positive size"),
         ("elastic", "yes", "True or False"),

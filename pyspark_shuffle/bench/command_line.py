@@ -287,6 +287,18 @@ def build_parser() -> argparse.ArgumentParser:
     )
     add("--compressible", action="store_true", help="dummy workload: compressible payloads")
     add(
+        "--pin-maps",
+        dest="pin_hot",
+        type=_positive_int,
+        nargs="?",
+        const=1,
+        metavar="HOT",
+        help="dummy workload: pin map task i to executor i mod n and reduce task r to executor "
+        "(HOT - 1 + r) mod n (executors in host order; on a namespace cluster, HOT is the worker "
+        "number of the hottest reduce partition; default 1), so that every manager moves the same "
+        "bytes over the same links",
+    )
+    add(
         "--timeout",
         type=_positive_float,
         default=1800.0,
@@ -340,6 +352,14 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> BenchConfig:
                 f"argument --executor-memory: {ns.executor_memory}m exceeds the cluster's "
                 f"{cluster.memory_mb}m per worker"
             )
+    if ns.pin_hot is not None:
+        if ns.workload != ["dummy"]:
+            parser.error("argument --pin-maps: pins the dummy workload only; give --workload dummy")
+        if ns.pin_hot > executors:
+            parser.error(
+                f"argument --pin-maps: executor {ns.pin_hot} of {executors}: "
+                f"it must be between 1 and {executors}"
+            )
     config = BenchConfig(
         managers=ns.managers,
         workloads=ns.workload,
@@ -361,6 +381,7 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> BenchConfig:
         timeout_s=ns.timeout,
         cluster=cluster,
         master_url=master_url,
+        pin_hot=ns.pin_hot,
     )
     try:
         check_with_configure(config)

@@ -63,6 +63,9 @@ class BenchConfig:
     cluster: Optional[ClusterSpec] = None
     #: A standalone master (``--master``, or the URL of the cluster brought up for the run).
     master_url: Optional[str] = None
+    #: ``--pin-maps``: the dummy workload's tasks pinned, the hottest reduce partition on this
+    #: executor (from 1, in host order: a namespace cluster's worker number); None: not pinned.
+    pin_hot: Optional[int] = None
 
     @property
     def num_partitions(self) -> int:

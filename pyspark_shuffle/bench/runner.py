@@ -126,6 +126,9 @@ def harness_conf(config: BenchConfig, workload: Optional[str] = None) -> Dict[st
         # Spark turns host-local reads off on local-cluster unless set; on by default elsewhere,
         # as on a real host with several executors.
         conf["spark.shuffle.readHostLocalDisk"] = "true"
+    if config.pin_hot is not None:
+        # Pinned tasks wait for their executor rather than run elsewhere.
+        conf["spark.locality.wait"] = "1h"
     conf.update(WORKLOAD_CONF.get(workload, {}))
     conf.update(config.conf)
     return conf
@@ -146,6 +149,7 @@ def job_for(config: BenchConfig, spec: RunSpec) -> Dict[str, Any]:
         "payload_bytes": config.payload_bytes,
         "compressible": config.compressible,
         "executors": config.executors,
+        "pin_hot": config.pin_hot,
         "master": config.master,
         "conf": harness_conf(config, spec.workload),
         "links": cluster_links(config),

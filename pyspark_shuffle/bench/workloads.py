@@ -26,7 +26,9 @@ def _digest(value: Any) -> str:
 
 
 def dummy(spark: Any, job: Dict[str, Any]) -> Dict[str, Any]:
-    """The DummyRDD shuffle: ``size`` bytes in chunks, each to a Zipf(skew)-drawn destination."""
+    """The DummyRDD shuffle: ``size`` bytes in chunks, each to a Zipf(skew)-drawn destination;
+    its tasks pinned with ``pin_hot`` (see :meth:`DummyRDD.run`)."""
+    pin_hot = job.get("pin_hot")
     out = DummyRDD(
         spark,
         size=job["size_bytes"],
@@ -34,7 +36,7 @@ def dummy(spark: Any, job: Dict[str, Any]) -> Dict[str, Any]:
         partition_size=job["partition_bytes"],
         seed=job["seed"],
         compressible=bool(job["compressible"]),
-    ).run()
+    ).run(pin_executors=job["executors"] if pin_hot else 0, hot_executor=pin_hot or 1)
     received = out["destination_bytes"]
     return {
         "partitions": out["num_partitions"],

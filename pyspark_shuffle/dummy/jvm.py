@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any, Dict, Tuple
 
-from ..values import format_size
+from ..values import INT_MAX, format_size, named, whole_number_between
 from .spec import DummySpec
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -64,18 +64,29 @@ class DummyRDD:
             raise ValueError("this DummyRDD has no SparkSession: pass one to run it")
         return self.spark
 
-    def run(self) -> Dict[str, Any]:
-        """Shuffle every chunk to its drawn destination (in the JVM) and report::
+    def run(self, pin_executors: int = 0, hot_executor: int = 1) -> Dict[str, Any]:
+        """Shuffle every chunk to its drawn destination (in the JVM).
+
+        With ``pin_executors`` > 0 the tasks are pinned so that every shuffle manager moves the
+        same bytes over the same links: map partition i on executor i mod n, reduce partition r
+        (0 is the hottest destination) on executor (hot_executor - 1 + r) mod n, of the
+        ``pin_executors`` executors ordered by host address and id (waited for); set a long
+        ``spark.locality.wait`` so that tasks wait for their executor. Reports::
 
         {"num_partitions": n, "destination_bytes": [bytes received by destination 0..n-1],
-         "destination_chunks": [chunks received ...], "wall_s": seconds of the job,
+         "destination_chunks": [chunks received ...],
+         "destination_executors": [id of the executor that received each], "wall_s": seconds of the job,
          "size": S, "partition_size": P, "skew": alpha, "seed": seed,
          "compressible": bool}
         """
         from .._jvm import java_spark_context, python_api
 
         spark = self._session()
-        raw = python_api(spark).runDummyShuffle(java_spark_context(spark), *self.spec.jvm_args())
+        pin_executors = named("pin_executors", pin_executors, whole_number_between, 0, INT_MAX)
+        hot_executor = named("hot_executor", hot_executor, whole_number_between, 1, max(1, pin_executors))
+        raw = python_api(spark).runDummyShuffle(
+            java_spark_context(spark), *self.spec.jvm_args(), pin_executors, hot_executor
+        )
         result = json.loads(str(raw))
         result.update(
             size=self.spec.total_bytes,

@@ -197,3 +197,15 @@ def test_python_dummy_df_is_built_from_arrow_batches(spark):
             payload[destination] += len(unpack_chunk(record)[2])
     assert got == {d: (expected[d], payload[d]) for d in expected}
     assert sum(b for _, b in got.values()) == size
+
+
+def test_pinned_run_places_reduce_tasks_round_robin_from_the_hot_executor(spark, run):
+    # local-cluster's executors "0" and "1" share a host: ordered by id, the second is "1".
+    pinned = dummy(spark, 2.0, 5).run(pin_executors=2, hot_executor=2)
+    assert pinned["destination_executors"] == ["1", "0"] * (N // 2)
+    # The same data as unpinned.
+    unpinned = run(2.0, 5)
+    assert pinned["destination_bytes"] == unpinned["destination_bytes"]
+    assert pinned["destination_chunks"] == unpinned["destination_chunks"]
+    with pytest.raises(ValueError, match="invalid hot_executor 3: it must be between 1 and 2"):
+        dummy(spark, 2.0, 5).run(pin_executors=2, hot_executor=3)

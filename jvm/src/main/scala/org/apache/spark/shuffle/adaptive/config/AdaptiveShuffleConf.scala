@@ -19,7 +19,8 @@ private[spark] object AdaptiveShuffleConf {
     val Adaptive = "adaptive"
     val Naive = "naive"
     val Pairwise = "pairwise"
-    val All: Seq[String] = Seq(Adaptive, Naive, Pairwise)
+    val Critical = "critical"
+    val All: Seq[String] = Seq(Adaptive, Naive, Pairwise, Critical)
   }
 
   val FETCH_ORDER: ConfigEntry[String] =
@@ -30,7 +31,11 @@ private[spark] object AdaptiveShuffleConf {
           "starts after the task's own, with requests formed at send time to about one in-flight " +
           "increment. 'naive': Spark's order, requests planned up front and sent in random " +
           "order. 'pairwise': step k fetches only from the executor k places before this one in " +
-          "the circular order, one source at a time (CSA-style exchange). In every order a " +
+          "the circular order, one source at a time (CSA-style exchange). 'critical': " +
+          "bottleneck first, for links of unequal speed: the executor keeps two requests " +
+          "outstanding with every source that has bytes for it, asking first the source whose " +
+          "remaining bytes take longest at the rate it delivered at (shared by the executor's " +
+          "tasks), and fills the rest of the limit as 'adaptive' does. In every order a " +
           "request leaves only if it fits under the task's limit with what it has in flight, " +
           "or when nothing is in flight.")
       .version("0.1.0")

@@ -34,10 +34,13 @@ private[spark] final class DummyRDD(sc: SparkContext, val spec: DummySpec)
     }
   }
 
-  /** The shuffle the paper measures: every chunk to its drawn destination. */
-  def shuffled(): ShuffledRDD[Int, Array[Byte], Array[Byte]] =
+  /**
+   * The shuffle the paper measures: every chunk to its drawn destination, of this RDD's chunks
+   * or of `chunks` (this RDD with its tasks placed, say).
+   */
+  def shuffled(chunks: RDD[(Int, Array[Byte])] = this): ShuffledRDD[Int, Array[Byte], Array[Byte]] =
     new ShuffledRDD[Int, Array[Byte], Array[Byte]](
-      this,
+      chunks,
       new DestinationPartitioner(spec.numPartitions))
 }
 

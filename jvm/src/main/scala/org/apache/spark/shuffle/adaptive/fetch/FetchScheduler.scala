@@ -3,6 +3,7 @@ package org.apache.spark.shuffle.adaptive.fetch
 import org.apache.spark.shuffle.adaptive.config.AdaptiveShuffleConf.FetchOrder
 import org.apache.spark.shuffle.adaptive.flow.{BlockBatch, BlockRef, FlowState, PeerTraffic}
 import org.apache.spark.storage.BlockManagerId
+import org.apache.spark.util.Clock
 
 /**
  * Decides which remote blocks a reduce task requests next, and when: the exchange order
@@ -21,9 +22,11 @@ private[spark] object FetchScheduler {
       settings: FetchSettings,
       self: BlockManagerId,
       remote: Seq[(BlockManagerId, IndexedSeq[BlockRef])],
-      shared: PeerTraffic): FetchScheduler = settings.order match {
+      shared: PeerTraffic,
+      clock: Clock): FetchScheduler = settings.order match {
     case FetchOrder.Naive => new NaiveScheduler(settings, remote)
     case FetchOrder.Pairwise => new PairwiseScheduler(settings, self, remote)
     case FetchOrder.Adaptive => new AdaptiveScheduler(settings, self, remote, shared)
+    case FetchOrder.Critical => new CriticalScheduler(settings, self, remote, shared, clock)
   }
 }

@@ -20,7 +20,7 @@ import org.apache.spark.network.shuffle.checksum.{Cause, ShuffleChecksumHelper}
 import org.apache.spark.network.util.TransportConf
 import org.apache.spark.shuffle.ShuffleReadMetricsReporter
 import org.apache.spark.shuffle.adaptive.compat.SparkCompat
-import org.apache.spark.shuffle.adaptive.flow.{BlockBatch, BlockRef, ElasticLimit, FlowState, PeerQueue, PeerTraffic, SendRule}
+import org.apache.spark.shuffle.adaptive.flow.{BlockBatch, BlockRef, ElasticLimit, FlowState, PeerQueue, PeerTraffic, SendRule, SourceRate}
 import org.apache.spark.shuffle.adaptive.metrics.FetchCounters
 import org.apache.spark.shuffle.adaptive.store.StoreRoutes
 import org.apache.spark.shuffle.adaptive.transport.{BlockTransport, HostLocalTransport, TransportListener}
@@ -80,6 +80,7 @@ private[spark] final class ShuffleBlockFetcher(
   private[this] val localQueue = mutable.Queue.empty[BlockRef]
   private[this] val blocksInFlight = mutable.HashMap.empty[BlockManagerId, Int]
   private[this] val bytesInFlightBySource = mutable.HashMap.empty[String, Long]
+  private[this] val pendingBySource = mutable.HashMap.empty[String, Long]
   private[this] val corrupted = mutable.HashSet.empty[BlockId]
 
   /** Blocks of chunks that arrived, each with its chunk's executor, served before any other. */
@@ -107,6 +108,10 @@ private[spark] final class ShuffleBlockFetcher(
   // Guarded by `this`: set once the task is done with the fetcher; late callbacks are dropped.
   private[this] var zombie = false
   private[this] val tempFiles = mutable.ArrayBuffer.empty[DownloadFile]
+
+  /** The rates of sources with a request of this task outstanding, by request; under `this`. */
+  private[this] val outstanding = mutable.HashMap.empty[Long, SourceRate]
+  private[this] var requestsSent = 0L
   private[this] val directMemoryFailures = mutable.HashMap.empty[BlockId, Int]
 
   context.addTaskCompletionListener[Unit](_ => cleanup())
@@ -131,13 +136,14 @@ private[spark] final class ShuffleBlockFetcher(
         localQueue ++= refs
       } else if (refs.nonEmpty) {
         remote += address -> refs
+        changePending(address.executorId, refs.iterator.map(_.size).sum)
       }
     }
     counters.reduceTasks += 1
     logDebug(
       s"Fetching $totalBlocks blocks: ${localQueue.size} local, the rest from " +
         s"${remote.size} executors in ${settings.order} order")
-    FetchScheduler(settings, local.address, remote.toSeq, executorState)
+    FetchScheduler(settings, local.address, remote.toSeq, executorState, clock)
   }
 
   override def bytesInFlight: Long = bufferedBytes
@@ -194,6 +200,7 @@ private[spark] final class ShuffleBlockFetcher(
     if (deferred.isEmpty) {
       var request = scheduler.next(this)
       while (request.isDefined) {
+        changePending(request.get.address.executorId, -request.get.size)
         send(request.get)
         request = scheduler.next(this)
       }
@@ -226,6 +233,12 @@ private[spark] final class ShuffleBlockFetcher(
     executorState.addInFlight(source, delta)
   }
 
+  /** What this task has yet to ask of a source, which the executor's estimates include. */
+  private def changePending(source: String, delta: Long): Unit = {
+    pendingBySource(source) = pendingBySource.getOrElse(source, 0L) + delta
+    executorState.addPending(source, delta)
+  }
+
   private def observeWait(millis: Double): Unit = {
     integrate()
     elastic.observeWait(millis)
@@ -241,12 +254,25 @@ private[spark] final class ShuffleBlockFetcher(
     val byId = request.blocks.iterator.map(b => b.blockId -> b).toMap
     val remaining = mutable.HashSet.empty[BlockId] ++= byId.keys
     val start = clock.nanoTime()
+    val rate = executorState.rate(address.executorId)
+    val requestId = synchronized {
+      requestsSent += 1
+      outstanding(requestsSent) = rate
+      requestsSent
+    }
+    rate.requestStarted(start)
 
-    def deliver(id: BlockId, make: (BlockRef, Boolean, Long) => FetchResult): Unit =
+    def deliver(id: BlockId, bytes: Long, make: (BlockRef, Boolean, Long) => FetchResult): Unit =
       ShuffleBlockFetcher.this.synchronized {
         if (!zombie && remaining.remove(id)) {
           val done = remaining.isEmpty
-          val millis = if (done) NANOSECONDS.toMillis(clock.nanoTime() - start) else 0L
+          val now = clock.nanoTime()
+          rate.delivered(now, bytes)
+          if (done) {
+            rate.requestEnded(now)
+            outstanding -= requestId
+          }
+          val millis = if (done) NANOSECONDS.toMillis(now - start) else 0L
           make(byId(id), done, millis) match {
             case failed: FetchResult.Failed => results.putFirst(failed)
             case other => results.putLast(other)
@@ -258,6 +284,7 @@ private[spark] final class ShuffleBlockFetcher(
       override def onFetched(id: BlockId, buf: ManagedBuffer, via: String): Unit =
         deliver(
           id,
+          buf.size,
           (block, done, millis) => {
             // The transport releases its reference when this callback returns.
             buf.retain()
@@ -268,6 +295,7 @@ private[spark] final class ShuffleBlockFetcher(
         logWarning(s"Failed to fetch block $id from $address", e)
         deliver(
           id,
+          0L,
           (block, done, _) =>
             e match {
               case _: OutOfDirectMemoryError if mayRetryAfterDirectMemoryFailure(id) =>
@@ -639,6 +667,10 @@ private[spark] final class ShuffleBlockFetcher(
     val files = synchronized {
       if (zombie) return
       zombie = true
+      // Requests this task no longer waits for stop counting as its sources' busy time.
+      val now = clock.nanoTime()
+      outstanding.valuesIterator.foreach(_.requestEnded(now))
+      outstanding.clear()
       tempFiles.toList
     }
     integrate()
@@ -651,6 +683,8 @@ private[spark] final class ShuffleBlockFetcher(
       executorState.addInFlight(source, -bytes)
     }
     bytesInFlightBySource.clear()
+    pendingBySource.foreach { case (source, bytes) => executorState.addPending(source, -bytes) }
+    pendingBySource.clear()
     openStreams.toList.foreach(s =>
       try s.close()
       catch { case NonFatal(_) => })

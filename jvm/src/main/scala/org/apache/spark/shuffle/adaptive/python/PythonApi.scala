@@ -6,7 +6,8 @@ import com.fasterxml.jackson.module.scala.DefaultScalaModule
 import org.apache.spark.{SparkContext, SparkEnv}
 import org.apache.spark.shuffle.adaptive.AdaptiveShuffleManager
 import org.apache.spark.shuffle.adaptive.compat.ConfiguredShuffleManager
-import org.apache.spark.shuffle.adaptive.dummy.{BlockTransfer, DummyRDD, DummySpec, SkewedTables}
+import org.apache.spark.rdd.RDD
+import org.apache.spark.shuffle.adaptive.dummy.{BlockTransfer, DummyRDD, DummySpec, PinnedPlacement, PinnedRDD, SkewedTables}
 import org.apache.spark.sql.{DataFrame, SparkSession}
 import org.apache.spark.sql.types.{BinaryType, IntegerType, StructField, StructType}
 
@@ -56,7 +57,9 @@ object PythonApi {
 
   /**
    * Runs the DummyRDD shuffle (every chunk to its drawn destination) and returns, as JSON, the
-   * bytes and chunks each destination received and the job's wall time.
+   * bytes and chunks each destination received and the job's wall time. With `pinExecutors`
+   * > 0, its tasks run where [[PinnedPlacement]] puts them on that many executors, the hottest
+   * reduce partition on the `hotExecutor`-th (from 1); the caller sets a long locality wait.
    */
   def runDummyShuffle(
       sc: SparkContext,
@@ -64,16 +67,25 @@ object PythonApi {
       partitionBytes: Long,
       skew: Double,
       seed: Long,
-      compressible: Boolean): String = {
+      compressible: Boolean,
+      pinExecutors: Int,
+      hotExecutor: Int): String = {
     val dummy = new DummyRDD(sc, DummySpec(totalBytes, partitionBytes, skew, seed, compressible))
+    val placement =
+      if (pinExecutors > 0) Some(PinnedPlacement.of(sc, pinExecutors, hotExecutor)) else None
+    val maps =
+      placement.fold[RDD[(Int, Array[Byte])]](dummy)(p => new PinnedRDD(dummy, p.mapLocations))
+    val shuffled = dummy.shuffled(maps)
+    val reduces =
+      placement.fold[RDD[(Int, Array[Byte])]](shuffled)(p =>
+        new PinnedRDD(shuffled, p.reduceLocations))
     val start = System.nanoTime()
-    val received = dummy
-      .shuffled()
+    val received = reduces
       .mapPartitionsWithIndex { (destination, chunks) =>
         var bytes = 0L
         var count = 0L
         chunks.foreach { case (_, payload) => bytes += payload.length; count += 1 }
-        Iterator((destination, bytes, count))
+        Iterator((destination, bytes, count, SparkEnv.get.executorId))
       }
       .collect()
       .sortBy(_._1)
@@ -83,6 +95,7 @@ object PythonApi {
         "num_partitions" -> dummy.spec.numPartitions,
         "destination_bytes" -> received.map(_._2).toSeq,
         "destination_chunks" -> received.map(_._3).toSeq,
+        "destination_executors" -> received.map(_._4).toSeq,
         "wall_s" -> seconds))
   }
 

@@ -216,6 +216,46 @@ class AdaptiveFetchSuite extends AnyFunSuite {
     assert(sources(d) === Seq("1"))
   }
 
+  test("a task's pending bytes and outstanding requests leave the executor's estimate as it ends") {
+    val layout = Seq("1", "2").zipWithIndex.map { case (id, i) =>
+      exec(id) -> (0 until 6).map(m => blk(7, i * 100L + m, 100))
+    }
+    val s = settings("critical", limit = 300, increment = 100)
+    val shared = new PeerTraffic(16)
+    val clock = new TestClock
+    val done = new SimTask(exec("0"), layout, s, shared, clock, hold = _ => true)
+    assert(shared.pendingFrom("1") + shared.pendingFrom("2") === 1200 - 300)
+    assert(done.calls.size === 3)
+    clock.advance(100)
+    while (done.fetcher.hasNext) {
+      done.releaseHeld()
+      done.readOne()
+    }
+    done.assertEachOnce()
+    done.finish()
+    Seq("1", "2").foreach { id =>
+      assert(shared.pendingFrom(id) === 0)
+      assert(shared.inFlightTo(id) === 0)
+      assert(shared.rate(id).requestsOutstanding === 0)
+    }
+    // 600 bytes from each source, delivered 100 ms into its busy time.
+    assert(shared.rate("1").bytesPerSecond(clock.nanoTime()).get > 0)
+
+    // A task killed with requests outstanding and blocks not yet asked for.
+    val killed = new SimTask(exec("0"), layout, s, shared, hold = _ => true)
+    assert(shared.rate("1").requestsOutstanding + shared.rate("2").requestsOutstanding === 3)
+    killed.finish()
+    Seq("1", "2").foreach { id =>
+      assert(shared.pendingFrom(id) === 0)
+      assert(shared.inFlightTo(id) === 0)
+      assert(shared.rate(id).requestsOutstanding === 0)
+    }
+    // Its late replies change nothing.
+    killed.releaseHeld()
+    assert(shared.rate("1").requestsOutstanding === 0)
+    killed.assertNoLeak()
+  }
+
   test("static circular start: the closest successor first, then the others as load grows") {
     def firstCalls(self: String, ids: Seq[String], limit: Long): Seq[String] = {
       val layout = ids.filter(_ != self).zipWithIndex.map { case (id, i) =>

@@ -52,15 +52,17 @@ private object AdaptiveFetchTestKit {
       loadWeight = loadWeight,
       waitWeight = waitWeight)
 
-  /** Every order, and the adaptive one with the elastic limit on and off. */
+  /** Every order, with the elastic limit on and off. */
   val AllOrders: Seq[(String, Boolean)] =
     Seq(
       "naive" -> false,
       "pairwise" -> false,
       "adaptive" -> false,
+      "critical" -> false,
       "adaptive" -> true,
       "pairwise" -> true,
-      "naive" -> true)
+      "naive" -> true,
+      "critical" -> true)
 
   /** A block with distinct content derived from its id. */
   def blk(shuffleId: Int, mapId: Long, size: Int, reduceId: Int = 0): Blk = {

@@ -1,0 +1,73 @@
+package org.apache.spark.shuffle.adaptive.fetch
+
+import org.apache.spark.shuffle.adaptive.flow.{BlockBatch, BlockRef, FlowState, PeerQueue, PeerTraffic, SendRule}
+import org.apache.spark.storage.BlockManagerId
+import org.apache.spark.util.Clock
+
+/**
+ * Bottleneck-first source selection. A reduce stage cannot end before the source whose remaining
+ * bytes take longest at its rate has delivered them, so that source's link must never idle while
+ * it has bytes for this executor; the paper's adaptive order instead steers away from a source
+ * that is slow because its link is slow, and leaves it idle.
+ *
+ * Each source's remaining time is the executor-wide estimate of [[PeerTraffic.remainingSeconds]]
+ * (what this executor's tasks still need from it over the rate it delivered at while asked). A
+ * request goes to the source with the longest remaining time among those the executor has fewer
+ * than [[CriticalScheduler.KeepBusy]] requests outstanding with: two, so that the next request is
+ * already queued at the source when one completes, and the link does not idle for a round trip.
+ * More would only queue at the source and take the task's in-flight budget from the fast sources
+ * it can consume meanwhile. Once every source with blocks for the task is that busy, the rest of
+ * the limit goes by the adaptive score (load and moving-average wait), so a source that is slow
+ * because it is loaded gets no more than it needs to stay busy. Ties go by the circular order
+ * that starts after this executor, as in the adaptive order.
+ */
+private[spark] final class CriticalScheduler(
+    settings: FetchSettings,
+    self: BlockManagerId,
+    remote: Seq[(BlockManagerId, IndexedSeq[BlockRef])],
+    shared: PeerTraffic,
+    clock: Clock)
+    extends FetchScheduler {
+
+  private[this] val sources: IndexedSeq[PeerQueue] =
+    PeerQueue.inCircularOrder(self, remote).toIndexedSeq
+
+  override def hasPending: Boolean = sources.exists(_.nonEmpty)
+
+  /** Load per increment plus weighted moving-average wait, as [[AdaptiveScheduler.score]]. */
+  private def score(executorId: String): Double =
+    settings.loadWeight * shared.inFlightTo(executorId) / settings.requestSize +
+      settings.waitWeight * shared.averageWaitMs(executorId)
+
+  override def next(state: FlowState): Option[BlockBatch] = {
+    val candidates = sources.filter { s =>
+      s.nonEmpty && SendRule.blocksAllowed(settings, state, s.address) > 0
+    }
+    if (candidates.isEmpty) return None
+    val now = clock.nanoTime()
+    val unknownRate = shared.meanRate(now)
+    val idle = candidates.filter { s =>
+      shared.rate(s.address.executorId).requestsOutstanding < CriticalScheduler.KeepBusy
+    }
+    val best =
+      if (idle.nonEmpty) {
+        // maxBy keeps the first of equals: the circular order breaks ties.
+        idle.maxBy(s => shared.remainingSeconds(s.address.executorId, now, unknownRate))
+      } else {
+        candidates.minBy(s => score(s.address.executorId))
+      }
+    val allowed = SendRule.blocksAllowed(settings, state, best.address)
+    // The chosen source's request waits until it fits rather than yielding to a less urgent one.
+    if (SendRule.fits(settings, state, best.peek(settings.requestSize, allowed))) {
+      Some(best.take(settings.requestSize, allowed))
+    } else {
+      None
+    }
+  }
+}
+
+private[spark] object CriticalScheduler {
+
+  /** Requests the executor keeps outstanding with every source that has bytes for it. */
+  val KeepBusy = 2
+}
