@@ -24,9 +24,10 @@ CLUSTER_CONF = dict(
 #: UCX between hosts: TCP only, since the namespaces share one kernel and UCX would otherwise
 #: reach the other "hosts" through shared memory, bypassing their links.
 UCX_VARIANT = {"ucx-tcp": {"order": "critical", "transport": "ucx"}} if UCX_AVAILABLE else {}
-#: The default order, push (with the critical order) and UCX over TCP (critical order too). The naive and pairwise orders and mode=store are
-#: compared on local-cluster (test_rdd_ab, test_sql_ab; mode=store across three executors in the
-#: JVM's StoreClusterSuite), which keeps this suite's links-bound time down.
+#: The default order, push and UCX over TCP (both reading in the critical order). The naive and
+#: pairwise orders and mode=store are compared on local-cluster (test_rdd_ab, test_sql_ab;
+#: mode=store across three executors in the JVM's StoreClusterSuite), which keeps this suite's
+#: links-bound time down.
 ab = ShuffleComparison(
     conf=CLUSTER_CONF,
     variants=dict(adaptive=FETCH_ORDER_VARIANTS["adaptive"], push=PUSH_VARIANT, **UCX_VARIANT),

@@ -23,13 +23,7 @@ private[spark] final class AdaptiveScheduler(
 
   override def hasPending: Boolean = sources.exists(_.nonEmpty)
 
-  /**
-   * loadWeight * (bytes this executor's tasks have in flight to the source / increment) +
-   * waitWeight * (moving-average ms its tasks waited for the source's blocks). Lower is better.
-   */
-  def score(executorId: String): Double =
-    settings.loadWeight * shared.inFlightTo(executorId) / settings.requestSize +
-      settings.waitWeight * shared.averageWaitMs(executorId)
+  def score(executorId: String): Double = AdaptiveScheduler.score(settings, shared, executorId)
 
   override def next(state: FlowState): Option[BlockBatch] = {
     val candidates = sources.filter { s =>
@@ -45,4 +39,15 @@ private[spark] final class AdaptiveScheduler(
       None
     }
   }
+}
+
+private[spark] object AdaptiveScheduler {
+
+  /**
+   * loadWeight * (bytes this executor's tasks have in flight to the source / increment) +
+   * waitWeight * (moving-average ms its tasks waited for the source's blocks). Lower is better.
+   */
+  def score(settings: FetchSettings, shared: PeerTraffic, executorId: String): Double =
+    settings.loadWeight * shared.inFlightTo(executorId) / settings.requestSize +
+      settings.waitWeight * shared.averageWaitMs(executorId)
 }

@@ -34,11 +34,6 @@ private[spark] final class CriticalScheduler(
 
   override def hasPending: Boolean = sources.exists(_.nonEmpty)
 
-  /** Load per increment plus weighted moving-average wait, as [[AdaptiveScheduler.score]]. */
-  private def score(executorId: String): Double =
-    settings.loadWeight * shared.inFlightTo(executorId) / settings.requestSize +
-      settings.waitWeight * shared.averageWaitMs(executorId)
-
   override def next(state: FlowState): Option[BlockBatch] = {
     val candidates = sources.filter { s =>
       s.nonEmpty && SendRule.blocksAllowed(settings, state, s.address) > 0
@@ -54,7 +49,7 @@ private[spark] final class CriticalScheduler(
         // maxBy keeps the first of equals: the circular order breaks ties.
         idle.maxBy(s => shared.remainingSeconds(s.address.executorId, now, unknownRate))
       } else {
-        candidates.minBy(s => score(s.address.executorId))
+        candidates.minBy(s => AdaptiveScheduler.score(settings, shared, s.address.executorId))
       }
     val allowed = SendRule.blocksAllowed(settings, state, best.address)
     // The chosen source's request waits until it fits rather than yielding to a less urgent one.

@@ -52,6 +52,25 @@ private object AdaptiveFetchTestKit {
       loadWeight = loadWeight,
       waitWeight = waitWeight)
 
+  /**
+   * Settings for a property test's `round`: an increment of 1 to 400 bytes, a limit of 1 to 6
+   * increments, at most 1 to 6 requests in flight when `limitRequests`, and every third round
+   * at most 1 to 6 blocks in flight per address.
+   */
+  def randomSettings(
+      order: String,
+      random: Random,
+      round: Int,
+      limitRequests: Boolean): FetchSettings = {
+    val inc = 1L + random.nextInt(400)
+    settings(
+      order,
+      limit = inc * (1 + random.nextInt(6)),
+      increment = inc,
+      maxReqs = if (limitRequests) 1 + random.nextInt(6) else Int.MaxValue,
+      maxBlocksPerAddress = if (round % 3 == 0) 1 + random.nextInt(6) else Int.MaxValue)
+  }
+
   /** Every order, with the elastic limit on and off. */
   val AllOrders: Seq[(String, Boolean)] =
     Seq(

@@ -7,7 +7,7 @@ import org.scalatest.funsuite.AnyFunSuite
 
 import org.apache.spark.shuffle.adaptive.flow.{BlockBatch, PeerTraffic}
 
-import AdaptiveFetchTestKit.{exec, settings}
+import AdaptiveFetchTestKit.{exec, randomSettings, settings}
 import SchedulerTestState.{drain, refs}
 
 class AdaptiveSchedulerSuite extends AnyFunSuite {
@@ -154,12 +154,8 @@ class AdaptiveSchedulerSuite extends AnyFunSuite {
   test("requests, random layouts: >= increment unless the source ran out, overshoot < a block") {
     val random = new Random(3L)
     for (round <- 0 until 30) {
-      val inc = 1L + random.nextInt(400)
-      val s = settings(
-        "adaptive",
-        limit = inc * (1 + random.nextInt(6)),
-        increment = inc,
-        maxBlocksPerAddress = if (round % 3 == 0) 1 + random.nextInt(6) else Int.MaxValue)
+      val s = randomSettings("adaptive", random, round, limitRequests = false)
+      val inc = s.requestSize
       val remote = Seq("1", "2", "3", "4").take(1 + random.nextInt(4)).map { id =>
         id -> Seq.fill(random.nextInt(20))(1L + random.nextInt(300).toLong)
       }

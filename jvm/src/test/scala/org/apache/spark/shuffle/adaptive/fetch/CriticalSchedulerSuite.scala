@@ -7,7 +7,7 @@ import org.scalatest.funsuite.AnyFunSuite
 import org.apache.spark.shuffle.adaptive.flow.PeerTraffic
 import org.apache.spark.util.ManualClock
 
-import AdaptiveFetchTestKit.{exec, settings}
+import AdaptiveFetchTestKit.{exec, randomSettings, settings}
 import SchedulerTestState.refs
 
 class CriticalSchedulerSuite extends AnyFunSuite {
@@ -171,13 +171,7 @@ class CriticalSchedulerSuite extends AnyFunSuite {
   test("random links and layouts: every block once in map order, limits held, no starvation") {
     val random = new Random(21L)
     for (round <- 0 until 40) {
-      val inc = 1L + random.nextInt(400)
-      val s = settings(
-        "critical",
-        limit = inc * (1 + random.nextInt(6)),
-        increment = inc,
-        maxReqs = 1 + random.nextInt(6),
-        maxBlocksPerAddress = if (round % 3 == 0) 1 + random.nextInt(6) else Int.MaxValue)
+      val s = randomSettings("critical", random, round, limitRequests = true)
       val links = Seq("1", "2", "3", "4").take(1 + random.nextInt(4)).map { id =>
         (id, 1L + random.nextInt(200), Seq.fill(random.nextInt(20))(1L + random.nextInt(300)))
       }
