@@ -1,6 +1,6 @@
 package org.apache.spark.shuffle.adaptive.fetch
 
-import org.apache.spark.shuffle.adaptive.flow.{BlockBatch, BlockRef, FlowState, PeerQueue, PeerTraffic, SendRule}
+import org.apache.spark.shuffle.adaptive.flow.{BlockRef, PeerQueue, PeerTraffic}
 import org.apache.spark.storage.BlockManagerId
 
 /**
@@ -16,29 +16,13 @@ private[spark] final class AdaptiveScheduler(
     self: BlockManagerId,
     remote: Seq[(BlockManagerId, IndexedSeq[BlockRef])],
     shared: PeerTraffic)
-    extends FetchScheduler {
-
-  // In circular order from this executor, so that `minBy` breaks ties by it.
-  private[this] val sources: Seq[PeerQueue] = PeerQueue.inCircularOrder(self, remote)
-
-  override def hasPending: Boolean = sources.exists(_.nonEmpty)
+// In circular order from this executor, so that `minBy` breaks ties by it.
+    extends SourceChoosingScheduler(settings, PeerQueue.inCircularOrder(self, remote)) {
 
   def score(executorId: String): Double = AdaptiveScheduler.score(settings, shared, executorId)
 
-  override def next(state: FlowState): Option[BlockBatch] = {
-    val candidates = sources.filter { s =>
-      s.nonEmpty && SendRule.blocksAllowed(settings, state, s.address) > 0
-    }
-    if (candidates.isEmpty) return None
-    val best = candidates.minBy(s => score(s.address.executorId))
-    val allowed = SendRule.blocksAllowed(settings, state, best.address)
-    // The best source's request waits until it fits rather than yielding to a worse source.
-    if (SendRule.fits(settings, state, best.peek(settings.requestSize, allowed))) {
-      Some(best.take(settings.requestSize, allowed))
-    } else {
-      None
-    }
-  }
+  override protected def choose(candidates: Seq[PeerQueue]): PeerQueue =
+    candidates.minBy(s => score(s.address.executorId))
 }
 
 private[spark] object AdaptiveScheduler {

@@ -1,6 +1,6 @@
 package org.apache.spark.shuffle.adaptive.fetch
 
-import org.apache.spark.shuffle.adaptive.flow.{BlockBatch, BlockRef, FlowState, PeerQueue, PeerTraffic, SendRule}
+import org.apache.spark.shuffle.adaptive.flow.{BlockRef, PeerQueue, PeerTraffic}
 import org.apache.spark.storage.BlockManagerId
 import org.apache.spark.util.Clock
 
@@ -27,36 +27,19 @@ private[spark] final class CriticalScheduler(
     remote: Seq[(BlockManagerId, IndexedSeq[BlockRef])],
     shared: PeerTraffic,
     clock: Clock)
-    extends FetchScheduler {
+    extends SourceChoosingScheduler(settings, PeerQueue.inCircularOrder(self, remote)) {
 
-  private[this] val sources: IndexedSeq[PeerQueue] =
-    PeerQueue.inCircularOrder(self, remote).toIndexedSeq
-
-  override def hasPending: Boolean = sources.exists(_.nonEmpty)
-
-  override def next(state: FlowState): Option[BlockBatch] = {
-    val candidates = sources.filter { s =>
-      s.nonEmpty && SendRule.blocksAllowed(settings, state, s.address) > 0
-    }
-    if (candidates.isEmpty) return None
+  override protected def choose(candidates: Seq[PeerQueue]): PeerQueue = {
     val now = clock.nanoTime()
     val unknownRate = shared.meanRate(now)
     val idle = candidates.filter { s =>
       shared.rate(s.address.executorId).requestsOutstanding < CriticalScheduler.KeepBusy
     }
-    val best =
-      if (idle.nonEmpty) {
-        // maxBy keeps the first of equals: the circular order breaks ties.
-        idle.maxBy(s => shared.remainingSeconds(s.address.executorId, now, unknownRate))
-      } else {
-        candidates.minBy(s => AdaptiveScheduler.score(settings, shared, s.address.executorId))
-      }
-    val allowed = SendRule.blocksAllowed(settings, state, best.address)
-    // The chosen source's request waits until it fits rather than yielding to a less urgent one.
-    if (SendRule.fits(settings, state, best.peek(settings.requestSize, allowed))) {
-      Some(best.take(settings.requestSize, allowed))
+    if (idle.nonEmpty) {
+      // maxBy keeps the first of equals: the circular order breaks ties.
+      idle.maxBy(s => shared.remainingSeconds(s.address.executorId, now, unknownRate))
     } else {
-      None
+      candidates.minBy(s => AdaptiveScheduler.score(settings, shared, s.address.executorId))
     }
   }
 }

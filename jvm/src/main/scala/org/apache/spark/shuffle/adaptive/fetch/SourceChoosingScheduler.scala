@@ -1,0 +1,33 @@
+package org.apache.spark.shuffle.adaptive.fetch
+
+import org.apache.spark.shuffle.adaptive.flow.{BlockBatch, FlowState, PeerQueue, SendRule}
+
+/**
+ * An order that forms each request at send time for one source it chooses among those that
+ * have blocks left and may have more in flight; the request waits until it fits under the limit
+ * rather than yielding to a source the order ranks lower.
+ */
+private[spark] abstract class SourceChoosingScheduler(
+    settings: FetchSettings,
+    sources: Seq[PeerQueue])
+    extends FetchScheduler {
+
+  override def hasPending: Boolean = sources.exists(_.nonEmpty)
+
+  /** The source to ask next, of `candidates` (never empty, in circular order). */
+  protected def choose(candidates: Seq[PeerQueue]): PeerQueue
+
+  final override def next(state: FlowState): Option[BlockBatch] = {
+    val candidates = sources.filter { s =>
+      s.nonEmpty && SendRule.blocksAllowed(settings, state, s.address) > 0
+    }
+    if (candidates.isEmpty) return None
+    val best = choose(candidates)
+    val allowed = SendRule.blocksAllowed(settings, state, best.address)
+    if (SendRule.fits(settings, state, best.peek(settings.requestSize, allowed))) {
+      Some(best.take(settings.requestSize, allowed))
+    } else {
+      None
+    }
+  }
+}
