@@ -16,8 +16,7 @@ private[spark] final class AdaptiveScheduler(
     self: BlockManagerId,
     remote: Seq[(BlockManagerId, IndexedSeq[BlockRef])],
     shared: PeerTraffic)
-// In circular order from this executor, so that `minBy` breaks ties by it.
-    extends SourceChoosingScheduler(settings, PeerQueue.inCircularOrder(self, remote)) {
+    extends SourceChoosingScheduler(settings, self, remote) {
 
   def score(executorId: String): Double = AdaptiveScheduler.score(settings, shared, executorId)
 

@@ -27,7 +27,7 @@ private[spark] final class CriticalScheduler(
     remote: Seq[(BlockManagerId, IndexedSeq[BlockRef])],
     shared: PeerTraffic,
     clock: Clock)
-    extends SourceChoosingScheduler(settings, PeerQueue.inCircularOrder(self, remote)) {
+    extends SourceChoosingScheduler(settings, self, remote) {
 
   override protected def choose(candidates: Seq[PeerQueue]): PeerQueue = {
     val now = clock.nanoTime()
@@ -36,7 +36,6 @@ private[spark] final class CriticalScheduler(
       shared.rate(s.address.executorId).requestsOutstanding < CriticalScheduler.KeepBusy
     }
     if (idle.nonEmpty) {
-      // maxBy keeps the first of equals: the circular order breaks ties.
       idle.maxBy(s => shared.remainingSeconds(s.address.executorId, now, unknownRate))
     } else {
       candidates.minBy(s => AdaptiveScheduler.score(settings, shared, s.address.executorId))

@@ -20,7 +20,7 @@ import org.apache.spark.network.shuffle.checksum.{Cause, ShuffleChecksumHelper}
 import org.apache.spark.network.util.TransportConf
 import org.apache.spark.shuffle.ShuffleReadMetricsReporter
 import org.apache.spark.shuffle.adaptive.compat.SparkCompat
-import org.apache.spark.shuffle.adaptive.flow.{BlockBatch, BlockRef, ElasticLimit, FlowState, PeerQueue, PeerTraffic, SendRule, SourceRate}
+import org.apache.spark.shuffle.adaptive.flow.{BlockBatch, BlockRef, ElasticLimit, FlowState, PeerQueue, PeerTraffic, SendRule, SourceRate, TaskShare}
 import org.apache.spark.shuffle.adaptive.metrics.FetchCounters
 import org.apache.spark.shuffle.adaptive.store.StoreRoutes
 import org.apache.spark.shuffle.adaptive.transport.{BlockTransport, HostLocalTransport, TransportListener}
@@ -79,8 +79,10 @@ private[spark] final class ShuffleBlockFetcher(
   private[this] val results = new LinkedBlockingDeque[FetchResult]
   private[this] val localQueue = mutable.Queue.empty[BlockRef]
   private[this] val blocksInFlight = mutable.HashMap.empty[BlockManagerId, Int]
-  private[this] val bytesInFlightBySource = mutable.HashMap.empty[String, Long]
-  private[this] val pendingBySource = mutable.HashMap.empty[String, Long]
+  private[this] val inFlightShare = new TaskShare(executorState.addInFlight)
+
+  /** What this task has yet to ask of each source, which the executor's estimates include. */
+  private[this] val pendingShare = new TaskShare(executorState.addPending)
   private[this] val corrupted = mutable.HashSet.empty[BlockId]
 
   /** Blocks of chunks that arrived, each with its chunk's executor, served before any other. */
@@ -136,7 +138,7 @@ private[spark] final class ShuffleBlockFetcher(
         localQueue ++= refs
       } else if (refs.nonEmpty) {
         remote += address -> refs
-        changePending(address.executorId, refs.iterator.map(_.size).sum)
+        pendingShare.change(address.executorId, refs.iterator.map(_.size).sum)
       }
     }
     counters.reduceTasks += 1
@@ -200,7 +202,7 @@ private[spark] final class ShuffleBlockFetcher(
     if (deferred.isEmpty) {
       var request = scheduler.next(this)
       while (request.isDefined) {
-        changePending(request.get.address.executorId, -request.get.size)
+        pendingShare.change(request.get.address.executorId, -request.get.size)
         send(request.get)
         request = scheduler.next(this)
       }
@@ -229,14 +231,7 @@ private[spark] final class ShuffleBlockFetcher(
   private def changeBytesInFlight(source: String, delta: Long): Unit = {
     integrate()
     bufferedBytes += delta
-    bytesInFlightBySource(source) = bytesInFlightBySource.getOrElse(source, 0L) + delta
-    executorState.addInFlight(source, delta)
-  }
-
-  /** What this task has yet to ask of a source, which the executor's estimates include. */
-  private def changePending(source: String, delta: Long): Unit = {
-    pendingBySource(source) = pendingBySource.getOrElse(source, 0L) + delta
-    executorState.addPending(source, delta)
+    inFlightShare.change(source, delta)
   }
 
   private def observeWait(millis: Double): Unit = {
@@ -255,12 +250,13 @@ private[spark] final class ShuffleBlockFetcher(
     val remaining = mutable.HashSet.empty[BlockId] ++= byId.keys
     val start = clock.nanoTime()
     val rate = executorState.rate(address.executorId)
+    // Started under the lock that cleanup ends outstanding requests under, so none is missed.
     val requestId = synchronized {
+      rate.requestStarted(start)
       requestsSent += 1
       outstanding(requestsSent) = rate
       requestsSent
     }
-    rate.requestStarted(start)
 
     def deliver(id: BlockId, bytes: Long, make: (BlockRef, Boolean, Long) => FetchResult): Unit =
       ShuffleBlockFetcher.this.synchronized {
@@ -679,12 +675,8 @@ private[spark] final class ShuffleBlockFetcher(
     counters.taskRead(local.address.executorId)
     counters.transportFallbacks += fellBack.get
     // What this task requested and will never consume no longer loads its sources.
-    bytesInFlightBySource.foreach { case (source, bytes) =>
-      executorState.addInFlight(source, -bytes)
-    }
-    bytesInFlightBySource.clear()
-    pendingBySource.foreach { case (source, bytes) => executorState.addPending(source, -bytes) }
-    pendingBySource.clear()
+    inFlightShare.release()
+    pendingShare.release()
     openStreams.toList.foreach(s =>
       try s.close()
       catch { case NonFatal(_) => })

@@ -1,20 +1,26 @@
 package org.apache.spark.shuffle.adaptive.fetch
 
-import org.apache.spark.shuffle.adaptive.flow.{BlockBatch, FlowState, PeerQueue, SendRule}
+import org.apache.spark.shuffle.adaptive.flow.{BlockBatch, BlockRef, FlowState, PeerQueue, SendRule}
+import org.apache.spark.storage.BlockManagerId
 
 /**
  * An order that forms each request at send time for one source it chooses among those that
  * have blocks left and may have more in flight; the request waits until it fits under the limit
- * rather than yielding to a source the order ranks lower.
+ * rather than yielding to a source the order ranks lower. Candidates come in the circular order
+ * that starts after this executor ([[PeerQueue.inCircularOrder]]), so a choice by `minBy` or
+ * `maxBy` breaks ties by it.
  */
 private[spark] abstract class SourceChoosingScheduler(
     settings: FetchSettings,
-    sources: Seq[PeerQueue])
+    self: BlockManagerId,
+    remote: Seq[(BlockManagerId, IndexedSeq[BlockRef])])
     extends FetchScheduler {
+
+  private[this] val sources: Seq[PeerQueue] = PeerQueue.inCircularOrder(self, remote)
 
   override def hasPending: Boolean = sources.exists(_.nonEmpty)
 
-  /** The source to ask next, of `candidates` (never empty, in circular order). */
+  /** The source to ask next, of `candidates` (never empty). */
   protected def choose(candidates: Seq[PeerQueue]): PeerQueue
 
   final override def next(state: FlowState): Option[BlockBatch] = {
