@@ -273,3 +273,13 @@ def test_driver_host():
     assert driver_host("spark://127.0.0.1:7077") == "127.0.0.1"
     with pytest.raises(ValueError, match="has no host"):
         driver_host("spark://:7077")
+
+
+def test_teardown_scans_again_for_what_a_scan_caught_mid_exec(monkeypatch):
+    # Pid 7 is mid-exec at the first scan (its environment reads empty), visible at the next.
+    scans = iter([[5, 6], [5, 6, 7], [5, 6, 7]])
+    killed = []
+    monkeypatch.setattr(system, "pids_with_env", lambda name, value: next(scans))
+    monkeypatch.setattr(system, "kill", lambda pids: killed.append(sorted(pids)))
+    lifecycle._kill_tagged("psd")
+    assert killed == [[5, 6], [7]]
