@@ -35,6 +35,8 @@ COUNTER_NAMES = (
     "mean_buffered_bytes",
     "wait_ms_by_source",
     "mean_wait_ms_by_source",
+    "observed_rate_by_source",
+    "host_by_source",
     "elastic_limit_min",
     "elastic_limit_max",
     "elastic_limit_mean",
@@ -112,6 +114,10 @@ def metrics(spark: Any) -> Dict[str, Any]:
       executor's blocks.
     - ``mean_wait_ms_by_source``: ``{executor id: ms}``, that wait per block served by the
       executor.
+    - ``observed_rate_by_source``: ``{executor id: bytes per second}``, the rate the reading
+      executor had observed from each remote executor (bytes over the time it had requests
+      outstanding there) as its tasks ended, weighted by the bytes they read from it.
+    - ``host_by_source``: ``{executor id: host}``, where the blocks came from.
     - ``elastic_limit_min`` / ``elastic_limit_max``: the smallest and largest in-flight byte
       limit any task had (0 until a task reported one; the max is the hard limit, and min equals
       max when the elastic limit is off).

@@ -138,9 +138,9 @@ def test_runs_on_a_cluster_sample_its_links():
     )
     job = job_for(config, plan(config)[0])
     assert job["links"] == {
-        "1": {"device": "pss-w1-h", "rate_bps": 10**8},
-        "2": {"device": "pss-w2-h", "rate_bps": 5 * 10**7},
-        "3": {"device": "pss-w3-h", "rate_bps": 10**8},
+        "1": {"device": "pss-w1-h", "rate_bps": 10**8, "address": "10.231.0.11"},
+        "2": {"device": "pss-w2-h", "rate_bps": 5 * 10**7, "address": "10.231.0.12"},
+        "3": {"device": "pss-w3-h", "rate_bps": 10**8, "address": "10.231.0.13"},
     }
     assert job_for(parse_args(["--repeat", "1"]), plan(parse_args(["--repeat", "1"]))[0])["links"] == {}
 

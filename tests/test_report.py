@@ -40,6 +40,9 @@ REPORT = {
     ],
     "tasksLeftOut": 0,
     "store": {"own_store": 200, "peers_memory": 300, "disk": 69},
+    "remoteBytesBySource": {"0": 100, "1": 269},
+    "rateBySource": {"0": 200.0, "1": 53.8},
+    "hostBySource": {"0": "10.231.0.11", "1": "10.231.0.12"},
 }
 
 
@@ -105,12 +108,24 @@ def test_bench_records_table_and_figures(tmp_path, capsys):
         "skew": 2.0,
         "manager": "adaptive",
         "shuffles": [REPORT],
+        "links": {
+            str(w): {
+                "rate_bps": 8000,
+                "address": f"10.231.0.1{w}",
+                "reduce": {"down_bytes": 100, "up_bytes": 300 * w},
+            }
+            for w in (1, 2)
+        },
     }
     (view,) = from_bench([record, dict(record, status="failed")])
+    # Source "1" on worker 2: 269 remote bytes at 53.8 B/s; its link carried 600 bytes at 1000 B/s.
+    assert view.link_seconds_by_source == {"0": 0.5, "1": pytest.approx(5.0)}
+    assert view.link_bound_s_by_source == {"0": 0.3, "1": 0.6}
     assert view.label == "run 2: dummy skew=2 adaptive, shuffle 3, stage 7"
     table = figure.format_table([view]).splitlines()
     assert table[0].split()[:4] == ["shuffle", "parts", "MiB", "max"]
     assert "0 (53%)" in table[2] and "1 (1.2 s)" in table[2] and "1.0-4.0" in table[2]
+    assert table[2].endswith("1 (5.0 s, bound 0.6 s)")
     bench = tmp_path / "bench.json"
     bench.write_text(json.dumps({"env": {}, "runs": [record]}))
     assert cli.main([str(bench), "--out", str(tmp_path / "png")]) == 0

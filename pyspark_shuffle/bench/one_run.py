@@ -73,6 +73,8 @@ def run(job: Dict[str, Any]) -> Dict[str, Any]:
                 outcome["links"] = usage(
                     sampler.samples, {w: link["rate_bps"] for w, link in links.items()}, spans
                 )
+                for worker, used in outcome["links"].items():
+                    used["address"] = links[worker]["address"]
             plugin = plugin_metrics(spark)
             outcome["plugin"] = plugin.get("application") or {}
             outcome["store"] = plugin.get("store") or {}

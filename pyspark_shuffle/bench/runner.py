@@ -157,12 +157,17 @@ def job_for(config: BenchConfig, spec: RunSpec) -> Dict[str, Any]:
 
 
 def cluster_links(config: BenchConfig) -> Dict[str, Dict[str, Any]]:
-    """Worker -> its link's host-side device and rate, on a namespace cluster ({} otherwise)."""
+    """Worker -> its link's host-side device, rate and the worker's address, on a namespace
+    cluster ({} otherwise)."""
     spec = config.cluster
     if spec is None:
         return {}
     return {
-        str(w): {"device": cluster_plan.host_link(spec, w), "rate_bps": spec.link_rate(w)}
+        str(w): {
+            "device": cluster_plan.host_link(spec, w),
+            "rate_bps": spec.link_rate(w),
+            "address": spec.worker_address(w),
+        }
         for w in range(1, spec.workers + 1)
     }
 

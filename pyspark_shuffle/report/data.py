@@ -24,7 +24,12 @@ class ShuffleView:
     partition; in event logs of other managers, one entry per reduce task) or the map outputs'
     MapStatus sizes ("map outputs": rounded by Spark to within 10%). ``tasks`` rows hold each reduce task's
     executor, launch and finish time (epoch ms), bytes, fetch wait and in-flight limit;
-    ``store`` where mode=store put the map outputs ("own_store", "peers_memory", "disk")."""
+    ``store`` where mode=store put the map outputs ("own_store", "peers_memory", "disk").
+
+    Per source executor: ``remote_bytes_by_source``, the bytes it sent to other executors (over
+    its link); ``rate_by_source``, the bytes per second those executors observed from it,
+    summed; ``host_by_source``; and, from a bench run on the namespace cluster,
+    ``link_bound_s_by_source``: what its link carried during the reduce stage over its rate."""
 
     label: str
     partition_bytes: List[int]
@@ -33,6 +38,20 @@ class ShuffleView:
     wait_ms_by_source: Dict[str, float] = field(default_factory=dict)
     tasks: List[Dict[str, Any]] = field(default_factory=list)
     store: Dict[str, int] = field(default_factory=dict)
+    remote_bytes_by_source: Dict[str, int] = field(default_factory=dict)
+    rate_by_source: Dict[str, float] = field(default_factory=dict)
+    host_by_source: Dict[str, str] = field(default_factory=dict)
+    link_bound_s_by_source: Dict[str, float] = field(default_factory=dict)
+
+    @property
+    def link_seconds_by_source(self) -> Dict[str, float]:
+        """Per source, its remote bytes at the rate observed from it: how long its link held
+        the stage, as the critical fetch order estimates it."""
+        return {
+            source: self.remote_bytes_by_source.get(source, 0) / rate
+            for source, rate in self.rate_by_source.items()
+            if rate > 0
+        }
 
     @property
     def total_bytes(self) -> int:
@@ -59,6 +78,9 @@ def from_report(report: Dict[str, Any], prefix: str = "") -> ShuffleView:
         wait_ms_by_source={str(k): float(v) for k, v in (report.get("waitMsBySource") or {}).items()},
         tasks=list(report.get("tasks") or []),
         store={str(k): int(v) for k, v in (report.get("store") or {}).items()},
+        remote_bytes_by_source={str(k): int(v) for k, v in (report.get("remoteBytesBySource") or {}).items()},
+        rate_by_source={str(k): float(v) for k, v in (report.get("rateBySource") or {}).items()},
+        host_by_source={str(k): str(v) for k, v in (report.get("hostBySource") or {}).items()},
     )
 
 
@@ -81,8 +103,26 @@ def from_bench(records: Iterable[Dict[str, Any]]) -> List[ShuffleView]:
         prefix = (
             f"run {record.get('index')}: {record['workload']} skew={record['skew']:g} {record['manager']}, "
         )
-        views.extend(from_report(r, prefix) for r in record.get("shuffles") or [])
+        for report in record.get("shuffles") or []:
+            view = from_report(report, prefix)
+            view.link_bound_s_by_source = _link_bounds(view.host_by_source, record.get("links") or {})
+            views.append(view)
     return views
+
+
+def _link_bounds(hosts: Dict[str, str], links: Dict[str, Any]) -> Dict[str, float]:
+    """Per source executor, the reduce stage's bytes over its worker's link (the larger
+    direction) over the link's rate, where a bench record's link has the source's host."""
+    by_address = {
+        link.get("address"): link for link in links.values() if isinstance(link.get("reduce"), dict)
+    }
+    bounds = {}
+    for source, host in hosts.items():
+        link = by_address.get(host)
+        if link:
+            carried = max(link["reduce"]["down_bytes"], link["reduce"]["up_bytes"])
+            bounds[source] = carried * 8 / link["rate_bps"]
+    return bounds
 
 
 def event_log_files(path: Path) -> List[Path]:

@@ -47,12 +47,24 @@ def _bars(ax: Any, values: dict, scale: float, title: str, unit: str) -> None:
     ax.set_ylabel(unit)
 
 
+def _link_times(ax: Any, view: ShuffleView) -> None:
+    """Per source: remote bytes at the observed rate (bars) and, from a namespace-cluster bench,
+    its link's bound (dots): the source whose link held the stage stands out."""
+    estimated = view.link_seconds_by_source
+    _bars(ax, estimated, 1.0, "link time per source: remote bytes / observed rate", "s")
+    bounds = view.link_bound_s_by_source
+    if estimated and bounds:
+        keys = sorted(estimated, key=lambda k: (len(k), k))
+        ax.plot(keys, [bounds.get(k, float("nan")) for k in keys], "ro", label="link bound")
+        ax.legend()
+
+
 def draw(view: ShuffleView, path: str) -> None:
     """The PNG of one shuffle read: sorted partition sizes with their Zipf fit, bytes and fetch
-    wait per source executor, each reduce task's in-flight limit over the stage, and where
-    mode=store put the map outputs."""
+    wait per source executor, each reduce task's in-flight limit over the stage, where
+    mode=store put the map outputs, and each source's link time."""
     plt = pyplot()
-    figure, axes = plt.subplots(2, 3, figsize=(15, 8))
+    figure, axes = plt.subplots(2, 4, figsize=(20, 8))
     figure.suptitle(view.label)
     sizes = sorted(view.partition_bytes, reverse=True)
     ax = axes[0][0]
@@ -99,6 +111,8 @@ def draw(view: ShuffleView, path: str) -> None:
         _bars(ax, by_executor, MIB, "bytes read per reducing executor", "MiB")
     else:
         _bars(ax, {}, MIB, "bytes read per reducing executor", "MiB")
+    _link_times(axes[0][3], view)
+    axes[1][3].axis("off")
     figure.tight_layout()
     figure.savefig(path, format="png", dpi=90)
     plt.close(figure)
@@ -124,10 +138,23 @@ def _mib(value: float) -> str:
     return f"{value / MIB:.1f}"
 
 
+def _critical(view: ShuffleView) -> str:
+    """The source whose link held the stage longest by the estimate, with its link bound
+    where a namespace-cluster bench measured it."""
+    estimated = view.link_seconds_by_source
+    if not estimated:
+        return "-"
+    source, seconds = max(estimated.items(), key=lambda kv: kv[1])
+    bound = view.link_bound_s_by_source.get(source)
+    return f"{source} ({seconds:.1f} s" + (f", bound {bound:.1f} s)" if bound is not None else ")")
+
+
 def format_table(views: Sequence[ShuffleView]) -> str:
     """One line per shuffle read: partitions, total and largest/median partition (MiB), the
     Zipf fit, the source executor that served most bytes and the one waited on longest, the
-    in-flight limit's range, and where mode=store put the map outputs."""
+    in-flight limit's range, where mode=store put the map outputs, and the critical source: the
+    one whose remote bytes take longest at the rate observed from it (with its link bound from
+    a namespace-cluster bench)."""
     header = [
         "shuffle",
         "parts",
@@ -139,6 +166,7 @@ def format_table(views: Sequence[ShuffleView]) -> str:
         "longest wait",
         "limit MiB",
         "store own/peers/disk MiB",
+        "critical source",
     ]
     rows = []
     for v in views:
@@ -160,6 +188,7 @@ def format_table(views: Sequence[ShuffleView]) -> str:
                 "/".join(_mib(v.store.get(k, 0)) for k in ("own_store", "peers_memory", "disk"))
                 if v.store
                 else "-",
+                _critical(v),
             ]
         )
     widths = [max(len(r[i]) for r in [header] + rows) for i in range(len(header))]

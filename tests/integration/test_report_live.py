@@ -35,6 +35,11 @@ def test_live_report_of_a_zipf_2_shuffle(run, tmp_path):
     assert abs(view.alpha - 2.0) <= 0.2, view.alpha
     assert sum(view.bytes_by_source.values()) == written
     assert len(view.tasks) == 32 and all(t["limitMax"] > 0 for t in view.tasks)
+    # Two executors: each sends the other what its tasks did not read themselves.
+    assert view.remote_bytes_by_source.keys() == view.rate_by_source.keys() == {"0", "1"}
+    assert all(0 < view.remote_bytes_by_source[s] <= view.bytes_by_source[s] for s in ("0", "1"))
+    assert all(seconds > 0 for seconds in view.link_seconds_by_source.values())
+    assert set(view.host_by_source) == {"0", "1"}
     assert len(list(tmp_path.glob("*.png"))) == 1
 
 
@@ -45,5 +50,6 @@ def test_event_log_report_equals_the_live_one(run, event_log_dir, tmp_path, caps
     (logged,) = [v for v in from_event_log(event_log_dir) if v.label.endswith("shuffle 0, stage 1")]
     assert logged.partition_bytes == live.partition_bytes
     assert logged.bytes_by_source == live.bytes_by_source
+    assert logged.link_seconds_by_source == live.link_seconds_by_source
     assert cli.main([str(event_log_dir), "--out", str(tmp_path)]) == 0
     assert f"{logged.alpha:.2f}" in capsys.readouterr().out

@@ -134,6 +134,7 @@ private[spark] final class ShuffleBlockFetcher(
       val refs =
         whole ++ (if (batch) BatchFetch.merge(blocks, acrossGaps = chunks.isEmpty) else blocks)
       totalBlocks += refs.size
+      if (refs.nonEmpty) counters.hostBySource(address.executorId) = address.host
       if (localIds(address.executorId)) {
         localQueue ++= refs
       } else if (refs.nonEmpty) {
@@ -667,6 +668,10 @@ private[spark] final class ShuffleBlockFetcher(
       val now = clock.nanoTime()
       outstanding.valuesIterator.foreach(_.requestEnded(now))
       outstanding.clear()
+      // For the skew report: how fast each source delivered to this executor, as the order saw it.
+      counters.bytesBySource.keysIterator.filter(_ != local.address.executorId).foreach { id =>
+        executorState.rate(id).bytesPerSecond(now).foreach(counters.rateObserved(id, _))
+      }
       tempFiles.toList
     }
     integrate()

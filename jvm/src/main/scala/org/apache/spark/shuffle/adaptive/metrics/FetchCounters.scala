@@ -38,6 +38,10 @@ import scala.collection.mutable
  *    fetch time, and that time; their ratio `mean_buffered_bytes` is the time-averaged buffer;
  *  - `wait_ms_by_source` / `mean_wait_ms_by_source`: time tasks blocked for each remote
  *    executor's blocks, in total and per block;
+ *  - `observed_rate_by_source`: the rate (bytes per second while requests were outstanding)
+ *    each task's executor had observed from the remote executor when the task ended, a mean
+ *    weighted by the bytes the tasks read from it: what the critical fetch order ranks by;
+ *  - `host_by_source`: the host of each executor blocks came from;
  *  - `elastic_limit_min` / `elastic_limit_max` / `elastic_limit_mean` / `elastic_limit_changes`:
  *    the smallest and largest in-flight limit any task had, the limit averaged over fetch time,
  *    and how often limits changed (the max is the hard limit; min = max when elastic is off);
@@ -68,6 +72,10 @@ private[spark] final class FetchCounters extends Serializable {
   var bufferedByteMs = 0.0
   var fetchMs = 0.0
   val waitMsBySource: mutable.Map[String, Double] = mutable.TreeMap.empty
+
+  /** Bytes read from the source × the rate observed from it (over the bytes: a weighted mean). */
+  val rateBytesBySource: mutable.Map[String, Double] = mutable.TreeMap.empty
+  val hostBySource: mutable.Map[String, String] = mutable.TreeMap.empty
 
   /** 0 until a task reported its limit. */
   var limitMin = 0L
@@ -109,6 +117,17 @@ private[spark] final class FetchCounters extends Serializable {
 
   def waited(source: String, millis: Double): Unit =
     waitMsBySource(source) = waitMsBySource.getOrElse(source, 0.0) + millis
+
+  /** The task's executor observes `bytesPerSecond` from the remote `source` as the task ends. */
+  def rateObserved(source: String, bytesPerSecond: Double): Unit =
+    rateBytesBySource(source) = rateBytesBySource
+      .getOrElse(source, 0.0) + bytesBySource.getOrElse(source, 0L) * bytesPerSecond
+
+  /** Bytes per second observed from each remote source (see [[rateObserved]]). */
+  def observedRateBySource: Map[String, Double] = rateBytesBySource.iterator.collect {
+    case (source, rateBytes) if bytesBySource.getOrElse(source, 0L) > 0 =>
+      source -> rateBytes / bytesBySource(source)
+  }.toMap
 
   def limitObserved(min: Long, max: Long, changes: Long): Unit = {
     limitMin = if (limitMin == 0) min else math.min(limitMin, min)
@@ -152,6 +171,10 @@ private[spark] final class FetchCounters extends Serializable {
     other.waitMsBySource.foreach { case (k, v) =>
       waitMsBySource(k) = waitMsBySource.getOrElse(k, 0.0) + v
     }
+    other.rateBytesBySource.foreach { case (k, v) =>
+      rateBytesBySource(k) = rateBytesBySource.getOrElse(k, 0.0) + v
+    }
+    hostBySource ++= other.hostBySource
     if (other.limitMin != 0) limitObserved(other.limitMin, other.limitMax, other.limitChanges)
     limitByteMs += other.limitByteMs
     other.tasksByRemoteSources.foreach { case (k, v) => add(tasksByRemoteSources, k, v) }
@@ -198,6 +221,8 @@ private[spark] final class FetchCounters extends Serializable {
       "mean_wait_ms_by_source" -> waitMsBySource.iterator.map { case (source, ms) =>
         source -> ms / math.max(1L, blocksBySource.getOrElse(source, 1L))
       }.toMap,
+      "observed_rate_by_source" -> observedRateBySource,
+      "host_by_source" -> hostBySource.toMap,
       "elastic_limit_min" -> limitMin,
       "elastic_limit_max" -> limitMax,
       "elastic_limit_mean" -> (if (fetchMs == 0) 0.0 else limitByteMs / fetchMs),

@@ -7,7 +7,8 @@ import org.apache.spark.scheduler.SparkListenerEvent
  * pyspark_shuffle report`): the bytes of each reduce partition (`partitionBytesFrom` says
  * whence: "reduce tasks", exact, where every task read one partition, else "map outputs",
  * the MapStatus sizes, which Spark keeps rounded to within 10%), bytes and wait per source
- * executor, one row per reduce task (at most
+ * executor, per source the bytes it sent to other executors, the rate they observed from it
+ * and its host (which source's link held the stage), one row per reduce task (at most
  * [[ShuffleReadReport.MaxTasks]]; `tasksLeftOut` counts the rest) and, in mode=store, where the
  * meta-shuffle put the map outputs. Posted to the listener bus when the stage completes, so an
  * event log (`spark.eventLog.enabled`) keeps it as a JSON line; Spark's own replay skips it.
@@ -20,6 +21,9 @@ private[spark] final case class ShuffleReadReport(
     partitionBytesFrom: String,
     bytesBySource: Map[String, Long],
     waitMsBySource: Map[String, Double],
+    remoteBytesBySource: Map[String, Long],
+    rateBySource: Map[String, Double],
+    hostBySource: Map[String, String],
     tasks: Seq[ReduceTaskRow],
     tasksLeftOut: Int,
     store: Map[String, Long])

@@ -25,6 +25,8 @@ private[spark] final class ShuffleReadReporter(
     val counters = new FetchCounters
     val tasks = mutable.ArrayBuffer.empty[ReduceTaskRow]
     var left = 0
+
+    val links = new SourceLinkTally(ShuffleReadReporter.MaxPairs)
   }
 
   /** (stage, attempt) -> shuffle -> what its tasks read so far */
@@ -39,6 +41,7 @@ private[spark] final class ShuffleReadReporter(
           .getOrElseUpdate((taskEnd.stageId, taskEnd.stageAttemptId), mutable.HashMap.empty)
           .getOrElseUpdate(shuffleId, new Reading)
         r.counters.merge(counters)
+        r.links.add(info.executorId, counters)
         if (r.tasks.size < ShuffleReadReport.MaxTasks) {
           r.tasks += ReduceTaskRow(
             counters.startPartition,
@@ -70,6 +73,9 @@ private[spark] final class ShuffleReadReporter(
         from,
         r.counters.bytesBySource.toMap,
         r.counters.waitMsBySource.toMap,
+        r.links.remoteBytesBySource,
+        r.links.rateBySource,
+        r.counters.hostBySource.toMap,
         r.tasks.toSeq,
         r.left,
         storeBytes(shuffleId))
@@ -107,4 +113,7 @@ private[spark] object ShuffleReadReporter {
 
   /** A report holds up to [[ShuffleReadReport.MaxTasks]] rows: a few MB at most each. */
   val Kept = 32
+
+  /** Reader-source pairs a report tracks per stage (all of them up to ~300 executors). */
+  val MaxPairs = 100000
 }

@@ -240,6 +240,13 @@ class AdaptiveFetchSuite extends AnyFunSuite {
     }
     // 600 bytes from each source, delivered 100 ms into its busy time.
     assert(shared.rate("1").bytesPerSecond(clock.nanoTime()).get > 0)
+    // What the skew report shows: the rate the executor had observed as the task ended.
+    Seq("1", "2").foreach { id =>
+      assert(
+        done.counters.observedRateBySource(id) ===
+          shared.rate(id).bytesPerSecond(clock.nanoTime()).get)
+      assert(done.counters.hostBySource(id) === s"host-$id")
+    }
 
     // A task killed with requests outstanding and blocks not yet asked for.
     val killed = new SimTask(exec("0"), layout, s, shared, hold = _ => true)
