@@ -1,25 +1,53 @@
 """The keyword options of :func:`pyspark_shuffle.configure` and the Spark keys they set.
 
-One :class:`Option` per ``spark.shuffle.adaptive.*`` key declared in the JVM side's
-``AdaptiveShuffleConf`` (``conf/configuration.md`` lists the same keys; a test keeps the two in
-sync). Validation mirrors the JVM checks so a bad value fails in Python, before a JVM starts.
+Every ``spark.shuffle.adaptive.*`` key is declared once, on the JVM side
+(``config/AdaptiveShuffleConf.scala``), with the rule its values obey; ``conf_keys.json``, next
+to this file, is generated from those declarations (a JVM test keeps it current). Python keeps
+the keyword name of each key and one normaliser per kind of rule, so a bad value fails here,
+before a JVM starts, with the JVM's words for what is allowed.
 """
 
 from __future__ import annotations
 
+import json
+import math
 import re
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Callable, Dict, Mapping, Tuple
 
-from .values import INT_MAX, LONG_MAX, SIZE_FORMS, format_size, size_between
+from .values import SIZE_FORMS, format_size, size_between
 
 PREFIX = "spark.shuffle.adaptive."
 
-#: The values of the choice keys, as AdaptiveShuffleConf declares them (a test compares them).
-FETCH_ORDERS = ("adaptive", "naive", "pairwise", "critical")
-TRANSPORTS = ("auto", "ucx", "netty")
-MODES = ("pull", "store", "push")
-OFFER_ORDERS = ("capacity", "pairwise", "naive")
+#: configure()'s keyword for each key (after PREFIX), in the documentation's order.
+KEYWORDS = {
+    "order": "fetch.order",
+    "in_flight_increment": "fetch.inFlightIncrement",
+    "max_in_flight": "fetch.maxInFlight",
+    "elastic": "fetch.elastic.enabled",
+    "elastic_shrink_below": "fetch.elastic.shrinkBelow",
+    "elastic_grow_above": "fetch.elastic.growAbove",
+    "wait_window": "fetch.waitWindow",
+    "score_load_weight": "fetch.score.loadWeight",
+    "score_wait_weight": "fetch.score.waitWeight",
+    "transport": "transport",
+    "ucx_library_path": "ucx.libraryPath",
+    "ucx_timeout": "ucx.timeout",
+    "mode": "mode",
+    "store_max_size": "store.maxSize",
+    "store_offer_order": "store.offerOrder",
+    "push_queue_size": "push.queueSize",
+    "push_chunk_size": "push.chunkSize",
+    "push_max_block_size": "push.maxBlockSize",
+    "testing_serve_delay": "testing.serveDelay",
+}
+
+#: The keys as the JVM declares them: key -> {"default", "rule": {"kind", bounds...}, "allowed"}.
+JVM_KEYS: Dict[str, Dict[str, Any]] = {
+    entry["key"]: entry
+    for entry in json.loads((Path(__file__).with_name("conf_keys.json")).read_text(encoding="utf-8"))["keys"]
+}
 
 
 def _size(min_bytes: int, max_bytes: int) -> Callable[[Any], str]:
@@ -27,10 +55,6 @@ def _size(min_bytes: int, max_bytes: int) -> Callable[[Any], str]:
         return format_size(size_between(value, min_bytes, max_bytes))
 
     return normalize
-
-
-def _one_of(choices: Tuple[str, ...]) -> str:
-    return "one of " + ", ".join(repr(c) for c in choices)
 
 
 def _choice(*choices: str) -> Callable[[Any], str]:
@@ -60,7 +84,7 @@ def _number(low: float, high: float, integer: bool = False) -> Callable[[Any], s
             raise ValueError("not a number") from None
         if integer and isinstance(value, float) and not value.is_integer():
             raise ValueError("not a whole number")
-        if not (low <= number <= high) or number != number:
+        if not math.isfinite(number) or not (low <= number <= high):
             raise ValueError(f"{number} is out of range")
         return str(number)
 
@@ -86,12 +110,34 @@ def _directory(value: Any) -> str:
     return value
 
 
-def _serve_delay(value: Any) -> str:
+def _executor_millis(value: Any) -> str:
     if not isinstance(value, str) or not re.fullmatch(
         r"\s*|[^:,\s]+:[0-9]+(\s*,\s*[^:,\s]+:[0-9]+)*", value.strip()
     ):
         raise ValueError("not 'executorId:millis' pairs")
     return value.strip()
+
+
+def _parser(rule: Dict[str, Any]) -> Callable[[Any], str]:
+    """The normaliser of one rule of ``conf_keys.json`` (ValueRule on the JVM side)."""
+    kind = rule["kind"]
+    if kind == "size":
+        return _size(rule["min"], rule["max"])
+    if kind == "number":
+        return _number(rule["min"], rule.get("max", math.inf))
+    if kind == "whole":
+        return _number(rule["min"], rule["max"], integer=True)
+    if kind == "choice":
+        return _choice(*rule["values"])
+    return {
+        "boolean": _boolean,
+        "duration": _duration,
+        "directory": _directory,
+        "executor_millis": _executor_millis,
+    }[kind]
+
+
+_FORMS = {"size": f", given as {SIZE_FORMS}"}
 
 
 @dataclass(frozen=True)
@@ -101,7 +147,6 @@ class Option:
     name: str
     key: str
     allowed: str  # what values are accepted, in words
-    doc: str
     parse: Callable[[Any], str]  # the Spark string for a value; ValueError with a reason
 
     def normalize(self, value: Any) -> str:
@@ -115,153 +160,22 @@ class Option:
             ) from None
 
 
-OPTIONS: Dict[str, Option] = {
-    option.name: option
-    for option in (
-        Option(
-            name="order",
-            key=PREFIX + "fetch.order",
-            allowed=_one_of(FETCH_ORDERS),
-            doc="Which remote executor a reduce task asks next (default 'adaptive').",
-            parse=_choice(*FETCH_ORDERS),
-        ),
-        Option(
-            name="in_flight_increment",
-            key=PREFIX + "fetch.inFlightIncrement",
-            allowed=(
-                f"a positive size of at most 2g - 1 byte ({INT_MAX} bytes), given as "
-                f"{SIZE_FORMS}; it must not exceed max_in_flight (default "
-                "spark.reducer.maxSizeInFlight)"
-            ),
-            doc="Size one remote request aggregates blocks up to, and the elastic limit's step.",
-            parse=_size(1, INT_MAX),
-        ),
-        Option(
-            name="max_in_flight",
-            key=PREFIX + "fetch.maxInFlight",
-            allowed=f"a positive size, given as {SIZE_FORMS}",
-            doc="Hard in-flight limit of a reduce task (default spark.reducer.maxSizeInFlight).",
-            parse=_size(1, LONG_MAX),
-        ),
-        Option(
-            name="elastic",
-            key=PREFIX + "fetch.elastic.enabled",
-            allowed="True or False",
-            doc="Whether each reduce task adapts its in-flight limit (default True).",
-            parse=_boolean,
-        ),
-        Option(
-            name="elastic_shrink_below",
-            key=PREFIX + "fetch.elastic.shrinkBelow",
-            allowed="a number between 0 and 1",
-            doc="Shrink after a wait of at most this fraction of the average wait (default 0.5).",
-            parse=_number(0.0, 1.0),
-        ),
-        Option(
-            name="elastic_grow_above",
-            key=PREFIX + "fetch.elastic.growAbove",
-            allowed="a finite number >= 0",
-            doc="Grow after a wait longer than this fraction of the average wait (default 0.5).",
-            parse=_number(0.0, 1e300),
-        ),
-        Option(
-            name="wait_window",
-            key=PREFIX + "fetch.waitWindow",
-            allowed="a whole number between 1 and 100000",
-            doc="How many recent waits the moving averages cover (default 16).",
-            parse=_number(1, 100000, integer=True),
-        ),
-        Option(
-            name="score_load_weight",
-            key=PREFIX + "fetch.score.loadWeight",
-            allowed="a finite number >= 0",
-            doc="Weight of in-flight load in the adaptive source score (default 1.0).",
-            parse=_number(0.0, 1e300),
-        ),
-        Option(
-            name="score_wait_weight",
-            key=PREFIX + "fetch.score.waitWeight",
-            allowed="a finite number >= 0",
-            doc="Weight per ms of average wait in the adaptive source score (default 0.1).",
-            parse=_number(0.0, 1e300),
-        ),
-        Option(
-            name="transport",
-            key=PREFIX + "transport",
-            allowed=_one_of(TRANSPORTS),
-            doc="How other executors' blocks are read: UCX one-sided reads or Netty (default 'netty').",
-            parse=_choice(*TRANSPORTS),
-        ),
-        Option(
-            name="ucx_library_path",
-            key=PREFIX + "ucx.libraryPath",
-            allowed="a directory holding libucp.so.0 and the other UCX 1.18 libraries, or ''",
-            doc="Where the JVM loads UCX from (configure() sets the libucx-cu11 wheel's).",
-            parse=_directory,
-        ),
-        Option(
-            name="ucx_timeout",
-            key=PREFIX + "ucx.timeout",
-            allowed="a positive duration: an int number of ms or a string like '500ms', '30s', '2min'",
-            doc="How long a one-sided read may take (default spark.network.timeout).",
-            parse=_duration,
-        ),
-        Option(
-            name="mode",
-            key=PREFIX + "mode",
-            allowed=_one_of(MODES),
-            doc="'store' also places map outputs in executors' bounded in-memory stores; 'push' "
-            "pushes them in the background to their partitions' owners, which merge each "
-            "partition into large chunks (default 'pull').",
-            parse=_choice(*MODES),
-        ),
-        Option(
-            name="store_max_size",
-            key=PREFIX + "store.maxSize",
-            allowed=f"a size >= 0, given as {SIZE_FORMS}",
-            doc="Bytes one executor's shuffle store holds, off-heap (default 10% of executor memory).",
-            parse=_size(0, LONG_MAX),
-        ),
-        Option(
-            name="store_offer_order",
-            key=PREFIX + "store.offerOrder",
-            allowed=_one_of(OFFER_ORDERS),
-            doc="Whom blocks the own store cannot hold are offered to first (default 'capacity').",
-            parse=_choice(*OFFER_ORDERS),
-        ),
-        Option(
-            name="push_queue_size",
-            key=PREFIX + "push.queueSize",
-            allowed=f"a size >= 0, given as {SIZE_FORMS}",
-            doc="mode='push': bytes of map outputs one executor may have waiting to be pushed "
-            "(default store_max_size).",
-            parse=_size(0, LONG_MAX),
-        ),
-        Option(
-            name="push_chunk_size",
-            key=PREFIX + "push.chunkSize",
-            allowed=f"a size > 0, given as {SIZE_FORMS}",
-            doc="mode='push': the size of the chunks owners merge partitions into, each read in "
-            "one request (default '4m').",
-            parse=_size(1, LONG_MAX),
-        ),
-        Option(
-            name="push_max_block_size",
-            key=PREFIX + "push.maxBlockSize",
-            allowed=f"a size > 0, given as {SIZE_FORMS}",
-            doc="mode='push': blocks larger than this are read from their map outputs, not pushed "
-            "(default '4k'; raise it where the network, not CPU, bounds the shuffle).",
-            parse=_size(1, LONG_MAX),
-        ),
-        Option(
-            name="testing_serve_delay",
-            key=PREFIX + "testing.serveDelay",
-            allowed="TESTING ONLY: '' or 'executorId:millis' pairs separated by commas, e.g. '1:50'",
-            doc="Makes the named executors sleep before serving each shuffle block (a slow node).",
-            parse=_serve_delay,
-        ),
-    )
-}
+def _option(name: str, key: str) -> Option:
+    declared = JVM_KEYS[key]
+    rule = declared["rule"]
+    allowed = declared["allowed"] + _FORMS.get(rule["kind"], "")
+    if name.startswith("testing_"):
+        allowed = "TESTING ONLY: " + allowed
+    return Option(name=name, key=key, allowed=allowed, parse=_parser(rule))
+
+
+OPTIONS: Dict[str, Option] = {name: _option(name, PREFIX + key) for name, key in KEYWORDS.items()}
+
+
+def choices(name: str) -> Tuple[str, ...]:
+    """The values the choice option ``name`` accepts."""
+    return tuple(JVM_KEYS[OPTIONS[name].key]["rule"]["values"])
+
 
 #: Spark key -> option, for look-ups from the Spark side.
 OPTIONS_BY_KEY: Dict[str, Option] = {option.key: option for option in OPTIONS.values()}

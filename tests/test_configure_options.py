@@ -1,6 +1,9 @@
+import json
+from pathlib import Path
+
 import pytest
 
-from pyspark_shuffle.configure_options import OPTIONS, validate_options
+from pyspark_shuffle.configure_options import OPTIONS, PREFIX, choices, validate_options
 from pyspark_shuffle.values import format_size, parse_size
 
 KEY = "spark.shuffle.adaptive.fetch.inFlightIncrement"
@@ -123,3 +126,28 @@ def test_store_options():
         with pytest.raises(ValueError) as info:
             validate_options({name: bad})
         assert OPTIONS[name].key in str(info.value) and allowed in str(info.value)
+
+
+SHARED_CASES = json.loads(
+    (Path(__file__).resolve().parent / "shared" / "conf_cases.json").read_text(encoding="utf-8")
+)["cases"]
+
+
+def test_the_shared_cases_are_judged_as_the_jvm_judges_them():
+    # The JVM's ValueRuleSuite runs the same cases against AdaptiveShuffleConf's entries.
+    name_of = {option.key: name for name, option in OPTIONS.items()}
+    assert {PREFIX + case["key"] for case in SHARED_CASES} == set(name_of)
+    for case in SHARED_CASES:
+        name, value = name_of[PREFIX + case["key"]], case["value"]
+        try:
+            validate_options({name: value})
+            accepted = True
+        except ValueError as error:
+            accepted = False
+            assert OPTIONS[name].key in str(error) and OPTIONS[name].allowed in str(error)
+        assert accepted == case["accepted"], case
+
+
+def test_choices_come_from_the_jvm_declarations():
+    assert choices("order") == ("adaptive", "naive", "pairwise", "critical")
+    assert choices("mode") == ("pull", "store", "push")

@@ -48,5 +48,6 @@ def test_wheel_bundles_the_jar(tmp_path):
                 properties = _jars.parse_properties(jar.read(_jars.BUILD_PROPERTIES).decode())
             assert properties["spark.version"] == spark
     assert "pyspark_shuffle/testing/plugin.py" in names
+    assert "pyspark_shuffle/conf_keys.json" in names  # configure()'s rules
     entry_points = next(n for n in names if n.endswith(".dist-info/entry_points.txt"))
     assert "pyspark_shuffle.testing.plugin" in zipfile.ZipFile(wheel).read(entry_points).decode()

@@ -3,18 +3,36 @@ package org.apache.spark.shuffle.adaptive.config
 import java.util.Locale
 import java.util.concurrent.TimeUnit
 
-import org.apache.spark.internal.config.{ConfigBuilder, ConfigEntry, OptionalConfigEntry}
+import scala.collection.mutable
+
+import org.apache.spark.internal.config.{ConfigBuilder, ConfigEntry, OptionalConfigEntry, TypedConfigBuilder}
 import org.apache.spark.network.util.ByteUnit
+import org.apache.spark.shuffle.adaptive.config.ValueRule._
 
 /**
- * Every configuration key of the plugin, declared once. `conf/configuration.md` is generated
- * from [[entries]] (see ConfigurationDocSuite) and the Python package validates against it.
+ * Every configuration key of the plugin, declared once, with the [[ValueRule]] its values
+ * obey. `conf/configuration.md` and `pyspark_shuffle/conf_keys.json` (what Python validates
+ * with) are generated from [[entries]] and [[ruleOf]] (see ConfigurationDocSuite).
  */
 private[spark] object AdaptiveShuffleConf {
 
   val Prefix = "spark.shuffle.adaptive."
 
-  /** The values of fetch.order (Python's configure_options.FETCH_ORDERS: a test compares). */
+  private[this] val rules = mutable.LinkedHashMap.empty[String, ValueRule[_]]
+
+  /** The rule `entry`'s values obey. */
+  def ruleOf(entry: ConfigEntry[_]): ValueRule[_] = rules(entry.key)
+
+  private implicit final class Ruled[T](builder: TypedConfigBuilder[T]) {
+
+    /** Values are checked by `rule`, which `conf_keys.json` carries to Python. */
+    def obeying(rule: ValueRule[T]): TypedConfigBuilder[T] = {
+      rules(builder.parent.key) = rule
+      builder.checkValue(rule.accepts, s"must be ${rule.allowed}")
+    }
+  }
+
+  /** The values of fetch.order. */
   object FetchOrder {
     val Adaptive = "adaptive"
     val Naive = "naive"
@@ -41,7 +59,7 @@ private[spark] object AdaptiveShuffleConf {
       .version("0.1.0")
       .stringConf
       .transform(_.toLowerCase(Locale.ROOT))
-      .checkValues(FetchOrder.All.toSet)
+      .obeying(Choice(FetchOrder.All))
       .createWithDefault(FetchOrder.Adaptive)
 
   val FETCH_IN_FLIGHT_INCREMENT: OptionalConfigEntry[Long] =
@@ -53,7 +71,7 @@ private[spark] object AdaptiveShuffleConf {
           "Spark's own reader. Must not exceed the hard limit.")
       .version("0.1.0")
       .bytesConf(ByteUnit.BYTE)
-      .checkValue(v => v > 0 && v <= Int.MaxValue, "must be a positive size of at most 2g")
+      .obeying(Size(1, Int.MaxValue))
       .createOptional
 
   val FETCH_MAX_IN_FLIGHT: OptionalConfigEntry[Long] =
@@ -64,7 +82,7 @@ private[spark] object AdaptiveShuffleConf {
           "spark.reducer.maxSizeInFlight.")
       .version("0.1.0")
       .bytesConf(ByteUnit.BYTE)
-      .checkValue(v => v > 0, "must be a positive size")
+      .obeying(Size(1, Long.MaxValue))
       .createOptional
 
   val FETCH_ELASTIC: ConfigEntry[Boolean] =
@@ -75,6 +93,7 @@ private[spark] object AdaptiveShuffleConf {
           "average wait, and grows by one increment otherwise. Off: the hard limit throughout.")
       .version("0.1.0")
       .booleanConf
+      .obeying(Bool)
       .createWithDefault(true)
 
   val FETCH_ELASTIC_SHRINK_BELOW: ConfigEntry[Double] =
@@ -83,7 +102,7 @@ private[spark] object AdaptiveShuffleConf {
         "moving-average wait (a task that never waited shrinks too).")
       .version("0.1.0")
       .doubleConf
-      .checkValue(v => v >= 0 && v <= 1, "must be between 0 and 1")
+      .obeying(Number(0, 1))
       .createWithDefault(0.5)
 
   val FETCH_ELASTIC_GROW_ABOVE: ConfigEntry[Double] =
@@ -94,7 +113,7 @@ private[spark] object AdaptiveShuffleConf {
           "default) give the paper's rule: shrink when much shorter, grow otherwise.")
       .version("0.1.0")
       .doubleConf
-      .checkValue(v => v >= 0 && !v.isInfinite, "must be a finite number >= 0")
+      .obeying(Number(0, Double.PositiveInfinity))
       .createWithDefault(0.5)
 
   val FETCH_WAIT_WINDOW: ConfigEntry[Int] =
@@ -103,7 +122,7 @@ private[spark] object AdaptiveShuffleConf {
         "the reduce tasks of an executor) and per task (for the elastic limit).")
       .version("0.1.0")
       .intConf
-      .checkValue(v => v >= 1 && v <= 100000, "must be between 1 and 100000")
+      .obeying(Whole(1, 100000))
       .createWithDefault(16)
 
   val FETCH_SCORE_LOAD_WEIGHT: ConfigEntry[Double] =
@@ -115,7 +134,7 @@ private[spark] object AdaptiveShuffleConf {
           "score is asked next.")
       .version("0.1.0")
       .doubleConf
-      .checkValue(v => v >= 0 && !v.isInfinite, "must be a finite number >= 0")
+      .obeying(Number(0, Double.PositiveInfinity))
       .createWithDefault(1.0)
 
   val FETCH_SCORE_WAIT_WEIGHT: ConfigEntry[Double] =
@@ -126,10 +145,10 @@ private[spark] object AdaptiveShuffleConf {
           "wait count as much as one more increment in flight.")
       .version("0.1.0")
       .doubleConf
-      .checkValue(v => v >= 0 && !v.isInfinite, "must be a finite number >= 0")
+      .obeying(Number(0, Double.PositiveInfinity))
       .createWithDefault(0.1)
 
-  /** The values of transport (Python's configure_options.TRANSPORTS). */
+  /** The values of transport. */
   object Transport {
     val Auto = "auto"
     val Ucx = "ucx"
@@ -152,7 +171,7 @@ private[spark] object AdaptiveShuffleConf {
       .version("0.1.0")
       .stringConf
       .transform(_.toLowerCase(Locale.ROOT))
-      .checkValues(Transport.All.toSet)
+      .obeying(Choice(Transport.All))
       .createWithDefault(Transport.Netty)
 
   val UCX_LIBRARY_PATH: ConfigEntry[String] =
@@ -165,6 +184,7 @@ private[spark] object AdaptiveShuffleConf {
           "path.")
       .version("0.1.0")
       .stringConf
+      .obeying(Directory)
       .createWithDefault("")
 
   val UCX_TIMEOUT: OptionalConfigEntry[Long] =
@@ -173,10 +193,10 @@ private[spark] object AdaptiveShuffleConf {
         "so Spark reruns the map stage). Unset means spark.network.timeout.")
       .version("0.1.0")
       .timeConf(TimeUnit.MILLISECONDS)
-      .checkValue(_ > 0, "must be a positive duration")
+      .obeying(Duration)
       .createOptional
 
-  /** The values of mode (Python's configure_options.MODES). */
+  /** The values of mode. */
   object Mode {
     val Pull = "pull"
     val Store = "store"
@@ -205,7 +225,7 @@ private[spark] object AdaptiveShuffleConf {
       .version("0.1.0")
       .stringConf
       .transform(_.toLowerCase(Locale.ROOT))
-      .checkValues(Mode.All.toSet)
+      .obeying(Choice(Mode.All))
       .createWithDefault(Mode.Pull)
 
   /** Of spark.executor.memory, when store.maxSize is unset. */
@@ -221,10 +241,10 @@ private[spark] object AdaptiveShuffleConf {
           "mode=push, merged chunks that do not fit move to a merged file on local disk.")
       .version("0.1.0")
       .bytesConf(ByteUnit.BYTE)
-      .checkValue(_ >= 0, "must not be negative")
+      .obeying(Size(0, Long.MaxValue))
       .createOptional
 
-  /** The values of store.offerOrder (Python's configure_options.OFFER_ORDERS). */
+  /** The values of store.offerOrder. */
   object OfferOrder {
     val Capacity = "capacity"
     val Pairwise = "pairwise"
@@ -244,7 +264,7 @@ private[spark] object AdaptiveShuffleConf {
       .version("0.1.0")
       .stringConf
       .transform(_.toLowerCase(Locale.ROOT))
-      .checkValues(OfferOrder.All.toSet)
+      .obeying(Choice(OfferOrder.All))
       .createWithDefault(OfferOrder.Capacity)
 
   val PUSH_QUEUE_SIZE: OptionalConfigEntry[Long] =
@@ -256,7 +276,7 @@ private[spark] object AdaptiveShuffleConf {
         "Unset means store.maxSize.")
       .version("0.1.0")
       .bytesConf(ByteUnit.BYTE)
-      .checkValue(_ >= 0, "must not be negative")
+      .obeying(Size(0, Long.MaxValue))
       .createOptional
 
   val PUSH_CHUNK_SIZE: ConfigEntry[Long] =
@@ -269,7 +289,7 @@ private[spark] object AdaptiveShuffleConf {
           "is a chunk of its own.")
       .version("0.1.0")
       .bytesConf(ByteUnit.BYTE)
-      .checkValue(_ > 0, "must be positive")
+      .obeying(Size(1, Long.MaxValue))
       .createWithDefaultString("4m")
 
   val PUSH_MAX_BLOCK_SIZE: ConfigEntry[Long] =
@@ -283,7 +303,7 @@ private[spark] object AdaptiveShuffleConf {
           "shuffle uses 1m) where the network or disk seeks, not CPU, bound the shuffle.")
       .version("0.1.0")
       .bytesConf(ByteUnit.BYTE)
-      .checkValue(_ > 0, "must be positive")
+      .obeying(Size(1, Long.MaxValue))
       .createWithDefaultString("4k")
 
   val TESTING_SERVE_DELAY: ConfigEntry[String] =
@@ -299,9 +319,7 @@ private[spark] object AdaptiveShuffleConf {
         "(a delay of 0 only counts), so tests can tell which path served a shuffle.")
       .version("0.1.0")
       .stringConf
-      .checkValue(
-        v => v.isEmpty || v.split(",").forall(_.trim.matches("[^:,\\s]+:[0-9]+")),
-        "must be empty or 'executorId:millis' pairs separated by commas")
+      .obeying(ExecutorMillis)
       .createWithDefault("")
 
   /** In the order the documentation lists them. */

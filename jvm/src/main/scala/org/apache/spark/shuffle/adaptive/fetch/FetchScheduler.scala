@@ -11,7 +11,6 @@ import org.apache.spark.util.Clock
  * each time after the state changed.
  */
 private[spark] trait FetchScheduler {
-  def hasPending: Boolean
 
   /** The next request to send now (its blocks leave the scheduler), or None to wait. */
   def next(state: FlowState): Option[BlockBatch]

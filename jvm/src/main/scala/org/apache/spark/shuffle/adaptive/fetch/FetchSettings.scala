@@ -37,10 +37,6 @@ private[spark] final case class FetchSettings(
     requestSize > 0 && requestSize <= maxBytesInFlight,
     s"${FETCH_IN_FLIGHT_INCREMENT.key} ($requestSize bytes) must be positive " +
       s"and at most the hard in-flight limit ($maxBytesInFlight bytes)")
-  require(
-    FetchOrder.All.contains(order),
-    s"${FETCH_ORDER.key} must be one of " +
-      s"${FetchOrder.All.mkString(", ")}, got '$order'")
 }
 
 private[spark] object FetchSettings {

@@ -21,8 +21,6 @@ private[spark] final class NaiveScheduler(
       BlockBatch.plan(address, blocks, settings.requestSize, settings.maxBlocksInFlightPerAddress)
     }))
 
-  override def hasPending: Boolean = pending.nonEmpty
-
   override def next(state: FlowState): Option[BlockBatch] = {
     var i = 0
     while (i < pending.length && SendRule.fits(settings, state, pending(i).size)) {

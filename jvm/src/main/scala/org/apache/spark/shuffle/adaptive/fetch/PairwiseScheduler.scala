@@ -20,8 +20,6 @@ private[spark] final class PairwiseScheduler(
   private[this] val steps: Seq[PeerQueue] = PeerQueue.inCircularOrder(self, remote).reverse
   private[this] var step = 0
 
-  override def hasPending: Boolean = steps.drop(step).exists(_.nonEmpty)
-
   override def next(state: FlowState): Option[BlockBatch] = {
     while (step < steps.size && !steps(step).nonEmpty &&
       state.blocksInFlightTo(steps(step).address) == 0) {

@@ -18,8 +18,6 @@ private[spark] abstract class SourceChoosingScheduler(
 
   private[this] val sources: Seq[PeerQueue] = PeerQueue.inCircularOrder(self, remote)
 
-  override def hasPending: Boolean = sources.exists(_.nonEmpty)
-
   /** The source to ask next, of `candidates` (never empty). */
   protected def choose(candidates: Seq[PeerQueue]): PeerQueue
 

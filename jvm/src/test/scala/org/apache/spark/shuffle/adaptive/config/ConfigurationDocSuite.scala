@@ -3,6 +3,9 @@ package org.apache.spark.shuffle.adaptive.config
 import java.nio.charset.StandardCharsets.UTF_8
 import java.nio.file.{Files, Path, Paths}
 
+import scala.jdk.CollectionConverters._
+
+import com.fasterxml.jackson.databind.ObjectMapper
 import org.scalatest.funsuite.AnyFunSuite
 
 import org.apache.spark.internal.config.{ConfigBuilder, ConfigEntry}
@@ -16,21 +19,29 @@ class ConfigurationDocSuite extends AnyFunSuite {
   import ConfigurationDocSuite._
 
   test("conf/configuration.md matches AdaptiveShuffleConf") {
-    val expected = render(AdaptiveShuffleConf.entries)
+    checkGenerated(DocFile, render(AdaptiveShuffleConf.entries))
+  }
+
+  test("pyspark_shuffle/conf_keys.json (Python's rules) matches AdaptiveShuffleConf") {
+    checkGenerated(KeysFile, renderKeys(AdaptiveShuffleConf.entries))
+  }
+
+  test("every entry declares its rule") {
+    AdaptiveShuffleConf.entries.foreach(e => assert(AdaptiveShuffleConf.ruleOf(e) != null, e.key))
+  }
+
+  private def checkGenerated(file: Path, expected: String): Unit =
     if (sys.env.get("REGENERATE_CONF_DOCS").contains("1")) {
-      Files.createDirectories(DocFile.toAbsolutePath.getParent)
-      Files.write(DocFile, expected.getBytes(UTF_8))
+      Files.createDirectories(file.toAbsolutePath.getParent)
+      Files.write(file, expected.getBytes(UTF_8))
     } else {
-      assert(
-        Files.isRegularFile(DocFile),
-        s"${DocFile.toAbsolutePath} is missing. $HowToRegenerate")
-      val actual = new String(Files.readAllBytes(DocFile), UTF_8)
+      assert(Files.isRegularFile(file), s"${file.toAbsolutePath} is missing. $HowToRegenerate")
+      val actual = new String(Files.readAllBytes(file), UTF_8)
       assert(
         actual == expected,
-        s"$DocFile is out of date. $HowToRegenerate\n" +
+        s"$file is out of date. $HowToRegenerate\n" +
           s"--- expected ---\n$expected--- found ---\n$actual")
     }
-  }
 
   test("every entry is one table row, in declaration order") {
     val rows = render(AdaptiveShuffleConf.entries).linesIterator
@@ -71,6 +82,7 @@ class ConfigurationDocSuite extends AnyFunSuite {
 
 private object ConfigurationDocSuite {
   val DocFile: Path = Paths.get("conf", "configuration.md")
+  val KeysFile: Path = Paths.get("pyspark_shuffle", "conf_keys.json")
 
   val TableHeader = "| Key | Default | Since | Meaning |"
 
@@ -98,5 +110,38 @@ private object ConfigurationDocSuite {
       out ++= s"| `${entry.key}` | $default | ${cell(entry.version)} | ${cell(entry.doc)} |\n"
     }
     out.result()
+  }
+
+  /** Each key with its default, rule and the rule in words, for Python's validation. */
+  def renderKeys(entries: Seq[ConfigEntry[_]]): String = {
+    def ordered(pairs: (String, Any)*): java.util.Map[String, Any] = {
+      val map = new java.util.LinkedHashMap[String, Any]
+      pairs.foreach { case (k, v) =>
+        map.put(
+          k,
+          v match {
+            case values: Seq[_] => values.asJava
+            case other => other
+          })
+      }
+      map
+    }
+    val keys = entries.map { entry =>
+      val rule = AdaptiveShuffleConf.ruleOf(entry)
+      val default = entry.defaultValueString match {
+        case ConfigEntry.UNDEFINED => null
+        case other => other
+      }
+      ordered(
+        "key" -> entry.key,
+        "default" -> default,
+        "rule" -> ordered(("kind" -> rule.kind) +: rule.bounds.toSeq.sortBy(_._1): _*),
+        "allowed" -> rule.allowed)
+    }
+    val root = ordered(
+      "generated" -> ("from config/AdaptiveShuffleConf.scala by ConfigurationDocSuite; " +
+        HowToRegenerate),
+      "keys" -> keys)
+    new ObjectMapper().writerWithDefaultPrettyPrinter().writeValueAsString(root) + "\n"
   }
 }

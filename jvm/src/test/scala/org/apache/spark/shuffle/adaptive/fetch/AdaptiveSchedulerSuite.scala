@@ -60,7 +60,7 @@ class AdaptiveSchedulerSuite extends AnyFunSuite {
     assert(first === Seq("1", "2", "3", "1", "2", "3"))
     // As blocks are consumed, new requests go to the least loaded source.
     val later = mutable.ArrayBuffer.empty[String]
-    while (scheduler.hasPending) {
+    while (state.openBlocks.nonEmpty) {
       state.consumeOldest()
       later ++= sources(drain(scheduler, state))
     }
@@ -78,7 +78,7 @@ class AdaptiveSchedulerSuite extends AnyFunSuite {
       val state = new SchedulerTestState(300, shared)
       val scheduler = adaptive("0", Seq("1", "2", "3").map(_ -> Seq.fill(6)(100L)), s, shared)
       val out = mutable.ArrayBuffer.empty[String] ++= sources(drain(scheduler, state))
-      while (scheduler.hasPending) {
+      while (state.openBlocks.nonEmpty) {
         state.consumeOldest()
         out ++= sources(drain(scheduler, state))
       }
@@ -163,7 +163,7 @@ class AdaptiveSchedulerSuite extends AnyFunSuite {
       val state = new SchedulerTestState(s.maxBytesInFlight, shared)
       val scheduler = adaptive("0", remote, s, shared)
       val all = mutable.ArrayBuffer.empty[BlockBatch] ++= drain(scheduler, state)
-      while (scheduler.hasPending || state.openBlocks.nonEmpty) {
+      while (state.openBlocks.nonEmpty) {
         state.consumeOldest()
         all ++= drain(scheduler, state)
       }
@@ -201,24 +201,27 @@ class AdaptiveSchedulerSuite extends AnyFunSuite {
       val state = new SchedulerTestState(limit, shared)
       val scheduler = adaptive("0", remote, s, shared)
       var maxSeen = 0L
+      val blocks = remote.map(_._2.size).sum
+      var sent = 0
       def step(): Unit = {
         var next = scheduler.next(state)
         while (next.isDefined) {
           val before = state.bytesInFlight
           assert(before == 0 || before + next.get.size <= limit, s"sent at $before in flight")
           assert(state.requestsInFlight < s.maxReqsInFlight || before == 0)
+          sent += next.get.blocks.size
           state.send(next.get)
           maxSeen = math.max(maxSeen, state.bytesInFlight)
           next = scheduler.next(state)
         }
         // It stopped because the rule forbids another request, not early.
-        if (scheduler.hasPending && state.requestsInFlight < s.maxReqsInFlight) {
+        if (sent < blocks && state.requestsInFlight < s.maxReqsInFlight) {
           assert(state.bytesInFlight > limit - inc, s"stopped at ${state.bytesInFlight}")
         }
       }
       withClue(s"round $round: ") {
         step()
-        while (scheduler.hasPending) {
+        while (sent < blocks) {
           state.consumeOldest()
           step()
         }

@@ -64,8 +64,6 @@ private[spark] final class UcxBufferPool(
     StorageUtils.dispose(pooled.buffer)
   }
 
-  def idleSize: Long = synchronized(idleBytes)
-
   /** Frees every idle buffer; buffers in use are freed as they are released. */
   def close(): Unit = {
     val all = synchronized {

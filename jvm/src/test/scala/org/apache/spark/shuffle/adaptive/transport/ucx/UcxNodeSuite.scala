@@ -6,9 +6,11 @@ import java.nio.channels.FileChannel
 import java.nio.file.{Files, StandardOpenOption}
 import java.util.concurrent.{CountDownLatch, TimeUnit}
 
+import scala.collection.mutable
 import scala.util.{Random, Try}
 
 import org.openucx.jucx.UcxUtils
+import org.openucx.jucx.ucp.UcpMemory
 import org.scalatest.BeforeAndAfterAll
 import org.scalatest.funsuite.AnyFunSuite
 
@@ -105,18 +107,22 @@ class UcxNodeSuite extends AnyFunSuite with BeforeAndAfterAll {
   }
 
   test("the buffer pool keeps at most its idle bound and reuses buffers") {
-    val pool = new UcxBufferPool(client.register, client.deregister, maxIdleBytes = 128 * 1024)
+    val freed = mutable.ArrayBuffer.empty[UcpMemory]
+    val pool = new UcxBufferPool(
+      client.register,
+      memory => { freed += memory; client.deregister(memory) },
+      maxIdleBytes = 128 * 1024)
     val a = pool.acquire(100 * 1024) // 128 KiB class
     val b = pool.acquire(10) // 64 KiB class
-    a.release()
-    assert(pool.idleSize === 128 * 1024)
+    a.release() // kept: 128 KiB idle
+    assert(freed.isEmpty)
     b.release() // would exceed the bound: freed
-    assert(pool.idleSize === 128 * 1024)
+    assert(freed === Seq(b.memory))
+    assert(!(pool.acquire(10) eq b))
     val again = pool.acquire(120 * 1024)
     assert(again eq a)
-    assert(pool.idleSize === 0)
     again.release()
     pool.close()
-    assert(pool.idleSize === 0)
+    assert(freed.last === a.memory)
   }
 }
