@@ -1,11 +1,9 @@
 package org.apache.spark.shuffle.adaptive.fetch
 
 import java.io.{IOException, InputStream}
-import java.nio.channels.ClosedByInterruptException
 import java.util.concurrent.LinkedBlockingDeque
 import java.util.concurrent.TimeUnit.NANOSECONDS
 import java.util.concurrent.atomic.AtomicLong
-import java.util.zip.CheckedInputStream
 
 import scala.collection.mutable
 import scala.util.control.NonFatal
@@ -16,7 +14,6 @@ import org.apache.spark.TaskContext
 import org.apache.spark.internal.Logging
 import org.apache.spark.network.buffer.{FileSegmentManagedBuffer, ManagedBuffer}
 import org.apache.spark.network.shuffle.{DownloadFile, DownloadFileManager, SimpleDownloadFile}
-import org.apache.spark.network.shuffle.checksum.{Cause, ShuffleChecksumHelper}
 import org.apache.spark.network.util.TransportConf
 import org.apache.spark.shuffle.ShuffleReadMetricsReporter
 import org.apache.spark.shuffle.adaptive.compat.SparkCompat
@@ -83,7 +80,7 @@ private[spark] final class ShuffleBlockFetcher(
 
   /** What this task has yet to ask of each source, which the executor's estimates include. */
   private[this] val pendingShare = new TaskShare(executorState.addPending)
-  private[this] val corrupted = mutable.HashSet.empty[BlockId]
+  private[this] val corruption = new BlockCorruption(settings, transport)
 
   /** Blocks of chunks that arrived, each with its chunk's executor, served before any other. */
   private[this] val chunkParts = mutable.Queue.empty[(ChunkPart, ManagedBuffer, BlockManagerId)]
@@ -451,10 +448,7 @@ private[spark] final class ShuffleBlockFetcher(
     val first = parts.head
     val in = joined.createInputStream()
     try {
-      var wrapped = streamWrapper(first.block.blockId, in)
-      if (!(wrapped eq in) && settings.detectCorrupt && settings.detectCorruptUseExtraMemory) {
-        wrapped = SparkCompat.copyStreamUpTo(wrapped, settings.maxBytesInFlight / 3)
-      }
+      val wrapped = corruption.readHead(in, streamWrapper(first.block.blockId, in))
       val stream = new BlockInputStream(
         wrapped,
         joined,
@@ -529,16 +523,12 @@ private[spark] final class ShuffleBlockFetcher(
           throw fetchFailed(block, address, e, s"Cannot open ${block.blockId}: ${e.getMessage}")
       }
     try {
-      var wrapped = streamWrapper(block.blockId, in)
-      // Decompressing (or decrypting) the head of the block now finds most corruption while
-      // the block can still be fetched again.
-      if (!(wrapped eq in) && settings.detectCorrupt && settings.detectCorruptUseExtraMemory) {
-        wrapped = SparkCompat.copyStreamUpTo(wrapped, settings.maxBytesInFlight / 3)
-      }
+      val wrapped = corruption.readHead(in, streamWrapper(block.blockId, in))
       val stream = new BlockInputStream(
         wrapped,
         buf,
-        onReadError = e => readFailure(block, address, e)(diagnose(block, address, buf, e)),
+        onReadError = e =>
+          readFailure(block, address, e)(corruption.diagnose(block.blockId, address, buf, e)),
         onClose = { closed =>
           openStreams -= closed
           backoff.liftIfFree(settings.maxReqSizeShuffleToMem)
@@ -546,7 +536,7 @@ private[spark] final class ShuffleBlockFetcher(
       openStreams += stream
       (block.blockId, stream)
     } catch {
-      case e: IOException if remote && settings.detectCorrupt && corrupted.add(block.blockId) =>
+      case e: IOException if corruption.fetchAgain(block.blockId, remote) =>
         logWarning(s"Block ${block.blockId} from $address is corrupt, fetching it again", e)
         closeQuietly(in)
         buf.release()
@@ -556,7 +546,7 @@ private[spark] final class ShuffleBlockFetcher(
         else send(BlockBatch(address, IndexedSeq(block)))
         null
       case e: IOException =>
-        val message = diagnose(block, address, buf, e)
+        val message = corruption.diagnose(block.blockId, address, buf, e)
         closeQuietly(in)
         buf.release()
         throw fetchFailed(block, address, e, message)
@@ -564,56 +554,9 @@ private[spark] final class ShuffleBlockFetcher(
   }
 
   private def readFailure(block: BlockRef, address: BlockManagerId, e: IOException)(
-      message: => String): Throwable = e match {
-    case _: ClosedByInterruptException => e
-    case _ if context.isInterrupted() || !settings.detectCorrupt => e
-    case _ => fetchFailed(block, address, e, message)
-  }
-
-  /**
-   * With checksums on, computes the checksum of the block's bytes as received (from a fresh
-   * stream over the still retained buffer, so the read path pays nothing for checksums) and asks
-   * the serving executor whether its disk, the network or something else corrupted them.
-   */
-  private def diagnose(
-      block: BlockRef,
-      address: BlockManagerId,
-      buf: ManagedBuffer,
-      e: IOException): String = block.blockId match {
-    case id: ShuffleBlockId if settings.checksumEnabled =>
-      val cause = try {
-        val in = new CheckedInputStream(
-          buf.createInputStream(),
-          ShuffleChecksumHelper.getChecksumByAlgorithm(settings.checksumAlgorithm))
-        try {
-          val scratch = new Array[Byte](ShuffleChecksumHelper.CHECKSUM_CALCULATION_BUFFER)
-          while (in.read(scratch) != -1) {}
-        } finally {
-          in.close()
-        }
-        transport.diagnoseCorruption(
-          address,
-          id,
-          in.getChecksum.getValue,
-          settings.checksumAlgorithm)
-      } catch {
-        case NonFatal(d) =>
-          logWarning(s"Could not diagnose the corruption of $id", d)
-          Cause.UNKNOWN_ISSUE
-      }
-      val message = cause match {
-        case Cause.CHECKSUM_VERIFY_PASS =>
-          s"Block $id is corrupted but checksum verification passed"
-        case Cause.UNSUPPORTED_CHECKSUM_ALGORITHM =>
-          s"Block $id is corrupted but its checksum algorithm " +
-            s"${settings.checksumAlgorithm} is not supported by $address"
-        case Cause.UNKNOWN_ISSUE => s"Block $id is corrupted but the cause is unknown"
-        case other => s"Block $id is corrupted due to $other"
-      }
-      logError(message, e)
-      message
-    case id => s"Block $id is corrupted: ${e.getMessage}"
-  }
+      message: => String): Throwable =
+    if (corruption.failsFetch(e, context.isInterrupted())) fetchFailed(block, address, e, message)
+    else e
 
   private def fetchFailed(
       block: BlockRef,
