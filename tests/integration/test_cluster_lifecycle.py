@@ -190,3 +190,46 @@ def test_a_recorded_cluster_is_never_made_twice():
         )
         assert second.returncode == 1 and "take it down first" in second.stderr
     assert leftovers(SPEC) == []
+
+
+README = os.path.join(os.path.dirname(__file__), "..", "..", "README.md")
+
+
+def readme_cluster_commands():
+    """The ``python -m pyspark_shuffle cluster`` lines of the README's cluster block, as argv."""
+    with open(README, encoding="utf-8") as handle:
+        lines = [line.split("#", 1)[0].split() for line in handle]
+    return [words[4:] for words in lines if words[:4] == ["python", "-m", "pyspark_shuffle", "cluster"]]
+
+
+def test_the_readme_cluster_commands_as_a_user_runs_them():
+    # Under their own name and subnet, so they never meet a cluster brought up by hand.
+    readme = readme_cluster_commands()
+    assert [c[0] for c in readme] == ["up", "status", "check", "cut", "kill", "down"], readme
+    named = parse_cluster("workers=4,name=psr,subnet=10.236.0.0/24")
+    assert not leftovers(named)
+    outputs = {}
+    try:
+        for command in readme:
+            argv = command + ["--name", named.name]
+            if command[0] == "up":
+                argv += ["--subnet", named.subnet]
+            done = subprocess.run(
+                [sys.executable, "-m", "pyspark_shuffle", "cluster", *argv],
+                capture_output=True,
+                text=True,
+                timeout=300,
+            )
+            assert done.returncode == 0, (argv, done.stdout[-2000:], done.stderr[-2000:])
+            outputs[command[0]] = done.stdout
+            if command[0] == "cut":
+                assert status(named.name)["workers"][1]["link_up"] is False
+    finally:
+        down(named.name)
+    assert outputs["up"].startswith("spark://10.236.0.1:")
+    assert "4 workers x 1 core(s) x 2048 MiB" in outputs["up"] and "w3 62500kbit" in outputs["up"]
+    assert outputs["status"].count("ALIVE") == 4, outputs["status"]
+    assert outputs["check"].count("\n") >= 4, outputs["check"]
+    assert outputs["cut"].strip() == "worker 2: link cut"
+    assert "none (no executor running)" in outputs["kill"]
+    assert leftovers(named) == []
