@@ -12,6 +12,7 @@ import org.apache.spark.{TaskContext, TaskContextImpl}
 import org.apache.spark.executor.TempShuffleReadMetrics
 import org.apache.spark.shuffle.adaptive.flow.PeerTraffic
 import org.apache.spark.shuffle.adaptive.metrics.FetchCounters
+import org.apache.spark.shuffle.adaptive.store.StoreRoutes
 import org.apache.spark.storage.{BlockId, BlockManagerId, ShuffleBlockId}
 import org.apache.spark.util.Clock
 
@@ -111,10 +112,13 @@ private object AdaptiveFetchTestKit {
       consumedBefore: Int)
 
   /**
-   * One reduce task running on executor `self`. Calls are delivered as soon as they are made
-   * unless `hold(call)` is true; held calls wait in [[held]] for the test (blocks named in
-   * `failBlocks` fail instead). The task is consumed
-   * with [[readOne]] / [[readAll]], which record the order blocks were served in.
+   * One reduce task running on executor `self`, the one test double of a reduce task's fetcher
+   * that the fetch suites share. Calls are delivered as soon as they are made unless
+   * `hold(call)` is true; held calls wait in [[held]] for the test (blocks named in
+   * `failBlocks` fail instead). The task is consumed with [[readOne]] / [[readAll]], which check
+   * each block's bytes and record the order blocks were served in, or with [[readNext]] /
+   * [[readAllBytes]], which return what the task read (through `wrapper`, as Spark's stream
+   * wrapper decompresses or decrypts). Local blocks named in `localFailures` cannot be read.
    */
   final class SimTask(
       self: BlockManagerId,
@@ -124,7 +128,10 @@ private object AdaptiveFetchTestKit {
       clock: Clock = new TestClock,
       hold: Call => Boolean = _ => false,
       neverStall: Boolean = true,
-      failBlocks: Map[String, Throwable] = Map.empty) {
+      failBlocks: Map[String, Throwable] = Map.empty,
+      wrapper: (BlockId, InputStream) => InputStream = (_, in) => in,
+      localFailures: Set[BlockId] = Set.empty,
+      routes: StoreRoutes = StoreRoutes.NoStores) {
 
     val context: TaskContextImpl = TaskContext.empty()
     val metrics = new TempShuffleReadMetrics
@@ -139,7 +146,7 @@ private object AdaptiveFetchTestKit {
       blocks.collect {
         case ((e, _), b) if e == self.executorId => b.id -> b
       },
-      Set.empty)
+      localFailures)
     val transport = new FakeTransport
     val sent = mutable.ArrayBuffer.empty[Sent]
     val held = new LinkedBlockingQueue[Call]
@@ -160,11 +167,11 @@ private object AdaptiveFetchTestKit {
 
     private def inFlight: Long = {
       val done = consumed.toSet
-      sent.iterator.flatMap(_.call.blockIds).filterNot(done).map(sizeOf).sum
+      sent.iterator.flatMap(_.call.blockIds).filterNot(done).map(sizeOf.getOrElse(_, 0L)).sum
     }
 
     transport.onFetch = { call =>
-      val size = call.blockIds.map(sizeOf).sum
+      val size = call.blockIds.map(sizeOf.getOrElse(_, 0L)).sum
       val limit = if (built == null) settings.maxBytesInFlight else built.limit
       sent += Sent(call, size, inFlight, limit, consumed.size)
       // With `neverStall`, a call the running task would otherwise block on forever goes at once.
@@ -179,12 +186,13 @@ private object AdaptiveFetchTestKit {
       byAddress.iterator.map { case (a, bs) =>
         a -> bs.map(b => (b.id: BlockId, b.declaredSize, b.mapIndex))
       },
-      (_: BlockId, in: InputStream) => in,
+      wrapper,
       settings,
       metrics,
       counters,
       clock,
-      shared)
+      shared,
+      routes = routes)
     built = fetcher
 
     def calls: Seq[Call] = sent.map(_.call).toSeq
@@ -210,6 +218,21 @@ private object AdaptiveFetchTestKit {
       while (fetcher.hasNext) readOne()
       consumed.toSeq
     }
+
+    /** Takes one block and reads it to the end, closing the stream. */
+    def readNext(): (BlockId, Array[Byte]) = {
+      val (id, stream) = fetcher.next()
+      try (id, readFully(stream))
+      finally stream.close()
+    }
+
+    def readAllBytes(): Seq[(BlockId, Array[Byte])] = {
+      val out = mutable.ArrayBuffer.empty[(BlockId, Array[Byte])]
+      while (fetcher.hasNext) out += readNext()
+      out.toSeq
+    }
+
+    def allBuffers: Seq[CountingBuffer] = transport.buffers ++ local.buffers
 
     def deliver(call: Call): Unit = {
       call.blockIds.foreach { n =>
@@ -258,7 +281,7 @@ private object AdaptiveFetchTestKit {
     def finish(): Unit = context.markTaskCompleted(None)
 
     def assertNoLeak(): Unit =
-      (transport.buffers ++ local.buffers).foreach { buf =>
+      allBuffers.foreach { buf =>
         assert(!buf.overReleased && buf.refs == 0, s"leaked or over-released: $buf")
       }
 

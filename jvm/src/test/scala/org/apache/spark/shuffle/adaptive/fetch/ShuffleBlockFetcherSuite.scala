@@ -26,6 +26,7 @@ import org.apache.spark.shuffle.adaptive.transport.{BlockTransport, TransportLis
 import org.apache.spark.storage.{BlockId, BlockManagerId, ShuffleBlockId}
 import org.apache.spark.util.{Clock, SystemClock}
 
+import AdaptiveFetchTestKit.SimTask
 import FetcherFakes._
 
 class ShuffleBlockFetcherSuite extends AnyFunSuite {
@@ -71,68 +72,28 @@ class ShuffleBlockFetcherSuite extends AnyFunSuite {
       if (mapIndex >= 0) mapIndex else mapId.toInt)
   }
 
-  /** One reduce task's fetcher over fake local and remote executors. */
-  private class Harness(
+  /**
+   * One reduce task on `localExec` over fake local and remote executors: remote calls are
+   * served at once with `autoServe`, else left for the test in `transport.calls`.
+   */
+  private def harness(
       byAddress: Seq[(BlockManagerId, Seq[Blk])],
-      val settings: FetchSettings,
+      settings: FetchSettings,
       wrapper: (BlockId, InputStream) => InputStream = (_, in) => in,
       autoServe: Boolean = true,
       clock: Clock = new SystemClock,
       localFailures: Set[BlockId] = Set.empty,
-      routes: StoreRoutes = StoreRoutes.NoStores) {
-
-    val context: TaskContextImpl = TaskContext.empty()
-    val metrics = new TempShuffleReadMetrics
-    val counters = new FetchCounters
-    val blocks: Map[(String, String), Blk] = byAddress.flatMap { case (address, bs) =>
-      bs.map(b => (address.executorId, b.id.toString) -> b)
-    }.toMap
-    val local = new FakeLocal(
+      routes: StoreRoutes = StoreRoutes.NoStores): SimTask =
+    new SimTask(
       localExec,
-      blocks.collect {
-        case ((exec, _), b) if exec == localExec.executorId => b.id -> b
-      },
-      localFailures)
-    val transport = new FakeTransport
-    if (autoServe) transport.onFetch = call => call.succeedAll(blocks)
-
-    val fetcher: ShuffleBlockFetcher = {
-      val input = byAddress.iterator.map { case (address, bs) =>
-        address -> bs.map(b => (b.id: BlockId, b.declaredSize, b.mapIndex))
-      }
-      new ShuffleBlockFetcher(
-        context,
-        transport,
-        local,
-        input,
-        wrapper,
-        settings,
-        metrics,
-        counters,
-        clock,
-        routes = routes)
-    }
-
-    /** Takes one block and reads it to the end, closing the stream. */
-    def readNext(): (BlockId, Array[Byte]) = {
-      val (id, stream) = fetcher.next()
-      try (id, readFully(stream))
-      finally stream.close()
-    }
-
-    def readAll(): Seq[(BlockId, Array[Byte])] = {
-      val out = mutable.ArrayBuffer.empty[(BlockId, Array[Byte])]
-      while (fetcher.hasNext) out += readNext()
-      out.toSeq
-    }
-
-    def allBuffers: Seq[CountingBuffer] = transport.buffers.toSeq ++ local.buffers.toSeq
-
-    def assertNoLeak(): Unit = allBuffers.foreach { buf =>
-      assert(!buf.overReleased, s"$buf released more often than retained")
-      assert(buf.refs == 0, s"$buf still holds ${buf.refs} references")
-    }
-  }
+      byAddress,
+      settings,
+      clock = clock,
+      hold = _ => !autoServe,
+      neverStall = false,
+      wrapper = wrapper,
+      localFailures = localFailures,
+      routes = routes)
 
   private def expectedServed(byAddress: Seq[(BlockManagerId, Seq[Blk])]): Map[String, Seq[Byte]] =
     byAddress
@@ -162,8 +123,8 @@ class ShuffleBlockFetcherSuite extends AnyFunSuite {
       exec1 -> Seq(block(1, 2, 0, 50), empty2, block(1, 4, 0, 70000), block(1, 5, 0, 1)),
       exec2 -> Seq(block(1, 6, 0, 10), block(1, 7, 0, 20)),
       exec3 -> Seq(block(1, 8, 0, 999)))
-    val h = new Harness(byAddress, settings(requestSize = 100))
-    val served = h.readAll()
+    val h = harness(byAddress, settings(requestSize = 100))
+    val served = h.readAllBytes()
     assertServedExactlyOnce(served, byAddress)
     assert(served.size === 8)
     assert(!h.fetcher.hasNext)
@@ -273,7 +234,7 @@ class ShuffleBlockFetcherSuite extends AnyFunSuite {
       bs.map(b => (a.executorId, b.id.toString) -> b)
     }.toMap
     private val taken = mutable.Set.empty[(String, String)]
-    private var harness: Harness = _
+    private var task: SimTask = _
 
     private def check(transport: FakeTransport, call: Call): Unit = {
       val calls = transport.calls.toSeq
@@ -296,7 +257,7 @@ class ShuffleBlockFetcherSuite extends AnyFunSuite {
       maxPerAddress = math.max(maxPerAddress, perAddress)
     }
 
-    def transport: FakeTransport = harness.transport
+    def transport: FakeTransport = task.transport
 
     def run(): Unit = {
       val deliverer = threaded.map { random =>
@@ -323,13 +284,13 @@ class ShuffleBlockFetcherSuite extends AnyFunSuite {
       }
       FakeTransport.nextHook.set(hook)
       try {
-        harness = new Harness(byAddress, s, autoServe = false)
+        task = harness(byAddress, s, autoServe = false)
       } finally FakeTransport.nextHook.remove()
       val served = mutable.ArrayBuffer.empty[(BlockId, Array[Byte])]
       def checkViolations(): Unit = assert(violations.isEmpty, violations.mkString("\n"))
       try {
-        while (harness.fetcher.hasNext) {
-          val (id, stream) = harness.fetcher.next()
+        while (task.fetcher.hasNext) {
+          val (id, stream) = task.fetcher.next()
           val key = blocksByKey.keys.find(_._2 == id.toString).get
           taken += key
           try served += id -> readFully(stream)
@@ -346,23 +307,23 @@ class ShuffleBlockFetcherSuite extends AnyFunSuite {
       checkViolations()
       assert(deliverer.forall(!_.isAlive), "the deliverer did not finish")
       assertServedExactlyOnce(served.toSeq, byAddress)
-      harness.assertNoLeak()
-      harness.context.markTaskCompleted(None)
-      harness.assertNoLeak()
+      task.assertNoLeak()
+      task.context.markTaskCompleted(None)
+      task.assertNoLeak()
     }
   }
 
   test("a remote fetch failure raises FetchFailedException for that block") {
     val failing = block(7, 42, 5, 64, mapIndex = 3)
     val byAddress = Seq(exec1 -> Seq(block(7, 1, 5, 10)), exec2 -> Seq(failing))
-    val h = new Harness(byAddress, settings(), autoServe = false)
+    val h = harness(byAddress, settings(), autoServe = false)
     val cause = new IOException("connection reset")
     h.transport.calls.foreach { call =>
       if (call.address == exec2) call.fail(failing.id.toString, cause)
       else call.succeedAll(h.blocks)
     }
     // A failure is served before blocks that arrived.
-    val e = intercept[FetchFailedException](h.readAll())
+    val e = intercept[FetchFailedException](h.readAllBytes())
     val reason = fetchFailure(e)
     assert(reason.bmAddress === exec2)
     assert(reason.shuffleId === 7)
@@ -377,13 +338,13 @@ class ShuffleBlockFetcherSuite extends AnyFunSuite {
   test("a block read from another executor's store fails as its map output's executor's") {
     // exec2's store holds block (7, 42, 5) of a map output exec1 wrote (mode=store).
     val held = block(7, 42, 5, 64, mapIndex = 3)
-    val h = new Harness(
+    val h = harness(
       Seq(exec2 -> Seq(held)),
       settings(),
       autoServe = false,
       routes = StoreRoutes(Map(held.id -> exec1), Set(held.id)))
     h.transport.calls.foreach(_.fail(held.id.toString, new IOException("gone")))
-    val reason = fetchFailure(intercept[FetchFailedException](h.readAll()))
+    val reason = fetchFailure(intercept[FetchFailedException](h.readAllBytes()))
     assert(reason.bmAddress === exec1 && reason.mapId === 42L && reason.reduceId === 5)
     h.context.markTaskCompleted(None)
   }
@@ -391,11 +352,11 @@ class ShuffleBlockFetcherSuite extends AnyFunSuite {
   test("blocks read from stores are counted as such") {
     val held = block(7, 42, 5, 64)
     val local = block(7, 43, 5, 32)
-    val h = new Harness(
+    val h = harness(
       Seq(exec2 -> Seq(held), localExec -> Seq(local)),
       settings(),
       routes = StoreRoutes(Map.empty, Set(held.id, local.id)))
-    h.readAll()
+    h.readAllBytes()
     assert(h.counters.bytesFromStores === 96 && h.counters.blocksFromStores === 2)
     h.context.markTaskCompleted(None)
   }
@@ -425,7 +386,7 @@ class ShuffleBlockFetcherSuite extends AnyFunSuite {
 
   test("a local read failure raises FetchFailedException for the local executor") {
     val bad = block(9, 11, 4, 40, mapIndex = 6)
-    val h = new Harness(Seq(localExec -> Seq(bad)), settings(), localFailures = Set(bad.id))
+    val h = harness(Seq(localExec -> Seq(bad)), settings(), localFailures = Set(bad.id))
     val e = intercept[FetchFailedException](h.fetcher.next())
     val reason = fetchFailure(e)
     assert(
@@ -451,8 +412,8 @@ class ShuffleBlockFetcherSuite extends AnyFunSuite {
     val byAddress =
       Seq(localExec -> Seq(block(10, 0, 0, 20)), exec1 -> Seq(victim, block(10, 2, 0, 30)))
     val wrapper = new Corrupting(victim.id, corruptTimes = 1)
-    val h = new Harness(byAddress, settings(), wrapper = wrapper)
-    val served = h.readAll()
+    val h = harness(byAddress, settings(), wrapper = wrapper)
+    val served = h.readAllBytes()
     assertServedExactlyOnce(served, byAddress)
     assert(wrapper.opens.get === 2)
     val victimCalls = h.transport.calls.filter(_.blockIds.contains(victim.id.toString))
@@ -469,7 +430,7 @@ class ShuffleBlockFetcherSuite extends AnyFunSuite {
     val victim = block(11, 5, 2, 700, mapIndex = 4)
     val byAddress = Seq(exec2 -> Seq(victim))
     val wrapper = new Corrupting(victim.id, corruptTimes = 2)
-    val h = new Harness(byAddress, settings(checksum = true), wrapper = wrapper)
+    val h = harness(byAddress, settings(checksum = true), wrapper = wrapper)
     h.transport.cause = Cause.DISK_ISSUE
     val e = intercept[FetchFailedException](h.fetcher.next())
     assert(e.getMessage.contains("corrupted due to DISK_ISSUE"), e.getMessage)
@@ -488,7 +449,7 @@ class ShuffleBlockFetcherSuite extends AnyFunSuite {
 
   test("a block corrupt twice without checksums fails with the read error") {
     val victim = block(12, 5, 2, 70)
-    val h = new Harness(
+    val h = harness(
       Seq(exec2 -> Seq(victim)),
       settings(),
       wrapper = new Corrupting(victim.id, corruptTimes = 2))
@@ -504,7 +465,7 @@ class ShuffleBlockFetcherSuite extends AnyFunSuite {
     for (checksum <- Seq(false, true)) {
       val victim = block(13, 1, 0, 400)
       // Without the extra-memory check the stream is opened lazily and fails while read.
-      val h = new Harness(
+      val h = harness(
         Seq(exec1 -> Seq(victim)),
         settings(useExtraMemory = false, checksum = checksum),
         wrapper = new Corrupting(victim.id, corruptTimes = 1))
@@ -527,7 +488,7 @@ class ShuffleBlockFetcherSuite extends AnyFunSuite {
 
   test("without corruption detection a read error is passed through as is") {
     val victim = block(14, 1, 0, 400)
-    val h = new Harness(
+    val h = harness(
       Seq(exec1 -> Seq(victim)),
       settings(detectCorrupt = false),
       wrapper = new Corrupting(victim.id, corruptTimes = 1))
@@ -540,7 +501,7 @@ class ShuffleBlockFetcherSuite extends AnyFunSuite {
 
   test("a zero-size buffer from the transport raises FetchFailedException") {
     val b = block(15, 2, 1, 80)
-    val h = new Harness(Seq(exec3 -> Seq(b)), settings(), autoServe = false)
+    val h = harness(Seq(exec3 -> Seq(b)), settings(), autoServe = false)
     val buf = h.transport.calls.head.succeed(b.id.toString, Array.emptyByteArray)
     val e = intercept[FetchFailedException](h.fetcher.next())
     assert(e.getMessage.contains("zero-size"), e.getMessage)
@@ -555,8 +516,8 @@ class ShuffleBlockFetcherSuite extends AnyFunSuite {
       exec1 -> Seq(block(16, 0, 0, 100), block(16, 1, 0, 100)),
       exec2 -> Seq(block(16, 2, 0, 120)),
       exec3 -> Seq(block(16, 3, 0, 151)))
-    val h = new Harness(byAddress, settings(requestSize = 200, maxReqSizeShuffleToMem = 150))
-    assertServedExactlyOnce(h.readAll(), byAddress)
+    val h = harness(byAddress, settings(requestSize = 200, maxReqSizeShuffleToMem = 150))
+    assertServedExactlyOnce(h.readAllBytes(), byAddress)
     val byExec = h.transport.calls.map(c => c.address.executorId -> c.downloads.isDefined).toMap
     assert(byExec === Map("exec-1" -> true, "exec-2" -> false, "exec-3" -> true))
     assert(h.transport.calls.filter(_.downloads.isDefined).forall(_.downloads.get eq h.fetcher))
@@ -565,7 +526,7 @@ class ShuffleBlockFetcherSuite extends AnyFunSuite {
   }
 
   test("temp files registered by the transport are deleted when the task ends") {
-    val h = new Harness(Seq(exec1 -> Seq(block(17, 0, 0, 10))), settings(), autoServe = false)
+    val h = harness(Seq(exec1 -> Seq(block(17, 0, 0, 10))), settings(), autoServe = false)
     val conf = new TransportConf("shuffle", MapConfigProvider.EMPTY)
     val file = h.fetcher.createTempFile(conf)
     assert(h.local.tempFiles.size === 1)
@@ -584,8 +545,8 @@ class ShuffleBlockFetcherSuite extends AnyFunSuite {
       localExec -> Seq(block(18, 0, 0, 10), block(18, 1, 0, 20), block(18, 9, 0, 0)),
       exec1 -> Seq(block(18, 2, 0, 5), block(18, 3, 0, 6)),
       exec2 -> Seq(block(18, 4, 0, 7)))
-    val h = new Harness(byAddress, settings())
-    h.readAll()
+    val h = harness(byAddress, settings())
+    h.readAllBytes()
     assert(h.metrics.localBlocksFetched === 2)
     assert(h.metrics.localBytesRead === 30)
     assert(h.metrics.remoteBlocksFetched === 3)
@@ -613,7 +574,7 @@ class ShuffleBlockFetcherSuite extends AnyFunSuite {
   test("fetch wait time and request time come from the clock while the task blocks") {
     val clock = new TestClock
     val b = block(19, 0, 0, 33)
-    val h = new Harness(
+    val h = harness(
       Seq(exec1 -> Seq(b, block(19, 1, 0, 44))),
       settings(requestSize = 10),
       autoServe = false,
@@ -673,7 +634,7 @@ class ShuffleBlockFetcherSuite extends AnyFunSuite {
     val b1 = block(20, 3, 0, 100)
     val l1 = block(20, 4, 0, 100)
     val byAddress = Seq(localExec -> Seq(l1), exec1 -> Seq(a1, a2, a3), exec2 -> Seq(b1))
-    val h = new Harness(byAddress, settings(requestSize = 1000), autoServe = false)
+    val h = harness(byAddress, settings(requestSize = 1000), autoServe = false)
     val callA = h.transport.calls.find(_.address == exec1).get
     val callB = h.transport.calls.find(_.address == exec2).get
     callA.succeed(a1.id.toString, a1.bytes)
@@ -712,7 +673,7 @@ class ShuffleBlockFetcherSuite extends AnyFunSuite {
     implicit val ec: ExecutionContext = ExecutionContext.global
     for (round <- 0 until 40) {
       val bs = (0 until 20).map(i => block(21, i, round, 16))
-      val h = new Harness(Seq(exec1 -> bs), settings(requestSize = 1 << 20), autoServe = false)
+      val h = harness(Seq(exec1 -> bs), settings(requestSize = 1 << 20), autoServe = false)
       val call = h.transport.calls.head
       val start = new CyclicBarrier(2)
       val deliverer = Future {
