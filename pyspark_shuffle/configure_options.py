@@ -40,6 +40,7 @@ KEYWORDS = {
     "push_queue_size": "push.queueSize",
     "push_chunk_size": "push.chunkSize",
     "push_max_block_size": "push.maxBlockSize",
+    "push_spill_to_peers": "push.spillToPeers",
     "testing_serve_delay": "testing.serveDelay",
 }
 

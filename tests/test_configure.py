@@ -146,7 +146,9 @@ def test_configure_store_mode_refuses_the_external_shuffle_service():
         push_queue_size="8m",
         push_chunk_size="1m",
         push_max_block_size="64k",
+        push_spill_to_peers=False,
     )
     assert conf.get("spark.shuffle.adaptive.push.queueSize") == "8m"
     assert conf.get("spark.shuffle.adaptive.push.chunkSize") == "1m"
     assert conf.get("spark.shuffle.adaptive.push.maxBlockSize") == "64k"
+    assert conf.get("spark.shuffle.adaptive.push.spillToPeers") == "false"

@@ -8,7 +8,7 @@ import org.apache.spark.{LocalSparkContext, Partition, ShuffleDependency, SparkC
 import org.apache.spark.internal.config.{SERIALIZER, SHUFFLE_MANAGER}
 import org.apache.spark.rdd.RDD
 import org.apache.spark.serializer.KryoSerializer
-import org.apache.spark.shuffle.adaptive.config.AdaptiveShuffleConf.{MODE, PUSH_MAX_BLOCK_SIZE, PUSH_QUEUE_SIZE, STORE_MAX_SIZE}
+import org.apache.spark.shuffle.adaptive.config.AdaptiveShuffleConf.{MODE, PUSH_MAX_BLOCK_SIZE, PUSH_QUEUE_SIZE, PUSH_SPILL_TO_PEERS, STORE_MAX_SIZE}
 import org.apache.spark.shuffle.adaptive.dummy.{DestinationPartitioner, DummySpec, PinnedRDD}
 import org.apache.spark.shuffle.adaptive.push.MergeStore
 import org.apache.spark.shuffle.adaptive.dummy.ExecutorProbe
@@ -32,13 +32,17 @@ class PushClusterSuite extends SparkFunSuite with LocalSparkContext with Eventua
   private val executors = Seq("0", "1", "2")
 
   /** By default every block is pushed: what is tested is where merged blocks are read. */
-  private def start(storeSize: Long = 64 * MiB, maxPushedBlock: Long = MiB): Unit = {
+  private def start(
+      storeSize: Long = 64 * MiB,
+      maxPushedBlock: Long = MiB,
+      spillToPeers: Boolean = true): Unit = {
     val conf = new SparkConf()
       .set(SHUFFLE_MANAGER, classOf[AdaptiveShuffleManager].getName)
       .set(MODE, "push")
       .set(STORE_MAX_SIZE, storeSize)
       .set(PUSH_QUEUE_SIZE, 64 * MiB)
       .set(PUSH_MAX_BLOCK_SIZE, maxPushedBlock)
+      .set(PUSH_SPILL_TO_PEERS, spillToPeers)
       // Batch fetch needs a serializer whose records may be concatenated.
       .set(SERIALIZER, classOf[KryoSerializer].getName)
       // The pinned map tasks wait for executor 0 rather than run elsewhere.
@@ -117,16 +121,47 @@ class PushClusterSuite extends SparkFunSuite with LocalSparkContext with Eventua
     "owners whose memory is short move the hot partitions' chunks to disk, and reduce tasks " +
       "still read every block out of chunks") {
     // 40 MiB over three owners of 8 MiB each.
-    start(storeSize = 8 * MiB)
+    start(storeSize = 8 * MiB, spillToPeers = false)
     val shuffled = SkewedShuffles.onExecutor(sc, spec, "0")
     sc.submitMapStage(dependencyOf(shuffled)).get()
     PushProbe.awaitPushed(sc, Seq("0"))
     val onDisk = mergeStores(executors)(_.bytesMovedToDisk)
     assert(onDisk.values.sum > 0, onDisk)
+    assert(mergeStores(executors)(_.bytesHandedOff).values.sum === 0L)
     assert(shuffledDigest(shuffled) === SkewedShuffles.expected(sc, spec))
     val app = application()
     val read = app("bytes_by_transport").asInstanceOf[Map[String, Long]].values.sum
     assert(app("bytes_from_stores") === read && app("chunk_fallbacks") === 0L, app)
+  }
+
+  test(
+    "an owner whose memory is short hands its hot partitions' chunks to peers with room, " +
+      "reduce tasks read them there, and once a peer holding some is lost, from the files") {
+    // Owner 0 merges about 31 of the 40 MiB (Zipf alpha = 1 over 80 partitions, a third each)
+    // in 16 MiB; owners 1 and 2 merge about 5 and 3 MiB and take chunks up to 8 MiB.
+    start(storeSize = 16 * MiB)
+    val shuffled = SkewedShuffles.onExecutor(sc, spec, "0")
+    sc.submitMapStage(dependencyOf(shuffled)).get()
+    PushProbe.awaitPushed(sc, Seq("0"))
+    // The hand-off runs on in the background once the pushes are done; a chunk is counted by
+    // its peer as it arrives and by its owner once the peer acknowledged it.
+    val hosted = eventually(timeout(60.seconds), interval(100.millis)) {
+      val handedOff = mergeStores(executors)(_.bytesHandedOff)
+      val hosted = mergeStores(executors)(_.bytesHostedForPeers)
+      assert(handedOff("0") > 0 && handedOff("1") === 0L && handedOff("2") === 0L, handedOff)
+      assert(hosted("0") === 0L && hosted.values.sum === handedOff("0"), hosted)
+      hosted
+    }
+    assert(shuffledDigest(shuffled) === SkewedShuffles.expected(sc, spec))
+    val app = application()
+    val read = app("bytes_by_transport").asInstanceOf[Map[String, Long]].values.sum
+    assert(app("bytes_from_stores") === read && app("chunk_fallbacks") === 0L, app)
+
+    val host = hosted.filter(_._2 > 0).keys.min
+    sc.killAndReplaceExecutor(host)
+    awaitLost(host)
+    assert(shuffledDigest(shuffled) === SkewedShuffles.expected(sc, spec))
+    assert(application()("chunk_fallbacks").asInstanceOf[Long] > 0, "its chunks were asked for")
   }
 
   test(

@@ -292,6 +292,20 @@ private[spark] object AdaptiveShuffleConf {
       .obeying(Size(1, Long.MaxValue))
       .createWithDefaultString("4m")
 
+  val PUSH_SPILL_TO_PEERS: ConfigEntry[Boolean] =
+    ConfigBuilder(Prefix + "push.spillToPeers")
+      .doc(
+        "mode=push: an owner whose store is more than three quarters full hands the chunks of " +
+          "its hottest partitions off to the executor with the most free store memory among " +
+          "those it asks (remote-memory spill, DSA w/ SMS), until it is half full or no peer " +
+          "has room; an executor takes other owners' chunks only while its store is at most " +
+          "half full. Reduce tasks read a handed-off chunk where it went. What neither memory " +
+          "takes moves to the owner's disk. false: straight to disk.")
+      .version("0.1.0")
+      .booleanConf
+      .obeying(Bool)
+      .createWithDefault(true)
+
   val PUSH_MAX_BLOCK_SIZE: ConfigEntry[Long] =
     ConfigBuilder(Prefix + "push.maxBlockSize")
       .doc(
@@ -342,5 +356,6 @@ private[spark] object AdaptiveShuffleConf {
     PUSH_QUEUE_SIZE,
     PUSH_CHUNK_SIZE,
     PUSH_MAX_BLOCK_SIZE,
+    PUSH_SPILL_TO_PEERS,
     TESTING_SERVE_DELAY)
 }

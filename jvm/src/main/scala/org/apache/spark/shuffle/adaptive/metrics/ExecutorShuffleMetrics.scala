@@ -35,7 +35,9 @@ private[spark] final class ExecutorShuffleMetrics {
       pushQueued: Long,
       pushQueueHighWater: Long,
       pushRefused: Long,
-      mergedToDisk: Long): Unit =
+      mergedToDisk: Long,
+      handedOffToPeers: Long,
+      hostedForPeers: Long): Unit =
     source.update(
       "store.",
       Map(
@@ -45,5 +47,7 @@ private[spark] final class ExecutorShuffleMetrics {
         "push_queued" -> pushQueued,
         "push_queue_high_water" -> pushQueueHighWater,
         "push_refused" -> pushRefused,
-        "merged_to_disk" -> mergedToDisk))
+        "merged_to_disk" -> mergedToDisk,
+        "handed_off_to_peers" -> handedOffToPeers,
+        "hosted_for_peers" -> hostedForPeers))
 }

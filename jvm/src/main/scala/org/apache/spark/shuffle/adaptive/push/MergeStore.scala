@@ -12,11 +12,11 @@ import scala.util.control.NonFatal
 import io.netty.buffer.Unpooled
 
 import org.apache.spark.internal.Logging
-import org.apache.spark.network.buffer.{ManagedBuffer, NettyManagedBuffer}
+import org.apache.spark.network.buffer.{ManagedBuffer, NettyManagedBuffer, NioManagedBuffer}
 import org.apache.spark.network.client.StreamCallbackWithID
 import org.apache.spark.network.util.TransportConf
 import org.apache.spark.shuffle.adaptive.store.{RunStream, RunUpload, StoreMemory}
-import org.apache.spark.storage.ShuffleBlockBatchId
+import org.apache.spark.storage.{BlockManagerId, ShuffleBlockBatchId}
 
 /**
  * One executor's merged reduce partitions (mode=push), in at most `memory.capacity` bytes of
@@ -32,11 +32,16 @@ import org.apache.spark.storage.ShuffleBlockBatchId
  * output (a run this executor's pusher reads from its own file, or one another executor streams
  * here) and stay slices of the run's buffer.
  *
- * When a run does not fit in memory, chunks move to disk to make room ([[MergedFile]], one per
- * shuffle), those of the partitions with the most merged bytes first: the hot partitions of a
- * skewed shuffle are the ones that overflow, and each is still read as a few large chunks, while
- * the many small partitions stay in memory. A run is left in its map output's file only when
- * neither memory nor disk takes it.
+ * Remote-memory spill (DSA w/ SMS): once more than [[handOffMark]] bytes are in use, chunks of
+ * the partitions with the most merged bytes can be handed off to peers with free memory
+ * ([[takeForHandOff]], [[handedOff]]; [[ChunkHandOff]] does it): the hot partitions of a skewed
+ * shuffle are the ones that overflow, and each is still read as a few large chunks, from where
+ * its layout says they are. An executor holds chunks handed to it ([[receiveHandOff]]) only while
+ * at most half its memory is in use, below the mark at which it would hand off its own.
+ *
+ * When a run does not fit in memory all the same, chunks move to disk to make room
+ * ([[MergedFile]], one per shuffle), again the hottest partitions' first. A run is left in its
+ * map output's file only when neither memory nor disk takes it.
  *
  * Everything of a shuffle goes when it is removed; runs of it that arrive later are dropped.
  * `onChange` hears of every change in what is held. Thread-safe.
@@ -51,9 +56,23 @@ private[spark] final class MergeStore(
   private[this] val shuffles = new ConcurrentHashMap[Int, ShuffleMerges]
   private[this] val removed = ConcurrentHashMap.newKeySet[Integer]()
   private[this] val movedToDisk = new AtomicLong
+  private[this] val movedToPeers = new AtomicLong
+  private[this] val heldForPeers = new AtomicLong
 
   /** Bytes of chunks moved from memory to disk so far. */
   def bytesMovedToDisk: Long = movedToDisk.get
+
+  /** Bytes of chunks handed off to peers so far. */
+  def bytesHandedOff: Long = movedToPeers.get
+
+  /** Bytes of other owners' chunks taken so far. */
+  def bytesHostedForPeers: Long = heldForPeers.get
+
+  /** Above this many bytes in use, chunks are handed off to peers. */
+  def handOffMark: Long = memory.capacity / 4 * 3
+
+  /** Bytes of other owners' chunks this executor takes now. */
+  def roomForPeers: Long = math.max(0L, memory.capacity / 2 - memory.used)
 
   private def merges(shuffleId: Int): Option[ShuffleMerges] = Option(
     shuffles
@@ -123,7 +142,67 @@ private[spark] final class MergeStore(
       memory,
       reserve,
       (sizes, data) => append(id.shuffleId, id.mapId, id.startReduceId, sizes, data),
-      dropWhatDoesNotFit = true)
+      whenFull = RunStream.Drop)
+
+  /**
+   * Chunk `chunkId` of `partition`, handed off here by its owner; refused (the owner tries
+   * elsewhere) when it does not fit in [[roomForPeers]].
+   */
+  def receiveHandOff(shuffleId: Int, partition: Int, chunkId: Int): StreamCallbackWithID =
+    new RunStream(
+      MergedBlocks.hosted(shuffleId, partition, chunkId),
+      memory,
+      bytes => bytes <= roomForPeers && memory.reserve(bytes),
+      (_, data) =>
+        merges(shuffleId).fold(0L) { shuffle =>
+          val kept = shuffle.synchronized {
+            if (shuffle.removed) 0L else shuffle.host(partition, chunkId, data)
+          }
+          heldForPeers.addAndGet(kept)
+          onChange(this)
+          kept
+        },
+      whenFull = RunStream.Refuse)
+
+  /**
+   * Chunks in memory of partitions no layout has sealed, at most `bytes` in all, hottest
+   * partitions first, to hand off; nothing more is appended to them, and they stay here until
+   * [[handedOff]] or [[kept]].
+   */
+  def takeForHandOff(bytes: Long): Seq[LeavingChunk] = synchronized {
+    val inOrder = shuffles.asScala.toSeq
+      .flatMap { case (id, s) =>
+        s.synchronized(s.inMemory.collect {
+          case (chunk, partitionBytes) if !chunk.leaving && !s.isSealed(chunk.partition) =>
+            (id, s, chunk, partitionBytes)
+        })
+      }
+      .sortBy { case (_, _, chunk, partitionBytes) => (-partitionBytes, -chunk.bytes) }
+    var taken = 0L
+    inOrder.flatMap { case (id, s, chunk, _) =>
+      if (taken + chunk.bytes > bytes) None
+      else
+        s.synchronized(s.leave(chunk)).map { upload =>
+          taken += chunk.bytes
+          new LeavingChunk(id, s, chunk, upload)
+        }
+    }
+  }
+
+  /**
+   * `chunk` arrived at `peer`: it is read there from now on and its memory here is freed, unless
+   * a layout sealed its partition meanwhile (that layout says it is here, so it stays).
+   */
+  def handedOff(chunk: LeavingChunk, peer: BlockManagerId): Boolean = {
+    val freed = chunk.shuffle.synchronized(chunk.shuffle.handedOff(chunk.chunk, peer))
+    memory.release(freed)
+    movedToPeers.addAndGet(freed)
+    onChange(this)
+    freed > 0
+  }
+
+  /** `chunk` could not be handed off: it stays here. */
+  def kept(chunk: LeavingChunk): Unit = chunk.shuffle.synchronized(chunk.chunk.leaving = false)
 
   /** Reserves `bytes` of memory, moving chunks to disk if that makes them fit. */
   private def reserve(bytes: Long): Boolean =
@@ -141,8 +220,8 @@ private[spark] final class MergeStore(
     val wanted = math.max(bytes, chunkSize) - (memory.capacity - memory.used)
     if (wanted <= 0) return
     val candidates = shuffles.asScala.toSeq.flatMap { case (id, s) =>
-      s.synchronized(s.inMemory.map { case (chunk, partitionBytes) =>
-        (id, s, chunk, partitionBytes)
+      s.synchronized(s.inMemory.collect {
+        case (chunk, partitionBytes) if !chunk.leaving => (id, s, chunk, partitionBytes)
       })
     }
     val inOrder = candidates.sortBy { case (_, _, chunk, partitionBytes) =>
@@ -169,9 +248,16 @@ private[spark] final class MergeStore(
   def layout(shuffleId: Int, start: Int, end: Int): Seq[MergedChunk] =
     merges(shuffleId).fold(Seq.empty[MergedChunk])(s => s.synchronized(s.seal(start, end)))
 
-  /** A chunk's bytes: a view of them in memory, or a segment of its shuffle's merged file. */
+  /**
+   * A chunk's bytes: a view of them in memory, or a segment of its shuffle's merged file; none
+   * once it was handed off.
+   */
   def chunk(shuffleId: Int, chunkId: Int): Option[ManagedBuffer] =
     Option(shuffles.get(shuffleId)).flatMap(s => s.synchronized(s.bytesOf(chunkId)))
+
+  /** A view of the bytes of chunk `chunkId` of `partition`, which its owner handed off here. */
+  def hostedChunk(shuffleId: Int, partition: Int, chunkId: Int): Option[ManagedBuffer] =
+    Option(shuffles.get(shuffleId)).flatMap(s => s.synchronized(s.hostedBytes(partition, chunkId)))
 
   def removeShuffle(shuffleId: Int): Unit = {
     removed.add(shuffleId)
@@ -205,8 +291,9 @@ private[spark] object MergeStore {
 private final class ShuffleMerges {
   private[this] val partitions = mutable.HashMap.empty[Int, PartitionMerge]
   private[this] val chunks = mutable.ArrayBuffer.empty[Chunk]
+  private[this] val hosted = mutable.HashMap.empty[(Int, Int), ByteBuffer]
 
-  /** Bytes held in memory. */
+  /** Bytes held in memory, other owners' chunks included. */
   var bytes = 0L
   var removed = false
 
@@ -224,6 +311,47 @@ private final class ShuffleMerges {
     merge.bytes += slice.remaining
     bytes += slice.remaining
     true
+  }
+
+  def isSealed(partition: Int): Boolean = partitions.get(partition).exists(_.isSealed)
+
+  /** Holds `data`, chunk `chunkId` of `partition` from its owner; answers the bytes kept. */
+  def host(partition: Int, chunkId: Int, data: ByteBuffer): Long =
+    if (hosted.contains((partition, chunkId))) 0L
+    else {
+      hosted((partition, chunkId)) = data
+      bytes += data.remaining
+      data.remaining
+    }
+
+  def hostedBytes(partition: Int, chunkId: Int): Option[ManagedBuffer] =
+    hosted.get((partition, chunkId)).map(data => new NioManagedBuffer(data.asReadOnlyBuffer()))
+
+  /**
+   * Closes `chunk` for its hand-off: its upload (a run header, then a view of its bytes),
+   * unless it is no longer in memory.
+   */
+  def leave(chunk: Chunk): Option[ManagedBuffer] =
+    if (removed || !chunk.inMemory || chunk.leaving) None
+    else {
+      val merge = partitions(chunk.partition)
+      if (merge.open.contains(chunk)) merge.open = None
+      chunk.leaving = true
+      val header = ByteBuffer.wrap(RunUpload.header(Array(chunk.bytes)))
+      Some(
+        new NettyManagedBuffer(
+          Unpooled.wrappedBuffer(header +: chunk.slices.map(_.asReadOnlyBuffer()).toSeq: _*)))
+    }
+
+  /** Answers the bytes that left memory: none if the shuffle went or a layout sealed the partition. */
+  def handedOff(chunk: Chunk, peer: BlockManagerId): Long = {
+    chunk.leaving = false
+    if (removed || !chunk.inMemory || isSealed(chunk.partition)) 0L
+    else {
+      chunk.hostedBy(peer)
+      bytes -= chunk.bytes
+      chunk.bytes
+    }
   }
 
   /** The chunks in memory, each with its partition's merged bytes. */
@@ -253,7 +381,8 @@ private final class ShuffleMerges {
     merge.chunks.map(_.describe)
   }
 
-  def bytesOf(chunkId: Int): Option[ManagedBuffer] = chunks.lift(chunkId).map(_.data)
+  def bytesOf(chunkId: Int): Option[ManagedBuffer] =
+    chunks.lift(chunkId).filter(_.hostedAt.isEmpty).map(_.data)
 }
 
 private final class PartitionMerge {
@@ -266,17 +395,26 @@ private final class PartitionMerge {
   var bytes = 0L
 }
 
-private final class Chunk(id: Int, val partition: Int) {
+private final class Chunk(val id: Int, val partition: Int) {
   val slices = mutable.ArrayBuffer.empty[ByteBuffer]
   private[this] val mapIds = mutable.ArrayBuilder.make[Long]
   private[this] val lengths = mutable.ArrayBuilder.make[Long]
   private[this] var onDisk: Option[(MergedFile, Long)] = None
+  var hostedAt: Option[BlockManagerId] = None
   var bytes = 0L
 
-  def inMemory: Boolean = onDisk.isEmpty
+  /** On its way to a peer: neither appended to nor moved to disk. */
+  var leaving = false
+
+  def inMemory: Boolean = onDisk.isEmpty && hostedAt.isEmpty
 
   def movedTo(file: MergedFile, offset: Long): Unit = {
     onDisk = Some((file, offset))
+    slices.clear()
+  }
+
+  def hostedBy(peer: BlockManagerId): Unit = {
+    hostedAt = Some(peer)
     slices.clear()
   }
 
@@ -294,5 +432,17 @@ private final class Chunk(id: Int, val partition: Int) {
     bytes += slice.remaining
   }
 
-  def describe: MergedChunk = MergedChunk(id, partition, mapIds.result(), lengths.result())
+  def describe: MergedChunk =
+    MergedChunk(id, partition, mapIds.result(), lengths.result(), hostedAt)
+}
+
+/** A chunk on its way to a peer (see [[MergeStore.takeForHandOff]]). */
+private[spark] final class LeavingChunk private[push] (
+    val shuffleId: Int,
+    private[push] val shuffle: ShuffleMerges,
+    private[push] val chunk: Chunk,
+    val upload: ManagedBuffer) {
+  def partition: Int = chunk.partition
+  def chunkId: Int = chunk.id
+  def bytes: Long = chunk.bytes
 }

@@ -1,18 +1,21 @@
 package org.apache.spark.shuffle.adaptive.push
 
 import java.nio.ByteBuffer
+import java.nio.charset.StandardCharsets.UTF_8
 
-import org.apache.spark.storage.{BlockId, ShuffleBlockBatchId}
+import org.apache.spark.storage.{BlockId, BlockManagerId, ShuffleBlockBatchId}
 
 /**
  * One chunk of a reduce partition merged at its owner: the blocks of `mapIds` (map ids as in
- * their MapStatus) in that order, `lengths` bytes each, back to back.
+ * their MapStatus) in that order, `lengths` bytes each, back to back. `hostedAt` is the peer
+ * that holds it when the owner handed it off (remote-memory spill); otherwise the owner does.
  */
 private[spark] final case class MergedChunk(
     chunkId: Int,
     partition: Int,
     mapIds: Array[Long],
-    lengths: Array[Long]) {
+    lengths: Array[Long],
+    hostedAt: Option[BlockManagerId] = None) {
   def bytes: Long = lengths.sum
 }
 
@@ -20,17 +23,37 @@ private[spark] final case class MergedChunk(
  * How reduce tasks name what an owner merged. They are shuffle batch block ids, which Spark's
  * block server hands to the shuffle manager's resolver and its fetch protocol carries in one
  * request, with a negative map id, which no map task has: -1 for the layout of partitions
- * `[start, end)` (which seals them: nothing more is merged into them), -2 - k for chunk k.
+ * `[start, end)` (which seals them: nothing more is merged into them), -2 for the room an
+ * executor has for other owners' chunks (shuffle 0: room is executor-wide), -3 - k for the owner's chunk k, and -2^32 - k for chunk
+ * k of partition p that p's owner handed off to the executor asked (p has one owner, so (p, k) is
+ * unique there). Spark's upload path parses only non-negative ids, so a hand-off travels as
+ * `(shuffleId, k, p + 1, p)`: no run of a map output has a reversed range.
  */
 private[spark] object MergedBlocks {
 
   private val LayoutMapId = -1L
+  private val RoomMapId = -2L
+  private val FirstChunkMapId = -3L
+  private val FirstHostedMapId = -(1L << 32)
 
   def layout(shuffleId: Int, start: Int, end: Int): ShuffleBlockBatchId =
     ShuffleBlockBatchId(shuffleId, LayoutMapId, start, end)
 
+  /** A request for the room an executor has for other owners' chunks (of any shuffle). */
+  val room: ShuffleBlockBatchId = ShuffleBlockBatchId(0, RoomMapId, 0, 1)
+
+  /** Where a reader asks for `chunk`: at its owner, or at the peer it was handed off to. */
   def chunk(shuffleId: Int, chunk: MergedChunk): ShuffleBlockBatchId =
-    ShuffleBlockBatchId(shuffleId, -2L - chunk.chunkId, chunk.partition, chunk.partition + 1)
+    if (chunk.hostedAt.isDefined) hosted(shuffleId, chunk.partition, chunk.chunkId)
+    else
+      ShuffleBlockBatchId(
+        shuffleId,
+        FirstChunkMapId - chunk.chunkId,
+        chunk.partition,
+        chunk.partition + 1)
+
+  def hosted(shuffleId: Int, partition: Int, chunkId: Int): ShuffleBlockBatchId =
+    ShuffleBlockBatchId(shuffleId, FirstHostedMapId - chunkId, partition, partition + 1)
 
   def isMerged(id: BlockId): Boolean = id match {
     case b: ShuffleBlockBatchId => b.mapId < 0
@@ -45,22 +68,64 @@ private[spark] object MergedBlocks {
     }
   }
 
-  /** A chunk request: `(shuffleId, chunkId)`. */
-  object Chunk {
-    def unapply(id: BlockId): Option[(Int, Int)] = id match {
-      case ShuffleBlockBatchId(shuffleId, mapId, _, _) if mapId < LayoutMapId =>
-        Some((shuffleId, (-2L - mapId).toInt))
+  /** How chunk `chunkId` of `partition` travels to the peer it is handed off to. */
+  def handOff(shuffleId: Int, partition: Int, chunkId: Int): ShuffleBlockBatchId =
+    ShuffleBlockBatchId(shuffleId, chunkId, partition + 1, partition)
+
+  /** A hand-off upload: `(shuffleId, partition, chunkId)`. */
+  object HandOff {
+    def unapply(id: BlockId): Option[(Int, Int, Int)] = id match {
+      case ShuffleBlockBatchId(shuffleId, chunkId, start, end) if start > end && chunkId >= 0 =>
+        Some((shuffleId, end, chunkId.toInt))
       case _ => None
     }
   }
 
-  /** Chunk count, then per chunk: id, partition, block count, then each block's map id and length. */
+  def isRoom(id: BlockId): Boolean = id == room
+
+  /** A request for one of the owner's chunks: `(shuffleId, chunkId)`. */
+  object Chunk {
+    def unapply(id: BlockId): Option[(Int, Int)] = id match {
+      case ShuffleBlockBatchId(shuffleId, mapId, _, _)
+          if mapId <= FirstChunkMapId && mapId > FirstHostedMapId =>
+        Some((shuffleId, (FirstChunkMapId - mapId).toInt))
+      case _ => None
+    }
+  }
+
+  /** A hand-off of, or a request for, a chunk another owner handed off: `(shuffleId, partition, chunkId)`. */
+  object Hosted {
+    def unapply(id: BlockId): Option[(Int, Int, Int)] = id match {
+      case ShuffleBlockBatchId(shuffleId, mapId, partition, _) if mapId <= FirstHostedMapId =>
+        Some((shuffleId, partition, (FirstHostedMapId - mapId).toInt))
+      case _ => None
+    }
+  }
+
+  /**
+   * Chunk count, then per chunk: id, partition, block count, each block's map id and length,
+   * and where it is held (0: at the owner; 1: at a peer, then its executor id, host and port).
+   */
   def encode(chunks: Seq[MergedChunk]): ByteBuffer = {
-    val size = 4 + chunks.iterator.map(c => 12 + 16 * c.mapIds.length).sum
+    val hosts = chunks.map(
+      _.hostedAt.map(a => (a.executorId.getBytes(UTF_8), a.host.getBytes(UTF_8), a.port)))
+    val size = 4 + chunks.iterator.map(c => 13 + 16 * c.mapIds.length).sum +
+      hosts.iterator.flatten.map { case (id, host, _) => 12 + id.length + host.length }.sum
     val out = ByteBuffer.allocate(size).putInt(chunks.size)
-    chunks.foreach { c =>
+    chunks.zip(hosts).foreach { case (c, host) =>
       out.putInt(c.chunkId).putInt(c.partition).putInt(c.mapIds.length)
       c.mapIds.indices.foreach(i => out.putLong(c.mapIds(i)).putLong(c.lengths(i)))
+      host match {
+        case None => out.put(0.toByte)
+        case Some((id, hostName, port)) =>
+          out
+            .put(1.toByte)
+            .putInt(id.length)
+            .put(id)
+            .putInt(hostName.length)
+            .put(hostName)
+            .putInt(port)
+      }
     }
     out.flip()
   }
@@ -77,7 +142,19 @@ private[spark] object MergedBlocks {
         mapIds(i) = buf.getLong
         lengths(i) = buf.getLong
       }
-      MergedChunk(chunkId, partition, mapIds, lengths)
+      def text() = {
+        val bytes = new Array[Byte](buf.getInt)
+        buf.get(bytes)
+        new String(bytes, UTF_8)
+      }
+      val hostedAt =
+        if (buf.get == 0) None
+        else {
+          val executorId = text()
+          val host = text()
+          Some(BlockManagerId(executorId, host, buf.getInt))
+        }
+      MergedChunk(chunkId, partition, mapIds, lengths, hostedAt)
     }
   }
 }

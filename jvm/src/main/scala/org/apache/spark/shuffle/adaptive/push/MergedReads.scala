@@ -70,7 +70,7 @@ private[spark] object MergedReads extends Logging {
           taken ++= keyedParts.map(_._1)
           val id = MergedBlocks.chunk(shuffleId, chunk)
           chunks += id -> parts
-          Some(owner -> ((id: BlockId, chunk.bytes, -1)))
+          Some(chunk.hostedAt.getOrElse(owner) -> ((id: BlockId, chunk.bytes, -1)))
         } else {
           None
         }
@@ -82,6 +82,7 @@ private[spark] object MergedReads extends Logging {
         case _ => true
       }
     }
+    // A chunk an owner handed off is read where it went.
     val atOwners = chunkRefs.groupMap(_._1)(_._2)
     val merged = left.map { case (address, blocks) =>
       address -> (blocks ++ atOwners.getOrElse(address, Nil))
@@ -106,7 +107,7 @@ private[spark] object MergedReads extends Logging {
     val asked = owners.ranges(start, end).map { case (owner, from, until) =>
       val layout =
         if (owner.executorId == self) Future.successful(own.layout(shuffleId, from, until))
-        else ask(env, owner, MergedBlocks.layout(shuffleId, from, until))
+        else ask(env, owner, MergedBlocks.layout(shuffleId, from, until))(MergedBlocks.decode)
       owner -> layout
     }
     asked.map { case (owner, layout) =>
@@ -122,16 +123,18 @@ private[spark] object MergedReads extends Logging {
     }
   }
 
-  private def ask(env: SparkEnv, owner: BlockManagerId, id: BlockId): Future[Seq[MergedChunk]] = {
-    val answer = Promise[Seq[MergedChunk]]()
+  /** What `address` answers to a request for `id` (a merged block), decoded. */
+  def ask[T](env: SparkEnv, address: BlockManagerId, id: BlockId)(
+      decode: java.nio.ByteBuffer => T): Future[T] = {
+    val answer = Promise[T]()
     env.blockManager.blockStoreClient.fetchBlocks(
-      owner.host,
-      owner.port,
-      owner.executorId,
+      address.host,
+      address.port,
+      address.executorId,
       Array(id.name),
       new BlockFetchingListener {
         override def onBlockFetchSuccess(blockId: String, data: ManagedBuffer): Unit =
-          answer.complete(scala.util.Try(MergedBlocks.decode(data.nioByteBuffer())))
+          answer.complete(scala.util.Try(decode(data.nioByteBuffer())))
         override def onBlockFetchFailure(blockId: String, e: Throwable): Unit =
           answer.tryFailure(e)
       },

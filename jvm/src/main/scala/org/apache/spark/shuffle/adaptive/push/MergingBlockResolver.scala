@@ -1,6 +1,7 @@
 package org.apache.spark.shuffle.adaptive.push
 
 import java.io.IOException
+import java.nio.ByteBuffer
 
 import org.apache.spark.SparkConf
 import org.apache.spark.network.buffer.{ManagedBuffer, NioManagedBuffer}
@@ -15,7 +16,8 @@ import org.apache.spark.storage.{BlockId, ShuffleBlockBatchId}
  * merged ([[MergedBlocks]]) from its [[MergeStore]], and everything else from the map-output
  * files through `files`; takes the runs other executors push here. Pushes ride Spark's block
  * upload (a run travels as the batch block of its reduce range), whose shuffle blocks reach
- * `putShuffleBlockAsStream`, and merged reads Spark's fetch protocol, so both are authenticated
+ * `putShuffleBlockAsStream` (so do chunks other owners hand off here, [[ChunkHandOff]]), and
+ * merged reads Spark's fetch protocol, so both are authenticated
  * and encrypted as Spark's block transfers are.
  */
 private[spark] final class MergingBlockResolver(
@@ -32,12 +34,20 @@ private[spark] final class MergingBlockResolver(
         merges
           .chunk(shuffleId, chunkId)
           .getOrElse(throw new IOException(s"$blockId: no such merged chunk here"))
+      case MergedBlocks.Hosted(shuffleId, partition, chunkId) =>
+        merges
+          .hostedChunk(shuffleId, partition, chunkId)
+          .getOrElse(throw new IOException(s"$blockId: no such handed-off chunk here"))
+      case id if MergedBlocks.isRoom(id) =>
+        new NioManagedBuffer(ByteBuffer.allocate(8).putLong(0, merges.roomForPeers))
       case _ => files.getBlockData(blockId, dirs)
     }
 
   override def putShuffleBlockAsStream(
       blockId: BlockId,
       serializerManager: SerializerManager): StreamCallbackWithID = blockId match {
+    case MergedBlocks.HandOff(shuffleId, partition, chunkId) =>
+      merges.receiveHandOff(shuffleId, partition, chunkId)
     case run: ShuffleBlockBatchId => merges.receiveRun(run)
     case _ => files.putShuffleBlockAsStream(blockId, serializerManager)
   }

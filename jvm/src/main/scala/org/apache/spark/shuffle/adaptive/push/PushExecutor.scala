@@ -3,16 +3,17 @@ package org.apache.spark.shuffle.adaptive.push
 import org.apache.spark.{SparkConf, SparkEnv}
 import org.apache.spark.network.netty.SparkTransportConf
 import org.apache.spark.shuffle.IndexShuffleBlockResolver
-import org.apache.spark.shuffle.adaptive.config.AdaptiveShuffleConf.{PUSH_CHUNK_SIZE, PUSH_MAX_BLOCK_SIZE, PUSH_QUEUE_SIZE}
+import org.apache.spark.shuffle.adaptive.config.AdaptiveShuffleConf.{PUSH_CHUNK_SIZE, PUSH_MAX_BLOCK_SIZE, PUSH_QUEUE_SIZE, PUSH_SPILL_TO_PEERS}
 import org.apache.spark.shuffle.adaptive.metrics.ExecutorShuffleMetrics
 import org.apache.spark.shuffle.adaptive.store.{StoreExecutor, StoreMemory}
 import org.apache.spark.shuffle.adaptive.transport.MapOutputServing
 
 /**
  * This executor's end of mode=push: its [[MergeStore]] of the partitions it owns, the resolver
- * that serves them ([[MergingBlockResolver]], from the start: any executor may be an owner), and
- * its pusher. Its store's usage and its push queue go to `metrics` (this executor's metrics
- * source) as they change.
+ * that serves them ([[MergingBlockResolver]], from the start: any executor may be an owner), its
+ * pusher, and its hand-off of chunks to peers once its store is full ([[ChunkHandOff]], unless
+ * `push.spillToPeers` is off). Its store's usage and its push queue go to `metrics` (this
+ * executor's metrics source) as they change.
  */
 private[spark] final class PushExecutor(
     conf: SparkConf,
@@ -28,7 +29,20 @@ private[spark] final class PushExecutor(
     SparkTransportConf.fromSparkConf(conf, "shuffle"))
 
   val merges =
-    new MergeStore(new StoreMemory(StoreExecutor.capacity(conf)), chunkSize, disk, _ => report())
+    new MergeStore(new StoreMemory(StoreExecutor.capacity(conf)), chunkSize, disk, _ => changed())
+
+  // Made by the first change past the mark: SparkEnv is complete by then.
+  private[this] lazy val handOff = ChunkHandOff(SparkEnv.get, merges)
+  private[this] val spillToPeers = conf.get(PUSH_SPILL_TO_PEERS)
+  @volatile private[this] var handingOff = false
+
+  private def changed(): Unit = {
+    if (spillToPeers && merges.memory.used > merges.handOffMark) {
+      handingOff = true
+      handOff.wake()
+    }
+    report()
+  }
 
   val resolver = new MergingBlockResolver(conf, files, merges)
 
@@ -58,11 +72,14 @@ private[spark] final class PushExecutor(
         pusher.queue.bytesQueued,
         pusher.queue.bytesHighWater,
         pusher.queue.bytesRefused,
-        merges.bytesMovedToDisk))
+        merges.bytesMovedToDisk,
+        merges.bytesHandedOff,
+        merges.bytesHostedForPeers))
   }
 
   def stop(): Unit = {
     if (pushing) pusher.stop()
+    if (handingOff) handOff.stop()
     merges.clear()
   }
 }

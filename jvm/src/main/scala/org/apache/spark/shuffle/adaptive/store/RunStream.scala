@@ -13,18 +13,20 @@ import org.apache.spark.storage.ShuffleBlockBatchId
  * in one direct buffer; `complete` then gets the sizes and the buffer and answers how many of its
  * bytes it keeps (the rest are released). A failed stream releases what it reserved.
  *
- * A run that does not fit fails its stream, unless `dropWhatDoesNotFit`: then its bytes are read
- * and dropped and the stream succeeds. Spark's block server closes the connection of a failed
- * stream, failing every other transfer on it, so a receiver whose sender does not need to know
- * (a push, whose readers learn from the owner what it merged) drops instead. `reserve` is how
- * bytes are reserved in `memory` (a receiver may make room first).
+ * A run that does not fit fails its stream ([[RunStream.Fail]]). Spark's block server closes the
+ * connection of a stream that fails while its bytes arrive, failing every other transfer on it,
+ * so a receiver may instead read and drop the bytes, and then either succeed
+ * ([[RunStream.Drop]]: a push, whose readers learn from the owner what it merged) or fail the
+ * upload once it is complete, which leaves the connection open ([[RunStream.Refuse]]: a sender
+ * that tries elsewhere). `reserve` is how bytes are reserved in `memory` (a receiver may make
+ * room first).
  */
 private[spark] final class RunStream(
     id: ShuffleBlockBatchId,
     memory: StoreMemory,
     reserve: Long => Boolean,
     complete: (Array[Long], ByteBuffer) => Long,
-    dropWhatDoesNotFit: Boolean = false)
+    whenFull: RunStream.WhenFull = RunStream.Fail)
     extends StreamCallbackWithID {
 
   private[this] val expected = id.endReduceId - id.startReduceId
@@ -56,7 +58,7 @@ private[spark] final class RunStream(
   private def start(announced: Array[Long]): Unit = {
     val total = announced.sum
     if (total > Int.MaxValue || !reserve(total)) {
-      if (dropWhatDoesNotFit) {
+      if (whenFull != RunStream.Fail) {
         dropping = true
         header = null
         return
@@ -71,7 +73,11 @@ private[spark] final class RunStream(
     header = null
   }
 
-  override def onComplete(streamId: String): Unit = if (!dropping) {
+  override def onComplete(streamId: String): Unit = if (dropping) {
+    if (whenFull == RunStream.Refuse) {
+      throw new IOException(s"$id refused: ${memory.used} of ${memory.capacity} bytes used")
+    }
+  } else {
     if (data == null || data.hasRemaining) {
       throw new IOException(s"$id ended before the bytes its header announced")
     }
@@ -86,4 +92,11 @@ private[spark] final class RunStream(
     reserved = 0
     data = null
   }
+}
+
+private[spark] object RunStream {
+  sealed trait WhenFull
+  case object Fail extends WhenFull
+  case object Drop extends WhenFull
+  case object Refuse extends WhenFull
 }

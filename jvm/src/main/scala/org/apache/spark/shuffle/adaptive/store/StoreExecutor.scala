@@ -56,7 +56,7 @@ private[spark] final class StoreExecutor(
     if (usagePending.compareAndSet(false, true)) inBackground("the shuffle store's usage") {
       usagePending.set(false)
       registry.send(StoreUsage(SparkEnv.get.executorId, s.used, s.highWater))
-      metrics.foreach(_.storeUsage(s.capacity, s.used, s.highWater, 0, 0, 0, 0))
+      metrics.foreach(_.storeUsage(s.capacity, s.used, s.highWater, 0, 0, 0, 0, 0, 0))
     }
 
   /**

@@ -60,8 +60,12 @@ class PluginMetricsSourceSuite extends AnyFunSuite {
       pushQueued = 3,
       pushQueueHighWater = 5,
       pushRefused = 0,
-      mergedToDisk = 7)
+      mergedToDisk = 7,
+      handedOffToPeers = 11,
+      hostedForPeers = 13)
     assert(metrics.source.value("store.high_water") === Some(30L))
+    assert(metrics.source.value("store.handed_off_to_peers") === Some(11L))
+    assert(metrics.source.value("store.hosted_for_peers") === Some(13L))
     assert(metrics.source.value("store.merged_to_disk") === Some(7L))
     assert(metrics.source.value("store.push_queued") === Some(3L))
   }

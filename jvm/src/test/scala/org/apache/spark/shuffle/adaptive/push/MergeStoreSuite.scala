@@ -150,18 +150,132 @@ class MergeStoreSuite extends AnyFunSuite {
   }
 
   test("layouts and merged block ids survive their encoding") {
+    val peer = BlockManagerId("12", "host-é", 7337)
     val chunks = Seq(
       MergedChunk(3, 7, Array(5L, 9L), Array(100L, 1L << 33)),
-      MergedChunk(4, 8, Array(), Array()))
+      MergedChunk(4, 8, Array(), Array()),
+      MergedChunk(5, 7, Array(6L), Array(10L), hostedAt = Some(peer)))
     val decoded = MergedBlocks.decode(MergedBlocks.encode(chunks))
-    assert(
-      decoded.map(c => (c.chunkId, c.partition, c.mapIds.toSeq, c.lengths.toSeq)) ===
-        chunks.map(c => (c.chunkId, c.partition, c.mapIds.toSeq, c.lengths.toSeq)))
+    def fields(c: MergedChunk) =
+      (c.chunkId, c.partition, c.mapIds.toSeq, c.lengths.toSeq, c.hostedAt)
+    assert(decoded.map(fields) === chunks.map(fields))
     val id = MergedBlocks.chunk(2, chunks.head)
     assert(MergedBlocks.isMerged(id) && MergedBlocks.Chunk.unapply(id) === Some((2, 3)))
     assert(MergedBlocks.Layout.unapply(MergedBlocks.layout(2, 4, 9)) === Some((2, 4, 9)))
-    assert(MergedBlocks.Layout.unapply(id).isEmpty)
+    assert(MergedBlocks.Layout.unapply(id).isEmpty && MergedBlocks.Hosted.unapply(id).isEmpty)
     assert(!MergedBlocks.isMerged(ShuffleBlockBatchId(2, 0, 4, 9)))
+    // A handed-off chunk is asked for at its peer by another id, which no other case takes.
+    val hosted = MergedBlocks.chunk(2, chunks(2))
+    assert(MergedBlocks.Hosted.unapply(hosted) === Some((2, 7, 5)))
+    assert(MergedBlocks.Chunk.unapply(hosted).isEmpty && MergedBlocks.isMerged(hosted))
+    assert(Seq(id, hosted, MergedBlocks.layout(2, 4, 9)).forall(i => !MergedBlocks.isRoom(i)))
+    // Its upload parses as Spark parses uploaded block ids, and is no run of a map output.
+    val upload = MergedBlocks.handOff(2, 7, 5)
+    assert(org.apache.spark.storage.BlockId(upload.name) === upload)
+    assert(MergedBlocks.HandOff.unapply(upload) === Some((2, 7, 5)))
+    assert(MergedBlocks.HandOff.unapply(ShuffleBlockBatchId(2, 5, 7, 8)).isEmpty)
+  }
+
+  private val peer = BlockManagerId("9", "host-9", 7000)
+
+  /** Three chunks of partition 0 (100 bytes each) and one of partition 1 (50 bytes). */
+  private def hotAndCold(): (MergeStore, StoreMemory) = {
+    val (s, m) = store(1000, chunkSize = 100)
+    push(s, m, 1, 0, 100, 50)
+    push(s, m, 2, 0, 100)
+    push(s, m, 3, 0, 100)
+    (s, m)
+  }
+
+  test("chunks are handed off hottest partition first, within the room; then read at the peer") {
+    val (s, m) = hotAndCold()
+    assert(m.used === 350)
+    val leaving = s.takeForHandOff(220)
+    assert(leaving.map(c => (c.partition, c.bytes)) === Seq((0, 100L), (0, 100L)))
+    // An upload is a run header, then the chunk's bytes.
+    val upload = leaving.head.upload.nioByteBuffer()
+    val headerLength = RunUpload.headerLength(1)
+    assert(RunUpload.sizesOf(upload.duplicate().limit(headerLength), 1).toSeq === Seq(100L))
+    assert(upload.remaining === headerLength + 100 && upload.get(headerLength) === 16.toByte)
+    leaving.foreach(c => assert(s.handedOff(c, peer)))
+    assert(m.used === 150 && s.bytesHandedOff === 200)
+    val layout = s.layout(0, 0, 2)
+    assert(
+      layout.map(c => (c.partition, c.hostedAt)) ===
+        Seq((0, Some(peer)), (0, Some(peer)), (0, None), (1, None)))
+    assert(s.chunk(0, layout.head.chunkId).isEmpty, "no longer served here")
+    assert(bytesOf(s, layout(2)).length === 100)
+  }
+
+  test("an open chunk taken for a hand-off is closed: later blocks start a new one") {
+    val (s, m) = hotAndCold()
+    val taken = s.takeForHandOff(1000)
+    assert(taken.map(_.partition) === Seq(0, 0, 0, 1))
+    taken.foreach(s.kept)
+    push(s, m, 4, 1, 20)
+    assert(s.layout(0, 1, 2).map(_.mapIds.toSeq) === Seq(Seq(1L), Seq(4L)))
+  }
+
+  test("a chunk whose partition a layout sealed while it was on its way stays where it was") {
+    val (s, m) = hotAndCold()
+    val leaving = s.takeForHandOff(100)
+    assert(s.takeForHandOff(1000).forall(_.chunkId != leaving.head.chunkId), "taken once")
+    val sealedLayout = s.layout(0, 0, 1)
+    assert(!s.handedOff(leaving.head, peer))
+    assert(m.used === 350 && s.bytesHandedOff === 0)
+    assert(s.layout(0, 0, 1).map(_.hostedAt) === sealedLayout.map(_.hostedAt))
+    assert(bytesOf(s, sealedLayout.find(_.chunkId == leaving.head.chunkId).get).length === 100)
+    assert(s.takeForHandOff(1000).isEmpty, "sealed partitions' chunks stay")
+  }
+
+  test("a chunk on its way is closed and never moved to disk; one not taken stays as it was") {
+    val dir = Files.createTempDirectory("merge-store").toFile
+    val (s, m) = store(100, chunkSize = 40, disk = diskIn(dir))
+    receive(s, 1, 30, 10)
+    receive(s, 2, 30, 10)
+    val leaving = s.takeForHandOff(30)
+    assert(leaving.map(c => (c.partition, c.bytes)) === Seq((0, 30L)))
+    // 40 more bytes do not fit: only the chunk not on its way may move to disk.
+    receive(s, 3, 30, 10)
+    assert(s.bytesMovedToDisk === 30)
+    s.kept(leaving.head)
+    val layout = s.layout(0, 0, 1)
+    assert(layout.map(_.mapIds.toSeq) === Seq(Seq(1L), Seq(2L), Seq(3L)))
+    assert(layout.forall(_.hostedAt.isEmpty) && bytesOf(s, layout.head).length === 30)
+    s.removeShuffle(0)
+    dir.delete()
+  }
+
+  /** Chunk `chunkId` of `partition`, `bytes` long, handed off to `s`; whether it took it. */
+  private def handOff(s: MergeStore, partition: Int, chunkId: Int, bytes: Int): Boolean = {
+    val stream = s.receiveHandOff(0, partition, chunkId)
+    val id = MergedBlocks.hosted(0, partition, chunkId).name
+    stream.onData(id, ByteBuffer.wrap(RunUpload.header(Array(bytes.toLong))))
+    stream.onData(id, ByteBuffer.wrap(Array.fill(bytes)(chunkId.toByte)))
+    try {
+      stream.onComplete(id)
+      true
+    } catch {
+      case _: java.io.IOException =>
+        stream.onFailure(id, new java.io.IOException("refused"))
+        false
+    }
+  }
+
+  test("an executor holds other owners' chunks while at most half its memory is in use") {
+    val (s, m) = store(1000, chunkSize = 100)
+    assert(s.roomForPeers === 500)
+    assert(handOff(s, 4, 0, 300))
+    assert(s.roomForPeers === 200 && m.used === 300 && s.bytesHostedForPeers === 300)
+    // Refused at its end, which leaves the connection open: the owner tries elsewhere.
+    assert(!handOff(s, 4, 1, 300))
+    assert(m.used === 300)
+    val held = s.hostedChunk(0, 4, 0).get.nioByteBuffer()
+    assert(held.remaining === 300 && held.get(0) === 0.toByte)
+    assert(s.hostedChunk(0, 4, 1).isEmpty && s.hostedChunk(0, 5, 0).isEmpty)
+    assert(s.layout(0, 4, 5).isEmpty, "a hosted chunk is in no layout here")
+    s.removeShuffle(0)
+    assert(m.used === 0 && s.hostedChunk(0, 4, 0).isEmpty)
   }
 
   test("a map output's runs go to the owners in turn, the one after the pusher's first") {

@@ -59,4 +59,12 @@ class MergedReadsSuite extends AnyFunSuite {
     assert(plan.chunks.keySet === Set(MergedBlocks.chunk(0, chunk(0, 1, 3)): BlockId))
     assert(listed(plan) === Map("o" -> Set(MergedBlocks.chunk(0, chunk(0, 1, 3)).name)))
   }
+
+  test("a chunk its owner handed off is read at the peer that holds it") {
+    val handedOff = chunk(0, 1, 2).copy(hostedAt = Some(a))
+    val plan = MergedReads.plan(0, needed(1, 2, 3), Seq(owner -> Seq(handedOff)))
+    val id = MergedBlocks.chunk(0, handedOff)
+    assert(MergedBlocks.Hosted.unapply(id) === Some((0, 5, 0)))
+    assert(listed(plan) === Map("a" -> Set(id.name), "b" -> Set("shuffle_0_3_5")))
+  }
 }
