@@ -22,6 +22,7 @@ COUNTER_NAMES = (
     "stored_reduce_tasks_on_owner",
     "chunks_read",
     "chunk_fallbacks",
+    "chunks_at_peers",
     "requests",
     "requests_by_transport",
     "transport_fallbacks",
@@ -87,7 +88,8 @@ def metrics(spark: Any) -> Dict[str, Any]:
       executor that wrote them (pushed or spilled): they crossed the network after the map task
       and again.
     - ``chunks_read`` / ``chunk_fallbacks``: (``mode="push"``) merged chunks fetched, each in one
-      request, and those that could not be, whose blocks were read from their map outputs.
+      request, and those that could not be, whose blocks were read from their map outputs;
+      ``chunks_at_peers``: chunks read at a peer their owner had handed them off to.
     - ``stored_reduce_tasks`` / ``stored_reduce_tasks_on_owner``: reduce tasks that read from
       stores, and those of them that ran on the executor whose store held most of their stored
       bytes (in ``mode="push"``: their partition's owner).

@@ -57,8 +57,9 @@ UCX_VARIANTS = {"ucx-shm": "posix,cma,self"} if UCX_AVAILABLE else {}
 STORE_VARIANT = {"order": "adaptive", "mode": "store", "store_max_size": "64k"}
 
 #: mode="push" with the same small stores and small chunks: blocks pushed to their owners in the
-#: background and merged (in memory, or moved to disk by a full store), left in their files by a
-#: full push queue, or pushed after their partition was read (sealed). Every block of these small
+#: background and merged (in memory, handed off to the other executor by a full store, or moved
+#: to disk when that one is full too), left in their files by a full push queue, or pushed after
+#: their partition was read (sealed). Every block of these small
 #: workloads is small enough to push. Its reads take the critical order, which no other variant
 #: takes (one application less than a variant of its own).
 PUSH_VARIANT = {

@@ -282,6 +282,7 @@ private[spark] class AdaptiveShuffleManager(conf: SparkConf)
           startPartition,
           endPartition,
           RpcUtils.askRpcTimeout(env.conf).duration))
+      merged.foreach(m => counters.chunksAtPeers += m.chunksAtPeers)
       val chain = transports.forReduceTask(env)
       val transport =
         if (merged.nonEmpty) new MergedTransport(transports.network(env), chain)

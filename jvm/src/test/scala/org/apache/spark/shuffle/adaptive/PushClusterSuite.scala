@@ -156,6 +156,7 @@ class PushClusterSuite extends SparkFunSuite with LocalSparkContext with Eventua
     val app = application()
     val read = app("bytes_by_transport").asInstanceOf[Map[String, Long]].values.sum
     assert(app("bytes_from_stores") === read && app("chunk_fallbacks") === 0L, app)
+    assert(app("chunks_at_peers").asInstanceOf[Long] > 0, app)
 
     val host = hosted.filter(_._2 > 0).keys.min
     sc.killAndReplaceExecutor(host)

@@ -19,7 +19,8 @@ import scala.collection.mutable
  *    store's executor;
  *  - `chunks_read` (mode=push): merged chunks fetched, each in one request or local read;
  *    `chunk_fallbacks`: chunks that could not be fetched, whose blocks were read from their
- *    map outputs instead;
+ *    map outputs instead; `chunks_at_peers`: chunks planned at a peer, where their owner had
+ *    handed them off (remote-memory spill);
  *  - `bytes_crossed_twice`: bytes read from another executor's store that had come there from
  *    a third (pushed or spilled): they crossed the network after the map task and again now;
  *  - `stored_reduce_tasks` / `stored_reduce_tasks_on_owner`: tasks that read from stores, and
@@ -62,6 +63,7 @@ private[spark] final class FetchCounters extends Serializable {
   var storedReduceTasksOnOwner = 0L
   var chunksRead = 0L
   var chunkFallbacks = 0L
+  var chunksAtPeers = 0L
   var requests = 0L
   val requestsByTransport: mutable.Map[String, Long] = mutable.TreeMap.empty
   var transportFallbacks = 0L
@@ -159,6 +161,7 @@ private[spark] final class FetchCounters extends Serializable {
     storedReduceTasksOnOwner += other.storedReduceTasksOnOwner
     chunksRead += other.chunksRead
     chunkFallbacks += other.chunkFallbacks
+    chunksAtPeers += other.chunksAtPeers
     requests += other.requests
     other.requestsByTransport.foreach { case (k, v) => add(requestsByTransport, k, v) }
     transportFallbacks += other.transportFallbacks
@@ -206,6 +209,7 @@ private[spark] final class FetchCounters extends Serializable {
       "stored_reduce_tasks_on_owner" -> storedReduceTasksOnOwner,
       "chunks_read" -> chunksRead,
       "chunk_fallbacks" -> chunkFallbacks,
+      "chunks_at_peers" -> chunksAtPeers,
       "requests" -> requests,
       "requests_by_transport" -> requestsByTransport.toMap,
       "transport_fallbacks" -> transportFallbacks,

@@ -20,10 +20,12 @@ import org.apache.spark.storage.{BlockId, BlockManagerId, ShuffleBlockId}
  * @param blocks what to fetch from where, as the map output tracker's view lists it, with the
  *               chunks at their owners and without the blocks read out of them
  * @param chunks the blocks the task reads out of each chunk
+ * @param chunksAtPeers how many of those chunks are read at a peer their owner handed them to
  */
 private[spark] final case class MergedReads(
     blocks: Seq[(BlockManagerId, MergedReads.Blocks)],
-    chunks: Map[BlockId, IndexedSeq[ChunkPart]])
+    chunks: Map[BlockId, IndexedSeq[ChunkPart]],
+    chunksAtPeers: Int)
 
 private[spark] object MergedReads extends Logging {
 
@@ -87,7 +89,8 @@ private[spark] object MergedReads extends Logging {
     val merged = left.map { case (address, blocks) =>
       address -> (blocks ++ atOwners.getOrElse(address, Nil))
     } ++ atOwners.filter { case (owner, _) => !left.exists(_._1 == owner) }.toSeq
-    MergedReads(merged, chunks.result())
+    val result = chunks.result()
+    MergedReads(merged, result, result.keys.count(MergedBlocks.Hosted.unapply(_).isDefined))
   }
 
   /**

@@ -36,6 +36,7 @@ class MergedReadsSuite extends AnyFunSuite {
         ("shuffle_0_1_5", "b", 100L, 100L),
         ("shuffle_0_2_5", "a", 200L, 100L)))
     assert(parts.map(_.block.mapIndex) === Seq(3, 1, 2))
+    assert(plan.chunksAtPeers === 0)
   }
 
   test("blocks of attempts Spark did not keep or maps outside the range are skipped") {
@@ -66,5 +67,6 @@ class MergedReadsSuite extends AnyFunSuite {
     val id = MergedBlocks.chunk(0, handedOff)
     assert(MergedBlocks.Hosted.unapply(id) === Some((0, 5, 0)))
     assert(listed(plan) === Map("a" -> Set(id.name), "b" -> Set("shuffle_0_3_5")))
+    assert(plan.chunksAtPeers === 1)
   }
 }
