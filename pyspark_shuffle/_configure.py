@@ -47,7 +47,7 @@ def configure(builder: B, **options: Any) -> B:
     settings = validate_options(options)
     get, set_ = _accessors(builder)
     _check_in_flight(settings, get(MAX_SIZE_IN_FLIGHT_KEY))
-    _check_store_mode(settings, get)
+    _check_push_mode(settings, get)
     plugin_jars = _jars.jar_paths()
     _prepare_running_driver(builder, plugin_jars)
     jars = get("spark.jars")
@@ -124,8 +124,8 @@ def _locate_ucx(settings: dict, get: Callable[[str], Optional[str]]) -> None:
 SHUFFLE_SERVICE_KEY = "spark.shuffle.service.enabled"
 
 
-def _check_store_mode(settings: dict, get: Callable[[str], Optional[str]]) -> None:
-    """mode='store' and 'push' serve blocks from executors' memory, which the external shuffle
+def _check_push_mode(settings: dict, get: Callable[[str], Optional[str]]) -> None:
+    """mode='push' serves merged chunks from executors' memory, which the external shuffle
     service cannot: the JVM refuses the pair, so refuse it here, before a JVM starts."""
     mode_key = OPTIONS["mode"].key
     mode = settings.get(mode_key, get(mode_key) or "pull")

@@ -45,16 +45,6 @@ COUNTER_NAMES = (
     "tasks_by_remote_sources",
 )
 
-#: Keys of the store report (the JVM's StoreReport.toMap), in its order.
-STORE_REPORT_NAMES = (
-    "accepted_locally",
-    "spilled_to_peers",
-    "left_on_disk",
-    "not_arrived",
-    "meta_shuffle_rounds",
-    "stores",
-)
-
 #: Transport name of blocks a reduce task read from its own executor's files.
 LOCAL_TRANSPORT = "local"
 
@@ -64,8 +54,7 @@ def metrics(spark: Any) -> Dict[str, Any]:
 
         {"manager": "<class of the driver's shuffle manager>",
          "application": {<counters>},               # all finished reduce tasks
-         "executors": {"<executor id>": {<counters>}},  # per executor the tasks ran on
-         "store": {<store report>}}                  # mode="store", else {}
+         "executors": {"<executor id>": {<counters>}}}  # per executor the tasks ran on
 
     ``spark`` is a running SparkSession (or SparkContext). The driver first waits until its
     listener has handled every event already posted, so every finished task is counted. When the
@@ -80,7 +69,7 @@ def metrics(spark: Any) -> Dict[str, Any]:
       (read from the reducing executor's own files), ``"host-local"`` (read from the files of
       another executor on the same host, ``spark.shuffle.readHostLocalDisk``) or the network
       transport's name (``"netty"``). Both splits add up to the same total bytes (and blocks).
-    - ``bytes_from_stores`` / ``blocks_from_stores``: (``mode="store"``, ``"push"``) those read
+    - ``bytes_from_stores`` / ``blocks_from_stores``: (``mode="push"``) those read
       from an executor's in-memory shuffle store, the task's own or another's, rather than from
       a map-output file (in ``mode="push"``: out of merged chunks);
       ``bytes_from_stores_by_source``: ``{executor id: bytes}`` by store.
@@ -130,15 +119,6 @@ def metrics(spark: Any) -> Dict[str, Any]:
       choose from.
 
     :data:`COUNTER_NAMES` lists these names in the JVM's order.
-
-    The store report (``mode="store"``), over the application: ``accepted_locally`` (bytes the
-    meta-shuffle placed in their map task's own executor's store), ``spilled_to_peers`` (placed
-    in other executors' stores: remote-memory spill), ``left_on_disk`` (no store could hold
-    them: read from their map-output files), ``not_arrived`` (placed, but their copy failed:
-    read from their files), ``meta_shuffle_rounds`` (offers of a map output's blocks to one
-    store, own and peers alike) and ``stores``: ``{executor id: {"capacity", "used",
-    "high_water", "placed_high_water"}}`` in bytes, ``used`` and ``high_water`` as the
-    executor measured them, ``placed_high_water`` the most the driver ever placed there.
     """
     sc = java_spark_context(spark)
     return json.loads(str(python_api(spark).metricsJson(sc)))

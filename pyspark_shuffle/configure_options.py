@@ -36,7 +36,6 @@ KEYWORDS = {
     "ucx_timeout": "ucx.timeout",
     "mode": "mode",
     "store_max_size": "store.maxSize",
-    "store_offer_order": "store.offerOrder",
     "push_queue_size": "push.queueSize",
     "push_chunk_size": "push.chunkSize",
     "push_max_block_size": "push.maxBlockSize",

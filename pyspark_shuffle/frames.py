@@ -64,8 +64,8 @@ def metrics_frame(spark: Any) -> Any:
 
 def bench_frame(runs: Union[str, Path, Iterable[Mapping[str, Any]]]) -> Any:
     """A bench JSON's runs (its path, or its ``runs`` records) as a DataFrame, one row per run:
-    the run's own numbers first, then its plugin counters (``plugin.*``) and store report
-    (``store.*``) flattened; the per-link bytes and per-shuffle reports are left out."""
+    the run's own numbers first, then its plugin counters (``plugin.*``) flattened; the per-link
+    bytes and per-shuffle reports are left out."""
     if isinstance(runs, (str, Path)):
         with open(runs, encoding="utf-8") as handle:
             runs = json.load(handle)["runs"]
@@ -73,6 +73,5 @@ def bench_frame(runs: Union[str, Path, Iterable[Mapping[str, Any]]]) -> Any:
     for run in runs:
         row = {name: run.get(name) for name in RUN_COLUMNS}
         row.update(flatten(run.get("plugin") or {}, "plugin."))
-        row.update(flatten(run.get("store") or {}, "store."))
         rows.append(row)
     return _frame(rows, RUN_COLUMNS)

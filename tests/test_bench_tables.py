@@ -162,47 +162,6 @@ def test_sql_workloads_run_with_aqe_and_host_local_reads_on_local_cluster():
     assert "spark.shuffle.readHostLocalDisk" not in runner.harness_conf(cluster, "dummy")
 
 
-def test_store_table_medians_and_absence():
-    from pyspark_shuffle.bench.tables import store_table
-
-    mib = 1 << 20
-
-    def run(local, spilled, disk, high):
-        return {
-            "status": "ok",
-            "workload": "dummy",
-            "skew": 3.0,
-            "manager": "adaptive:mode=store",
-            "plugin": {"bytes_from_stores": (local + spilled) * mib},
-            "store": {
-                "accepted_locally": local * mib,
-                "spilled_to_peers": spilled * mib,
-                "left_on_disk": disk * mib,
-                "stores": {
-                    "0": {"high_water": high * mib, "capacity": 8 * mib},
-                    "1": {"high_water": 1 * mib, "capacity": 8 * mib},
-                },
-            },
-        }
-
-    table = store_table(
-        [run(4, 2, 0, 5), run(6, 4, 2, 7), run(8, 6, 4, 8), dict(run(100, 100, 100, 100), status="failed")]
-    ).splitlines()
-    assert table[0].split()[:4] == ["workload", "skew", "manager", "own"]
-    assert table[2].split() == [
-        "dummy",
-        "3",
-        "adaptive:mode=store",
-        "6.0",
-        "4.0",
-        "2.0",
-        "10.0",
-        "7.0",
-        "8.0",
-    ]
-    assert store_table([{"status": "ok", "store": {}, "workload": "w", "skew": 0, "manager": "sort"}]) is None
-
-
 def test_push_table_medians_and_absence():
     from pyspark_shuffle.bench.tables import push_table
 
@@ -245,7 +204,7 @@ def test_push_table_medians_and_absence():
         "status": "ok",
         "workload": "w",
         "skew": 0,
-        "manager": "adaptive:mode=store",
-        "plugin": {"chunks_read": 0, "bytes_from_stores": 5},
+        "manager": "adaptive:mode=push",
+        "plugin": {"chunks_read": 0, "bytes_from_stores": 0},
     }
     assert push_table([pulled]) is None

@@ -129,16 +129,17 @@ def test_configure_rejects_an_unknown_transport():
         pyspark_shuffle.configure(SparkConf(loadDefaults=False), transport="rdma")
 
 
-def test_configure_store_mode_refuses_the_external_shuffle_service():
+def test_configure_push_mode_refuses_the_external_shuffle_service():
     builder = SparkSession.builder.config("spark.shuffle.service.enabled", "true")
     with pytest.raises(ValueError) as info:
-        pyspark_shuffle.configure(builder, mode="store")
-    assert "spark.shuffle.adaptive.mode" in str(info.value)
-    assert "spark.shuffle.service.enabled=false" in str(info.value)
-    with pytest.raises(ValueError, match="mode='push'"):
         pyspark_shuffle.configure(builder, mode="push")
-    conf = pyspark_shuffle.configure(SparkConf(loadDefaults=False), mode="store", store_max_size="32m")
-    assert conf.get("spark.shuffle.adaptive.mode") == "store"
+    assert "spark.shuffle.adaptive.mode" in str(info.value) and "mode='push'" in str(info.value)
+    assert "spark.shuffle.service.enabled=false" in str(info.value)
+    # The retired mode is refused with what is allowed.
+    with pytest.raises(ValueError, match="'pull', 'push'"):
+        pyspark_shuffle.configure(SparkConf(loadDefaults=False), mode="store")
+    conf = pyspark_shuffle.configure(SparkConf(loadDefaults=False), mode="push", store_max_size="32m")
+    assert conf.get("spark.shuffle.adaptive.mode") == "push"
     assert conf.get("spark.shuffle.adaptive.store.maxSize") == "32m"
     conf = pyspark_shuffle.configure(
         SparkConf(loadDefaults=False),

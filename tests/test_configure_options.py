@@ -112,16 +112,14 @@ def test_testing_serve_delay():
 
 
 def test_store_options():
-    assert validate_options({"mode": "Store", "store_max_size": "64m", "store_offer_order": "naive"}) == {
-        "spark.shuffle.adaptive.mode": "store",
+    assert validate_options({"mode": "Push", "store_max_size": "64m"}) == {
+        "spark.shuffle.adaptive.mode": "push",
         "spark.shuffle.adaptive.store.maxSize": "64m",
-        "spark.shuffle.adaptive.store.offerOrder": "naive",
     }
     assert validate_options({"store_max_size": 0}) == {"spark.shuffle.adaptive.store.maxSize": "0b"}
     for name, bad, allowed in (
-        ("mode", "pushy", "'pull', 'store', 'push'"),
+        ("mode", "store", "'pull', 'push'"),
         ("store_max_size", -1, ">= 0"),
-        ("store_offer_order", "random", "'capacity', 'pairwise', 'naive'"),
     ):
         with pytest.raises(ValueError) as info:
             validate_options({name: bad})
@@ -150,4 +148,4 @@ def test_the_shared_cases_are_judged_as_the_jvm_judges_them():
 
 def test_choices_come_from_the_jvm_declarations():
     assert choices("order") == ("adaptive", "naive", "pairwise", "critical")
-    assert choices("mode") == ("pull", "store", "push")
+    assert choices("mode") == ("pull", "push")

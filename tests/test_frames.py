@@ -16,7 +16,6 @@ def test_counters_frame_has_a_row_per_scope():
     metrics = {
         "application": {"reduce_tasks": 4, "bytes_by_source": {"0": 10, "1": 30}, "blocks_per_request": 1.5},
         "executors": {"1": {"reduce_tasks": 1, "bytes_by_source": {"0": 10}}, "0": {"reduce_tasks": 3}},
-        "store": {},
     }
     frame = counters_frame(metrics)
     assert list(frame["scope"]) == ["application", "0", "1"]
@@ -36,7 +35,6 @@ def test_bench_frame_from_a_json_file(tmp_path):
         "status": "ok",
         "wall_s": 5.5,
         "plugin": {"bytes_by_transport": {"netty": 7}},
-        "store": {"stores": {"0": {"used": 3}}},
         "links": {"1": {"rate_bps": 1}},
     }
     path = tmp_path / "bench.json"
@@ -44,6 +42,5 @@ def test_bench_frame_from_a_json_file(tmp_path):
     frame = bench_frame(path)
     assert list(frame.columns[:6]) == ["index", "repeat", "workload", "skew", "manager", "status"]
     assert frame["plugin.bytes_by_transport.netty"].tolist() == [7, 7]
-    assert frame["store.stores.0.used"].tolist() == [3, 3]
     assert "links.1.rate_bps" not in frame.columns
     assert frame["wall_s"].dtype == pd.ArrowDtype(pa.float64())

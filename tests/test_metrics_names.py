@@ -29,17 +29,3 @@ def test_every_counter_is_documented():
     doc = pyspark_shuffle.metrics.__doc__
     missing = [name for name in COUNTER_NAMES if f"``{name}``" not in doc]
     assert not missing, f"undocumented counters: {missing}"
-
-
-def test_store_report_names_match_the_jvm_and_are_documented():
-    from pyspark_shuffle._metrics import STORE_REPORT_NAMES
-
-    source = SOURCE.parents[1] / "store/StoreReport.scala"
-    text = source.read_text(encoding="utf-8")
-    body = text[text.index("def toMap") :]
-    keys = re.findall(r'^(\s*)"([a-z_]+)" ->', body, flags=re.MULTILINE)
-    # Top-level keys share the first key's indentation; nested maps' keys are indented deeper.
-    top_level = [name for indent, name in keys if indent == keys[0][0]]
-    assert tuple(top_level) == STORE_REPORT_NAMES
-    doc = pyspark_shuffle.metrics.__doc__
-    assert all(f"``{name}``" in doc for name in STORE_REPORT_NAMES)

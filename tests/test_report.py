@@ -39,7 +39,7 @@ REPORT = {
         },
     ],
     "tasksLeftOut": 0,
-    "store": {"own_store": 200, "peers_memory": 300, "disk": 69},
+    "merged": {"chunks": 300, "files": 269},
     "remoteBytesBySource": {"0": 100, "1": 269},
     "rateBySource": {"0": 200.0, "1": 53.8},
     "hostBySource": {"0": "10.231.0.11", "1": "10.231.0.12"},
@@ -81,7 +81,7 @@ def test_event_log_reports_and_other_managers_stages(tmp_path):
     log.write_text("\n".join(json.dumps(line) for line in lines) + "\n")
     plugin, other = from_event_log(tmp_path)
     assert plugin.label == "app-1: shuffle 3, stage 7" and plugin.partition_bytes == [400, 100, 44, 25]
-    assert plugin.store == {"own_store": 200, "peers_memory": 300, "disk": 69}
+    assert plugin.merged == {"chunks": 300, "files": 269}
     assert other.partitions_from == "reduce tasks" and other.partition_bytes == [42, 42]
     assert other.label == "app-1: stage 4 (attempt 0), reduce tasks"
 

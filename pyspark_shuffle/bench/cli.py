@@ -14,7 +14,6 @@ from .tables import (
     network_table,
     push_table,
     result_mismatches,
-    store_table,
     summarize,
 )
 
@@ -55,7 +54,7 @@ def _run(config, argv) -> int:
     summaries = summarize(records)
     print()
     print(format_table(summaries))
-    for extra in (network_table(records), store_table(records), push_table(records)):
+    for extra in (network_table(records), push_table(records)):
         if extra:
             print()
             print(extra)

@@ -41,7 +41,6 @@ RECORD_FIELDS = (
     "peak_executor_memory_bytes",
     "executor_peak_memory_bytes",
     "plugin",
-    "store",
     "result",
     "app_id",
     "session_start_s",
@@ -64,7 +63,6 @@ _OUTCOME_FIELDS = (
     "peak_executor_memory_bytes",
     "executor_peak_memory_bytes",
     "plugin",
-    "store",
     "result",
     "app_id",
     "session_start_s",
@@ -213,7 +211,6 @@ def run_one(config: BenchConfig, spec: RunSpec) -> Dict[str, Any]:
         if name in outcome:
             record[name] = outcome[name]
     record["plugin"] = record["plugin"] or {}
-    record["store"] = record["store"] or {}
     record["status"] = outcome.get("status", "failed")
     record["error"] = outcome.get("error")
     if outcome.get("traceback"):

@@ -187,46 +187,6 @@ def network_table(records: Sequence[Dict[str, Any]]) -> Optional[str]:
     return _format(NETWORK_COLUMNS, rows)
 
 
-STORE_COLUMNS = (
-    ("workload", "<"),
-    ("skew", ">"),
-    ("manager", "<"),
-    ("own store MiB", ">"),
-    ("spilled MiB", ">"),
-    ("on disk MiB", ">"),
-    ("from stores MiB", ">"),
-    ("max high-water MiB", ">"),
-    ("capacity MiB", ">"),
-)
-
-
-def store_table(records: Sequence[Dict[str, Any]]) -> Optional[str]:
-    """Where mode="store" put the map outputs, medians over the ok runs: bytes in the map task's
-    own store, spilled to other executors' memory and left on disk, bytes reduce tasks read from
-    stores, and the largest store high-water mark against a store's capacity. None when no run
-    used stores."""
-    groups = group_runs(r for r in records if r.get("status") == "ok" and r.get("store"))
-    if not groups:
-        return None
-    rows = []
-    for (workload, skew, manager), runs in groups.items():
-        stores = [list((r["store"].get("stores") or {}).values()) for r in runs]
-        rows.append(
-            [
-                workload,
-                f"{skew:g}",
-                manager,
-                _num(median(r["store"].get("accepted_locally") for r in runs), 1 << 20),
-                _num(median(r["store"].get("spilled_to_peers") for r in runs), 1 << 20),
-                _num(median(r["store"].get("left_on_disk") for r in runs), 1 << 20),
-                _num(median((r.get("plugin") or {}).get("bytes_from_stores") for r in runs), 1 << 20),
-                _num(median(max((s["high_water"] for s in ss), default=None) for ss in stores), 1 << 20),
-                _num(median(max((s["capacity"] for s in ss), default=None) for ss in stores), 1 << 20),
-            ]
-        )
-    return _format(STORE_COLUMNS, rows)
-
-
 PUSH_COLUMNS = (
     ("workload", "<"),
     ("skew", ">"),

@@ -1,6 +1,7 @@
 """The skew report: per shuffle read, the reduce partitions' sizes (sorted, with a fitted Zipf
 exponent), bytes and fetch wait per source executor, each reduce task's in-flight limit over
-the stage and, in mode=store, where the map outputs went; as one PNG per shuffle and a table.
+the stage and, in mode=push, how much came out of merged chunks; as one PNG per shuffle and a
+table.
 
 - ``python -m pyspark_shuffle report PATH``: PATH is a bench JSON (``bench --json``) or a Spark
   event log (a file, an application's rolling log directory or a ``spark.eventLog.dir``).

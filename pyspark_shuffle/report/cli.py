@@ -30,7 +30,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         prog="python -m pyspark_shuffle report",
         description="The skew report of every shuffle read in a bench JSON or a Spark event log: a "
         "table, and one PNG per shuffle (partition sizes with their Zipf fit, bytes and fetch wait "
-        "per source executor, the in-flight limit over the reduce stage, store placement).",
+        "per source executor, the in-flight limit over the reduce stage, merged and file bytes).",
     )
     parser.add_argument("path", type=Path, help="a bench JSON, an event log file or a spark.eventLog.dir")
     parser.add_argument(

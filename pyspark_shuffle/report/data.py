@@ -24,7 +24,7 @@ class ShuffleView:
     partition; in event logs of other managers, one entry per reduce task) or the map outputs'
     MapStatus sizes ("map outputs": rounded by Spark to within 10%). ``tasks`` rows hold each reduce task's
     executor, launch and finish time (epoch ms), bytes, fetch wait and in-flight limit;
-    ``store`` where mode=store put the map outputs ("own_store", "peers_memory", "disk").
+    ``merged`` (mode=push) the bytes read out of merged chunks and from files ("chunks", "files").
 
     Per source executor: ``remote_bytes_by_source``, the bytes it sent to other executors (over
     its link); ``rate_by_source``, the bytes per second those executors observed from it,
@@ -37,7 +37,7 @@ class ShuffleView:
     bytes_by_source: Dict[str, int] = field(default_factory=dict)
     wait_ms_by_source: Dict[str, float] = field(default_factory=dict)
     tasks: List[Dict[str, Any]] = field(default_factory=list)
-    store: Dict[str, int] = field(default_factory=dict)
+    merged: Dict[str, int] = field(default_factory=dict)
     remote_bytes_by_source: Dict[str, int] = field(default_factory=dict)
     rate_by_source: Dict[str, float] = field(default_factory=dict)
     host_by_source: Dict[str, str] = field(default_factory=dict)
@@ -77,7 +77,7 @@ def from_report(report: Dict[str, Any], prefix: str = "") -> ShuffleView:
         bytes_by_source={str(k): int(v) for k, v in (report.get("bytesBySource") or {}).items()},
         wait_ms_by_source={str(k): float(v) for k, v in (report.get("waitMsBySource") or {}).items()},
         tasks=list(report.get("tasks") or []),
-        store={str(k): int(v) for k, v in (report.get("store") or {}).items()},
+        merged={str(k): int(v) for k, v in (report.get("merged") or {}).items()},
         remote_bytes_by_source={str(k): int(v) for k, v in (report.get("remoteBytesBySource") or {}).items()},
         rate_by_source={str(k): float(v) for k, v in (report.get("rateBySource") or {}).items()},
         host_by_source={str(k): str(v) for k, v in (report.get("hostBySource") or {}).items()},

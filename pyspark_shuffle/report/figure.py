@@ -61,8 +61,8 @@ def _link_times(ax: Any, view: ShuffleView) -> None:
 
 def draw(view: ShuffleView, path: str) -> None:
     """The PNG of one shuffle read: sorted partition sizes with their Zipf fit, bytes and fetch
-    wait per source executor, each reduce task's in-flight limit over the stage, where
-    mode=store put the map outputs, and each source's link time."""
+    wait per source executor, each reduce task's in-flight limit over the stage, how much of it
+    came out of merged chunks (mode=push), and each source's link time."""
     plt = pyplot()
     figure, axes = plt.subplots(2, 4, figsize=(20, 8))
     figure.suptitle(view.label)
@@ -102,7 +102,7 @@ def draw(view: ShuffleView, path: str) -> None:
         ax.text(0.5, 0.5, "not recorded", ha="center", va="center", transform=ax.transAxes)
     ax.set_title("in-flight limit per reduce task (mean; min to max at its end)")
     ax.set_ylabel("MiB")
-    _bars(axes[1][1], view.store, MIB, "map outputs placed (mode=store)", "MiB")
+    _bars(axes[1][1], view.merged, MIB, "read out of merged chunks and from files (mode=push)", "MiB")
     ax = axes[1][2]
     if view.tasks:
         by_executor: dict = {}
@@ -152,7 +152,8 @@ def _critical(view: ShuffleView) -> str:
 def format_table(views: Sequence[ShuffleView]) -> str:
     """One line per shuffle read: partitions, total and largest/median partition (MiB), the
     Zipf fit, the source executor that served most bytes and the one waited on longest, the
-    in-flight limit's range, where mode=store put the map outputs, and the critical source: the
+    in-flight limit's range, the bytes read out of merged chunks and from files (mode=push), and
+    the critical source: the
     one whose remote bytes take longest at the rate observed from it (with its link bound from
     a namespace-cluster bench)."""
     header = [
@@ -165,7 +166,7 @@ def format_table(views: Sequence[ShuffleView]) -> str:
         "top source",
         "longest wait",
         "limit MiB",
-        "store own/peers/disk MiB",
+        "chunks/files MiB",
         "critical source",
     ]
     rows = []
@@ -185,9 +186,7 @@ def format_table(views: Sequence[ShuffleView]) -> str:
                 f"{top[0]} ({top[1] / max(1, sum(v.bytes_by_source.values())):.0%})" if top else "-",
                 f"{wait[0]} ({wait[1] / 1000.0:.1f} s)" if wait else "-",
                 f"{_mib(min(lo for lo, _ in limits))}-{_mib(max(hi for _, hi in limits))}" if limits else "-",
-                "/".join(_mib(v.store.get(k, 0)) for k in ("own_store", "peers_memory", "disk"))
-                if v.store
-                else "-",
+                "/".join(_mib(v.merged.get(k, 0)) for k in ("chunks", "files")) if v.merged else "-",
                 _critical(v),
             ]
         )

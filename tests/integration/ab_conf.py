@@ -51,12 +51,8 @@ READER_PARITY_OFF_CONF = {
 UCX_AVAILABLE = _ucx.library_dir() is not None
 UCX_VARIANTS = {"ucx-shm": "posix,cma,self"} if UCX_AVAILABLE else {}
 
-#: mode="store", with stores small enough (64 KiB) that the workloads' blocks go to the map
-#: task's own store, to the other executor's and to their files alike (stores free up only as
-#: Spark unregisters shuffles, so later workloads find them fuller).
-STORE_VARIANT = {"order": "adaptive", "mode": "store", "store_max_size": "64k"}
-
-#: mode="push" with the same small stores and small chunks: blocks pushed to their owners in the
+#: mode="push" with small stores (64 KiB; they free up only as Spark unregisters shuffles, so
+#: later workloads find them fuller) and small chunks: blocks pushed to their owners in the
 #: background and merged (in memory, handed off to the other executor by a full store, or moved
 #: to disk when that one is full too), left in their files by a full push queue, or pushed after
 #: their partition was read (sealed). Every block of these small
@@ -72,10 +68,9 @@ PUSH_VARIANT = {
 
 #: On local-cluster the adaptive and pairwise orders run with those features on (Spark's
 #: defaults) and the naive order with them off, so the network path is checked A/B there too;
-#: then mode="store" (adaptive order), mode="push" (critical order) and UCX (adaptive order).
+#: then mode="push" (critical order) and UCX (adaptive order).
 LOCAL_VARIANTS = dict(
     FETCH_ORDER_VARIANTS,
-    store=STORE_VARIANT,
     push=PUSH_VARIANT,
     **{name: {"order": "adaptive", "transport": "ucx"} for name in UCX_VARIANTS},
 )

@@ -25,9 +25,8 @@ CLUSTER_CONF = dict(
 #: reach the other "hosts" through shared memory, bypassing their links.
 UCX_VARIANT = {"ucx-tcp": {"order": "critical", "transport": "ucx"}} if UCX_AVAILABLE else {}
 #: The default order, push and UCX over TCP (both reading in the critical order). The naive and
-#: pairwise orders and mode=store are compared on local-cluster (test_rdd_ab, test_sql_ab;
-#: mode=store across three executors in the JVM's StoreClusterSuite), which keeps this suite's
-#: links-bound time down.
+#: pairwise orders are compared on local-cluster (test_rdd_ab, test_sql_ab), which keeps this
+#: suite's links-bound time down.
 ab = ShuffleComparison(
     conf=CLUSTER_CONF,
     variants=dict(adaptive=FETCH_ORDER_VARIANTS["adaptive"], push=PUSH_VARIANT, **UCX_VARIANT),

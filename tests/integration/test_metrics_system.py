@@ -24,6 +24,9 @@ pytestmark = pytest.mark.integration
 NAMESPACE = "pss"
 
 
+STORE_BYTES = 256 * 1024
+
+
 @pytest.fixture(scope="module")
 def csv_dir(tmp_path_factory):
     return tmp_path_factory.mktemp("metrics-csv")
@@ -43,7 +46,9 @@ def spark(csv_dir):
         sink("executor", "csv", "unit"): "seconds",
         sink("executor", "csv", "directory"): str(csv_dir),
     }
-    session = start_session(PLUGIN, conf, {"mode": "store", "store_max_size": "256k"})
+    session = start_session(
+        PLUGIN, conf, {"mode": "push", "store_max_size": STORE_BYTES, "push_max_block_size": "1m"}
+    )
     try:
         DummyRDD(session, size="4m", skew=1.0, partition_size="256k", seed=3).run()
         yield session
@@ -83,12 +88,12 @@ def until_equal(read, timeout=60.0):
 def reported_gauges(spark):
     """metrics(spark)'s driver sections under the names the driver's servlet gives them."""
     reported = pyspark_shuffle.metrics(spark)
-    return numbers({section: reported[section] for section in ("application", "executors", "store")})
+    return numbers({section: reported[section] for section in ("application", "executors")})
 
 
-def test_the_driver_serves_application_executor_and_store_counters(spark):
+def test_the_driver_serves_application_and_executor_counters(spark):
     expected = reported_gauges(spark)
-    assert expected["application.reduce_tasks"] == 16 and expected["store.spilled_to_peers"] >= 0
+    assert expected["application.reduce_tasks"] == 16 and expected["application.chunks_read"] > 0
 
     def served_and_reported():
         # Both read anew each time: gauges such as a store's bytes in use change by themselves
@@ -124,3 +129,12 @@ def test_each_executor_exports_its_own_counters(spark, csv_dir):
     for executor in executors:
         written, reported = until_equal(functools.partial(written_and_reported, spark, csv_dir, executor))
         assert written == reported, executor
+        # Its merge store's gauges too (mode=push).
+        prefix = f"{NAMESPACE}.{executor}.pyspark_shuffle.store."
+        store = until_equal(
+            functools.partial(
+                lambda prefix: (csv_values(csv_dir, prefix, ["capacity"]), {"capacity": float(STORE_BYTES)}),
+                prefix,
+            )
+        )
+        assert store[0] == store[1], executor

@@ -98,7 +98,7 @@ def test_same_result(name):
 def test_both_sides_ran_their_manager():
     result = ab.run()
     assert result.sort.manager_class.endswith("SortShuffleManager")
-    assert set(result.plugins) == {"adaptive", "naive", "pairwise", "store", "push", *UCX_VARIANTS}
+    assert set(result.plugins) == {"adaptive", "naive", "pairwise", "push", *UCX_VARIANTS}
     for side in result.plugins.values():
         assert side.manager_class.endswith("AdaptiveShuffleManager")
 
@@ -118,18 +118,7 @@ def test_same_host_blocks_are_read_from_files_unless_turned_off():
         "manager": result.sort.manager_class,
         "application": {},
         "executors": {},
-        "store": {},
     }
-
-
-def test_store_variant_reads_blocks_from_the_stores():
-    result = ab.run()
-    metrics = result.plugins["store"].metrics
-    counters, report = metrics["application"], metrics["store"]
-    assert report["accepted_locally"] > 0 and report["left_on_disk"] > 0, report
-    assert all(s["high_water"] <= 64 * 1024 for s in report["stores"].values()), report
-    assert 0 < counters["bytes_from_stores"] < sum(counters["bytes_by_transport"].values()), counters
-    assert result.plugins["adaptive"].metrics["store"] == {}
 
 
 def test_push_variant_reads_merged_chunks_and_files():
@@ -138,7 +127,6 @@ def test_push_variant_reads_merged_chunks_and_files():
     assert counters["chunks_read"] > 0 and counters["chunk_fallbacks"] == 0, counters
     assert counters["blocks_from_stores"] > counters["chunks_read"], counters
     assert 0 < counters["bytes_from_stores"] < sum(counters["bytes_by_transport"].values()), counters
-    assert metrics["store"] == {}
 
 
 @pytest.mark.skipif(not UCX_AVAILABLE, reason="no UCX libraries: pip install 'pyspark-shuffle[ucx]'")

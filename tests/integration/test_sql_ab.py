@@ -107,10 +107,3 @@ def test_skew_join_split_under_both_managers():
 def test_many_reduce_partitions():
     result = dict((k, (n, s)) for k, n, s in ab.assert_same("many_reduce_partitions"))
     assert len(result) == 3000 and sum(n for n, _ in result.values()) == 20000
-
-
-def test_store_variant_reads_blocks_from_the_stores():
-    metrics = ab.run().plugins["store"].metrics
-    counters, report = metrics["application"], metrics["store"]
-    assert report["accepted_locally"] > 0, report
-    assert counters["bytes_from_stores"] > 0, counters

@@ -4,14 +4,13 @@ import java.io.ObjectOutputStream
 
 import org.apache.spark.ShuffleDependency
 import org.apache.spark.shuffle.{BaseShuffleHandle, ShuffleHandle}
-import org.apache.spark.shuffle.adaptive.metrics.{FetchMetricsAccumulator, StoreAccumulators}
+import org.apache.spark.shuffle.adaptive.metrics.FetchMetricsAccumulator
 import org.apache.spark.shuffle.adaptive.push.OwnerTable
 
 /**
  * The handle tasks receive: the sort shuffle's own handle (which picks the map-side writer) and
- * the accumulator reduce tasks report their [[metrics.FetchCounters]] through; in mode=store, the
- * accumulators map tasks report where the meta-shuffle put their blocks; in mode=push, the owner
- * of each reduce partition.
+ * the accumulator reduce tasks report their [[metrics.FetchCounters]] through; in mode=push, the
+ * owner of each reduce partition.
  *
  * The owners are placed (by `placeOwners`, on the driver) when the handle is first serialized,
  * which is when its map stage is submitted: the executors that will run the map tasks are known
@@ -25,7 +24,6 @@ private[spark] final class AdaptiveShuffleHandle[K, V, C](
     dependency: ShuffleDependency[K, V, C],
     val writeHandle: ShuffleHandle,
     val fetchMetrics: FetchMetricsAccumulator,
-    val storeMetrics: Option[StoreAccumulators],
     val numMaps: Int,
     @transient private[this] val placeOwners: () => Option[OwnerTable],
     @transient private[this] val liveExecutors: () => Set[String])

@@ -11,10 +11,9 @@ import org.apache.spark.shuffle.adaptive.compat.{ServingShuffleManager, SparkCom
 import org.apache.spark.shuffle.adaptive.fetch.{AdaptiveShuffleReader, BatchFetch, BlockManagerLocalBlocks, ChunkPart, DirectMemoryBackoff, FetchSettings, ShuffleBlockFetcher}
 import org.apache.spark.shuffle.adaptive.flow.PeerTraffic
 import org.apache.spark.internal.config.SHUFFLE_SERVICE_ENABLED
-import org.apache.spark.shuffle.adaptive.metrics.{ExecutorShuffleMetrics, FetchCounters, FetchMetricsAccumulator, FetchMetricsListener, PluginMetricsSource, ShuffleReadReporter, StoreAccumulators}
+import org.apache.spark.shuffle.adaptive.metrics.{ExecutorShuffleMetrics, FetchCounters, FetchMetricsAccumulator, FetchMetricsListener, PluginMetricsSource, ShuffleReadReporter}
 import org.apache.spark.shuffle.adaptive.push.{MergedReads, MergedTransport, MergeStore, OwnerTable, PushExecutor, PushQueue}
-import org.apache.spark.shuffle.adaptive.store.{ShuffleStore, StoreExecutor, StoreRegistry, StoreReport, StoreRoutes, StoreTransport}
-import org.apache.spark.shuffle.adaptive.config.AdaptiveShuffleConf.{MODE, Mode, STORE_OFFER_ORDER, TRANSPORT, Transport}
+import org.apache.spark.shuffle.adaptive.config.AdaptiveShuffleConf.{MODE, Mode, TRANSPORT, Transport}
 import org.apache.spark.shuffle.adaptive.transport.{MapOutputServing, ServingShuffleWriter, TransportFactory}
 import org.apache.spark.shuffle.adaptive.transport.ucx.UcxRegistry
 import org.apache.spark.shuffle.sort.SortShuffleManager
@@ -34,15 +33,11 @@ import org.apache.spark.util.RpcUtils
  *    committed data file is also memory-mapped and registered with UCX before the task returns
  *    its MapStatus ([[transport.ucx.UcxMapOutputServing]]; regions published to the driver's
  *    [[transport.ucx.UcxRegistry]], dropped on `unregisterShuffle` and executor stop).
- *    With `spark.shuffle.adaptive.mode=store`, each committed map output is also placed in the
- *    executors' bounded in-memory stores before the task returns
- *    ([[store.StoreMapOutputServing]]): the driver's [[store.StoreRegistry]] runs the skew-aware
- *    meta-shuffle (own store first, the rest offered to other executors' stores), blocks are
- *    copied to the own store and uploaded to peers' ([[store.SpillSender]]); the files stay.
- *    With `mode=push` (shuffle-on-write), the map task only queues its output; the executor's
+ *    With `spark.shuffle.adaptive.mode=push` (shuffle-on-write), the map task only queues its output; the executor's
  *    pusher ([[push.PushMapOutputServing]]) sends it in the background while later map tasks
  *    run to the owners of its partitions ([[push.OwnerTable]], in the handle), which append
- *    each block to its partition's merged chunks ([[push.MergeStore]]); no driver message is
+ *    each block to its partition's merged chunks ([[push.MergeStore]]; a full owner hands chunks
+ *    to peers with room, [[push.ChunkHandOff]], then moves them to disk); no driver message is
  *    involved. Reduce tasks are not moved to their partition's owner:
  *    Spark asks only its MapOutputTrackerMaster where a reduce task should run, which prefers
  *    the hosts of merged blocks of push-based shuffle (YARN with the external shuffle service
@@ -68,11 +63,7 @@ import org.apache.spark.util.RpcUtils
  *    task's [[flow.ElasticLimit]] (`fetch.elastic.enabled`). Map ranges (AQE skew splits, local
  *    shuffle reader) select the map outputs.
  *    AQE's coalesced reads of contiguous partitions fetch one batch block per map output under
- *    Spark's conditions ([[fetch.BatchFetch]]). In mode=store and push the task first asks the registry
- *    where its blocks are and reads each from the store that holds it ([[store.StoreRoutes]]:
- *    its own executor's through the resolver, another's through Spark's block server,
- *    [[store.StoreTransport]]), falling back to the map output's files block by block; batch
- *    fetch is off there, since stores hold blocks, not map outputs. In mode=push the task asks
+ *    Spark's conditions ([[fetch.BatchFetch]]). In mode=push the task asks
  *    the owners of its partitions for their layout and reads each merged chunk in one request
  *    ([[push.MergedReads]], [[push.MergedTransport]]), the blocks not merged from their files.
  *  - Spark's push-based shuffle never runs: Spark enables it only for its own SortShuffleManager.
@@ -87,8 +78,6 @@ private[spark] class AdaptiveShuffleManager(conf: SparkConf)
 
   private[this] val mode = conf.get(MODE)
 
-  /** mode=store: executors have shuffle stores and the driver a registry of them. */
-  private[this] val storeMode = mode == Mode.Store
   require(
     !(mode != Mode.Pull && conf.get(SHUFFLE_SERVICE_ENABLED)),
     s"${MODE.key}=$mode needs " +
@@ -103,25 +92,12 @@ private[spark] class AdaptiveShuffleManager(conf: SparkConf)
    */
   protected def mapOutputFiles(spark: IndexShuffleBlockResolver): IndexShuffleBlockResolver = spark
 
-  /** Executors (and a local-mode driver) in mode=store. */
-  private[this] lazy val storeExecutor =
-    if (storeMode) {
-      Some(
-        new StoreExecutor(
-          conf,
-          files,
-          (run, buffer, offsets) => transports.storedRun(run.shuffleId, run.mapId, buffer, offsets),
-          executorMetrics))
-    } else {
-      None
-    }
-
   /** Executors (and a local-mode driver) in mode=push. */
   private[this] lazy val pushExecutor =
     if (mode == Mode.Push) Some(new PushExecutor(conf, files, executorMetrics)) else None
 
   private[this] lazy val servingResolver =
-    storeExecutor.map(_.resolver).orElse(pushExecutor.map(_.resolver)).getOrElse(files)
+    pushExecutor.map(_.resolver).getOrElse(files)
 
   /** Driver only: the plugin's counters in Spark's metrics system, and their source. */
   private[this] val driverMetrics = new PluginMetricsSource
@@ -142,18 +118,14 @@ private[spark] class AdaptiveShuffleManager(conf: SparkConf)
   private[this] val listening = new AtomicBoolean(false)
   private[this] val transports = new TransportFactory(conf)
 
-  /** Driver only: each shuffle's reduce partitions, and its store accumulators (mode=store). */
+  /** Driver only: each shuffle's reduce partitions. */
   private[this] val reducers = new ConcurrentHashMap[Int, Int]
-  private[this] val storeAccumulators = new ConcurrentHashMap[Int, StoreAccumulators]
 
   /** Driver only: what each shuffle's reduce stage read, for the skew report. */
   @volatile private[spark] var readReports: Option[ShuffleReadReporter] = None
 
   /** Driver only, where transports other than Netty may run: the UCX registry. */
   @volatile private[this] var ucxRegistry: Option[RpcEndpointRef] = None
-
-  /** Driver only, in mode=store. */
-  @volatile private[this] var storeRegistry: Option[RpcEndpointRef] = None
 
   /** Called on the driver. */
   override def registerShuffle[K, V, C](
@@ -165,33 +137,20 @@ private[spark] class AdaptiveShuffleManager(conf: SparkConf)
       sc.env.metricsSystem.registerSource(driverMetrics)
       val reporter = new ShuffleReadReporter(
         id => SparkCompat.partitionBytes(id, reducers.getOrDefault(id, 0)),
-        storeBytes,
         sc.listenerBus.post)
       sc.addSparkListener(reporter)
       readReports = Some(reporter)
       if (conf.get(TRANSPORT) != Transport.Netty) ucxRegistry = Some(UcxRegistry.start(sc))
-      if (storeMode) {
-        storeRegistry = Some(
-          StoreRegistry.start(
-            sc,
-            conf.get(STORE_OFFER_ORDER),
-            StoreExecutor.capacity(conf),
-            report => driverMetrics.update("store.", report.toMap)))
-      }
     }
     val accumulator = new FetchMetricsAccumulator
     sc.register(accumulator, FetchMetricsAccumulator.NamePrefix + shuffleId)
-    val storeMetrics =
-      if (mode == Mode.Store) Some(StoreAccumulators.register(sc, shuffleId)) else None
     val numPartitions = dependency.partitioner.numPartitions
     reducers.put(shuffleId, numPartitions)
-    storeMetrics.foreach(storeAccumulators.put(shuffleId, _))
     new AdaptiveShuffleHandle(
       shuffleId,
       dependency,
       sortShuffle.registerShuffle(shuffleId, dependency),
       accumulator,
-      storeMetrics,
       dependency.rdd.partitions.length,
       () =>
         if (mode == Mode.Push) Some(OwnerTable.uniform(numPartitions, taskExecutors(sc))) else None,
@@ -207,15 +166,14 @@ private[spark] class AdaptiveShuffleManager(conf: SparkConf)
       mapId: Long,
       context: TaskContext,
       metrics: ShuffleWriteMetricsReporter): ShuffleWriter[K, V] = {
-    val (sortHandle, storeMetrics, owners) = handle match {
-      case h: AdaptiveShuffleHandle[_, _, _] => (h.writeHandle, h.storeMetrics, h.owners)
-      case other => (other, None, None)
+    val (sortHandle, owners) = handle match {
+      case h: AdaptiveShuffleHandle[_, _, _] => (h.writeHandle, h.owners)
+      case other => (other, None)
     }
     val writer = sortShuffle.getWriter[K, V](sortHandle, mapId, context, metrics)
     val pushing = for (p <- pushExecutor; o <- owners) yield p.serving(o)
     val servings =
-      (transports.serving +: (storeExecutor.map(_.serving(storeMetrics)) ++ pushing).toSeq)
-        .filter(_ != MapOutputServing.BlockServer)
+      (transports.serving +: pushing.toSeq).filter(_ != MapOutputServing.BlockServer)
     if (servings.isEmpty) writer
     else
       new ServingShuffleWriter(
@@ -244,8 +202,7 @@ private[spark] class AdaptiveShuffleManager(conf: SparkConf)
     counters.endPartition = endPartition
     executorMetrics.foreach(_.taskReads(context, counters))
     val baseHandle = handle.asInstanceOf[BaseShuffleHandle[K, _, C]]
-    // Blocks read from stores are asked for one by one: a store holds blocks, not map outputs.
-    val batch = !storeMode && BatchFetch.enabled(
+    val batch = BatchFetch.enabled(
       env.conf,
       baseHandle.dependency.serializer,
       startPartition,
@@ -258,11 +215,7 @@ private[spark] class AdaptiveShuffleManager(conf: SparkConf)
         endMapIndex,
         startPartition,
         endPartition)
-      val (blocks, routes) = storeExecutor match {
-        case Some(s) =>
-          s.route(handle.shuffleId, byAddress.toSeq, startPartition, endPartition)
-        case None => (byAddress.toSeq, StoreRoutes.NoStores)
-      }
+      val blocks = byAddress.toSeq
       val merged = for {
         p <- pushExecutor
         h = handle.asInstanceOf[AdaptiveShuffleHandle[_, _, _]]
@@ -285,9 +238,7 @@ private[spark] class AdaptiveShuffleManager(conf: SparkConf)
       merged.foreach(m => counters.chunksAtPeers += m.chunksAtPeers)
       val chain = transports.forReduceTask(env)
       val transport =
-        if (merged.nonEmpty) new MergedTransport(transports.network(env), chain)
-        else if (routes.stored.isEmpty) chain
-        else new StoreTransport(routes, transports.forStores(env), chain)
+        if (merged.nonEmpty) new MergedTransport(transports.network(env), chain) else chain
       new ShuffleBlockFetcher(
         context,
         transport,
@@ -300,7 +251,6 @@ private[spark] class AdaptiveShuffleManager(conf: SparkConf)
         shared = PeerTraffic.shared(settings.waitWindow),
         batch = batch,
         backoff = DirectMemoryBackoff.shared,
-        routes = routes,
         chunks = merged.fold(Map.empty[BlockId, IndexedSeq[ChunkPart]])(_.chunks),
         concatenate = merged.exists(_.chunks.nonEmpty) &&
           BatchFetch.concatenable(env.conf, baseHandle.dependency.serializer))
@@ -308,21 +258,9 @@ private[spark] class AdaptiveShuffleManager(conf: SparkConf)
     new AdaptiveShuffleReader[K, C](baseHandle, context, metrics, () => newFetcher())
   }
 
-  /** Where mode=store put a shuffle's map outputs, as its accumulators added them up. */
-  private def storeBytes(shuffleId: Int): Map[String, Long] =
-    Option(storeAccumulators.get(shuffleId)).fold(Map.empty[String, Long]) { s =>
-      Map(
-        "own_store" -> s.acceptedLocally.value,
-        "peers_memory" -> s.spilledToPeers.value,
-        "disk" -> s.leftOnDisk.value)
-    }
-
   override def unregisterShuffle(shuffleId: Int): Boolean = {
     reducers.remove(shuffleId)
-    storeAccumulators.remove(shuffleId)
     ucxRegistry.foreach(_.send(UcxRegistry.ShuffleRemoved(shuffleId)))
-    storeRegistry.foreach(_.send(StoreRegistry.ShuffleRemoved(shuffleId)))
-    storeExecutor.foreach(_.store.removeShuffle(shuffleId))
     pushExecutor.foreach(_.merges.removeShuffle(shuffleId))
     transports.removed(shuffleId)
     sortShuffle.unregisterShuffle(shuffleId)
@@ -330,22 +268,14 @@ private[spark] class AdaptiveShuffleManager(conf: SparkConf)
 
   override def shuffleBlockResolver: ShuffleBlockResolver = servingResolver
 
-  /** This executor's shuffle store, in mode=store and push. */
-  private[spark] def shuffleStore: Option[ShuffleStore] = storeExecutor.map(_.store)
-
   /** This executor's push queue, in mode=push. */
   private[spark] def pushQueue: Option[PushQueue] = pushExecutor.map(_.pushQueue)
 
   /** This executor's merged partitions, in mode=push. */
   private[spark] def mergeStore: Option[MergeStore] = pushExecutor.map(_.merges)
 
-  /** Driver only, in mode=store: what the meta-shuffle did, and each store's memory. */
-  private[spark] def storeReport: Option[StoreReport] =
-    storeRegistry.map(_.askSync[StoreReport](StoreRegistry.Snapshot))
-
   override def stop(): Unit = {
     transports.stop()
-    storeExecutor.foreach(_.stop())
     pushExecutor.foreach(_.stop())
     sortShuffle.stop()
   }

@@ -199,29 +199,25 @@ private[spark] object AdaptiveShuffleConf {
   /** The values of mode. */
   object Mode {
     val Pull = "pull"
-    val Store = "store"
     val Push = "push"
-    val All: Seq[String] = Seq(Pull, Store, Push)
+    val All: Seq[String] = Seq(Pull, Push)
   }
 
   val MODE: ConfigEntry[String] =
     ConfigBuilder(Prefix + "mode")
       .doc(
         "Where map outputs are served from. 'pull': Spark's map-output files, read by the " +
-          "reduce tasks. 'store': as 'pull', and each committed map output is also placed in the " +
-          "executors' bounded in-memory shuffle stores (store.maxSize) by a meta-shuffle the " +
-          "driver arbitrates: the map task's own executor accepts its blocks in order while they " +
-          "fit, the rest are offered to other executors in store.offerOrder (remote-memory " +
-          "spill), what no store holds is read from the file. Reduce tasks read each block from " +
-          "the store that holds it, falling back to the file when that store is gone. The files " +
-          "stay the source of truth. 'push' (shuffle-on-write): in the background while later " +
-          "map tasks run, each map output's blocks are sent to their reduce partition's owner, " +
-          "which appends them to the partition's merged chunks (push.chunkSize) in its store; " +
-          "owners hold contiguous ranges of partitions, equal ranges over the executors known " +
-          "when the map stage is submitted. A reduce task reads each partition's chunks from its " +
-          "owner in few large requests and the blocks that were not merged (a full store or " +
-          "push queue, a lost owner) from their files. 'store' and 'push' need " +
-          "spark.shuffle.service.enabled=false.")
+          "reduce tasks. 'push' (shuffle-on-write): in the background while later map tasks " +
+          "run, each map output's small blocks are sent to their reduce partition's owner, which " +
+          "appends them to the partition's merged chunks (push.chunkSize) in its store " +
+          "(store.maxSize; a full owner hands chunks to peers with room, push.spillToPeers, then " +
+          "moves them to its local disk); owners hold contiguous ranges of partitions, equal " +
+          "ranges over the executors known when the map stage is submitted. A reduce task reads " +
+          "each partition's chunks in few large requests and the blocks that were not merged (a " +
+          "full store or push queue, a lost owner) from their files, which stay the source of " +
+          "truth. 'push' needs spark.shuffle.service.enabled=false. (The former 'store' mode, " +
+          "map outputs kept in their own executors' stores, is retired: push spills to peers' " +
+          "memory and reads few large chunks instead of every block.)")
       .version("0.1.0")
       .stringConf
       .transform(_.toLowerCase(Locale.ROOT))
@@ -234,38 +230,16 @@ private[spark] object AdaptiveShuffleConf {
   val STORE_MAX_SIZE: OptionalConfigEntry[Long] =
     ConfigBuilder(Prefix + "store.maxSize")
       .doc(
-        "The most bytes of shuffle blocks one executor's store holds (mode=store, push). The " +
-          "store keeps them in direct (off-heap) memory, outside the heap and outside Spark's " +
-          "unified memory: raise spark.executor.memoryOverhead by as much. Unset means 10% of " +
-          "spark.executor.memory. Blocks leave the store when their shuffle is unregistered; in " +
-          "mode=push, merged chunks that do not fit move to a merged file on local disk.")
+        "The most bytes of merged chunks one executor's store holds (mode=push), its own and " +
+          "those other owners handed to it. The store keeps them in direct (off-heap) memory, " +
+          "outside the heap and outside Spark's unified memory: raise " +
+          "spark.executor.memoryOverhead by as much. Unset means 10% of spark.executor.memory. " +
+          "Chunks leave the store when their shuffle is unregistered; those that do not fit go " +
+          "to peers with room (push.spillToPeers), then to a merged file on local disk.")
       .version("0.1.0")
       .bytesConf(ByteUnit.BYTE)
       .obeying(Size(0, Long.MaxValue))
       .createOptional
-
-  /** The values of store.offerOrder. */
-  object OfferOrder {
-    val Capacity = "capacity"
-    val Pairwise = "pairwise"
-    val Naive = "naive"
-    val All: Seq[String] = Seq(Capacity, Pairwise, Naive)
-  }
-
-  val STORE_OFFER_ORDER: ConfigEntry[String] =
-    ConfigBuilder(Prefix + "store.offerOrder")
-      .doc(
-        "The order in which a map output's blocks that its own executor's store cannot hold " +
-          "are offered to the other executors (each accepts them in order while they fit). " +
-          "'capacity' (skew-aware): the executor with the most free store memory first. " +
-          "'pairwise' (CSA): the executors following the map task's own in the circular order " +
-          "of executor ids, so executors spill to different peers. 'naive' (DSA): every " +
-          "executor offers in the same order of executor ids.")
-      .version("0.1.0")
-      .stringConf
-      .transform(_.toLowerCase(Locale.ROOT))
-      .obeying(Choice(OfferOrder.All))
-      .createWithDefault(OfferOrder.Capacity)
 
   val PUSH_QUEUE_SIZE: OptionalConfigEntry[Long] =
     ConfigBuilder(Prefix + "push.queueSize")
@@ -352,7 +326,6 @@ private[spark] object AdaptiveShuffleConf {
     UCX_TIMEOUT,
     MODE,
     STORE_MAX_SIZE,
-    STORE_OFFER_ORDER,
     PUSH_QUEUE_SIZE,
     PUSH_CHUNK_SIZE,
     PUSH_MAX_BLOCK_SIZE,

@@ -19,7 +19,6 @@ import org.apache.spark.shuffle.ShuffleReadMetricsReporter
 import org.apache.spark.shuffle.adaptive.compat.SparkCompat
 import org.apache.spark.shuffle.adaptive.flow.{BlockBatch, BlockRef, ElasticLimit, FlowState, PeerQueue, PeerTraffic, SendRule, SourceRate, TaskShare}
 import org.apache.spark.shuffle.adaptive.metrics.FetchCounters
-import org.apache.spark.shuffle.adaptive.store.StoreRoutes
 import org.apache.spark.shuffle.adaptive.transport.{BlockTransport, HostLocalTransport, TransportListener}
 import org.apache.spark.storage.{BlockId, BlockManagerId, FallbackStorage, ShuffleBlockBatchId, ShuffleBlockId}
 import org.apache.spark.util.{Clock, SystemClock}
@@ -63,7 +62,6 @@ private[spark] final class ShuffleBlockFetcher(
     shared: PeerTraffic = null,
     batch: Boolean = false,
     backoff: DirectMemoryBackoff = new DirectMemoryBackoff(() => Long.MaxValue),
-    routes: StoreRoutes = StoreRoutes.NoStores,
     chunks: Map[BlockId, IndexedSeq[ChunkPart]] = Map.empty,
     concatenate: Boolean = false)
     extends Iterator[(BlockId, InputStream)]
@@ -364,12 +362,6 @@ private[spark] final class ShuffleBlockFetcher(
         }
         countFetched(buf, via, chunks.get(block.blockId).fold(1)(_.size))
         counters.served(address.executorId, via, buf.size)
-        if (routes.stored(block.blockId)) {
-          counters.servedFromStore(
-            address.executorId,
-            buf.size,
-            crossedTwice = routes.homes.contains(block.blockId))
-        }
         counters.waited(address.executorId, waitMs)
         executorState.recordWait(address.executorId, waitMs)
         observeWait(waitMs)
@@ -404,9 +396,6 @@ private[spark] final class ShuffleBlockFetcher(
     readMetrics.incLocalBlocksFetched(chunks.get(block.blockId).fold(1)(_.size))
     readMetrics.incLocalBytesRead(buf.size)
     counters.served(local.address.executorId, FetchCounters.Local, buf.size)
-    if (routes.stored(block.blockId)) {
-      counters.servedFromStore(local.address.executorId, buf.size, crossedTwice = false)
-    }
     if (chunks.contains(block.blockId)) openChunk(block, local.address, buf)
     else openStream(block, local.address, buf, remote = false)
   }
@@ -563,16 +552,8 @@ private[spark] final class ShuffleBlockFetcher(
       address: BlockManagerId,
       cause: Throwable,
       message: String): Throwable = block.blockId match {
-    // A block read from another executor's store fails as its map output's.
     case ShuffleBlockId(shuffleId, mapId, reduceId) =>
-      SparkCompat.fetchFailed(
-        routes.ownerOf(block.blockId, address),
-        shuffleId,
-        mapId,
-        block.mapIndex,
-        reduceId,
-        message,
-        cause)
+      SparkCompat.fetchFailed(address, shuffleId, mapId, block.mapIndex, reduceId, message, cause)
     case ShuffleBlockBatchId(shuffleId, mapId, startReduceId, _) =>
       SparkCompat.fetchFailed(
         address,

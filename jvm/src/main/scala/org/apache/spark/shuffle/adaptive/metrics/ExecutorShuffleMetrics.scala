@@ -8,7 +8,7 @@ import org.apache.spark.TaskContext
  * One executor's counters in its metrics system ([[PluginMetricsSource]]): `fetch.*`, the
  * [[FetchCounters]] of its finished reduce tasks merged as the driver merges them per executor
  * (successful tasks only, as Spark reports their accumulators), and `store.*`, its shuffle
- * store's usage (mode=store and push).
+ * store's usage (mode=push).
  */
 private[spark] final class ExecutorShuffleMetrics {
   val source = new PluginMetricsSource

@@ -13,7 +13,7 @@ import scala.collection.mutable
  *  - `bytes_by_transport` / `blocks_by_transport`: the same per path: `local` (read from this
  *    executor's files), `host-local` (read from the files of another executor on this host),
  *    `netty` or `ucx` (one-sided reads of the serving executor's memory);
- *  - `bytes_from_stores` / `blocks_from_stores` (mode=store, push): those read from a shuffle
+ *  - `bytes_from_stores` / `blocks_from_stores` (mode=push): those read from a shuffle
  *    store's memory, this executor's or another's, rather than from a map-output file (in
  *    mode=push: out of merged chunks); `bytes_from_stores_by_source` splits the bytes by the
  *    store's executor;

@@ -9,8 +9,9 @@ import org.apache.spark.scheduler.SparkListenerEvent
  * the MapStatus sizes, which Spark keeps rounded to within 10%), bytes and wait per source
  * executor, per source the bytes it sent to other executors, the rate they observed from it
  * and its host (which source's link held the stage), one row per reduce task (at most
- * [[ShuffleReadReport.MaxTasks]]; `tasksLeftOut` counts the rest) and, in mode=store, where the
- * meta-shuffle put the map outputs. Posted to the listener bus when the stage completes, so an
+ * [[ShuffleReadReport.MaxTasks]]; `tasksLeftOut` counts the rest) and, in mode=push, how many of
+ * the bytes came out of merged chunks and how many from files (`merged`: "chunks", "files").
+ * Posted to the listener bus when the stage completes, so an
  * event log (`spark.eventLog.enabled`) keeps it as a JSON line; Spark's own replay skips it.
  */
 private[spark] final case class ShuffleReadReport(
@@ -26,7 +27,7 @@ private[spark] final case class ShuffleReadReport(
     hostBySource: Map[String, String],
     tasks: Seq[ReduceTaskRow],
     tasksLeftOut: Int,
-    store: Map[String, Long])
+    merged: Map[String, Long])
     extends SparkListenerEvent
 
 private[spark] object ShuffleReadReport {

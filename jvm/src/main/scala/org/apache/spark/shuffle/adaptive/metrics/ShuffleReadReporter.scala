@@ -13,11 +13,9 @@ import org.apache.spark.scheduler.{SparkListener, SparkListenerEvent, SparkListe
  * are kept.
  *
  * @param partitionBytes a shuffle's bytes per reduce partition, from its map outputs
- * @param storeBytes where mode=store put a shuffle's map outputs (empty in other modes)
  */
 private[spark] final class ShuffleReadReporter(
     partitionBytes: Int => Seq[Long],
-    storeBytes: Int => Map[String, Long],
     post: SparkListenerEvent => Unit)
     extends SparkListener {
 
@@ -78,7 +76,7 @@ private[spark] final class ShuffleReadReporter(
         r.counters.hostBySource.toMap,
         r.tasks.toSeq,
         r.left,
-        storeBytes(shuffleId))
+        merged(r.counters))
       synchronized {
         latest(shuffleId) = report
         // Shuffle ids grow with time: the smallest is the oldest.
@@ -87,6 +85,14 @@ private[spark] final class ShuffleReadReporter(
       post(report)
     })
   }
+
+  /** Bytes read out of merged chunks and from files, where any came out of chunks. */
+  private def merged(counters: FetchCounters): Map[String, Long] =
+    if (counters.bytesFromStores == 0) Map.empty
+    else {
+      val read = counters.bytesBySource.values.sum
+      Map("chunks" -> counters.bytesFromStores, "files" -> (read - counters.bytesFromStores))
+    }
 
   /**
    * Exact sizes where every reduce task read one partition and every partition was read (the

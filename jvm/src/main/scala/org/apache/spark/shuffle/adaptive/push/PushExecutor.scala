@@ -3,9 +3,10 @@ package org.apache.spark.shuffle.adaptive.push
 import org.apache.spark.{SparkConf, SparkEnv}
 import org.apache.spark.network.netty.SparkTransportConf
 import org.apache.spark.shuffle.IndexShuffleBlockResolver
-import org.apache.spark.shuffle.adaptive.config.AdaptiveShuffleConf.{PUSH_CHUNK_SIZE, PUSH_MAX_BLOCK_SIZE, PUSH_QUEUE_SIZE, PUSH_SPILL_TO_PEERS}
+import org.apache.spark.internal.config.EXECUTOR_MEMORY
+import org.apache.spark.shuffle.adaptive.config.AdaptiveShuffleConf.{DefaultStoreFraction, PUSH_CHUNK_SIZE, PUSH_MAX_BLOCK_SIZE, PUSH_QUEUE_SIZE, PUSH_SPILL_TO_PEERS, STORE_MAX_SIZE}
 import org.apache.spark.shuffle.adaptive.metrics.ExecutorShuffleMetrics
-import org.apache.spark.shuffle.adaptive.store.{StoreExecutor, StoreMemory}
+import org.apache.spark.shuffle.adaptive.store.StoreMemory
 import org.apache.spark.shuffle.adaptive.transport.MapOutputServing
 
 /**
@@ -29,7 +30,7 @@ private[spark] final class PushExecutor(
     SparkTransportConf.fromSparkConf(conf, "shuffle"))
 
   val merges =
-    new MergeStore(new StoreMemory(StoreExecutor.capacity(conf)), chunkSize, disk, _ => changed())
+    new MergeStore(new StoreMemory(PushExecutor.capacity(conf)), chunkSize, disk, _ => changed())
 
   // Made by the first change past the mark: SparkEnv is complete by then.
   private[this] lazy val handOff = ChunkHandOff(SparkEnv.get, merges)
@@ -82,4 +83,12 @@ private[spark] final class PushExecutor(
     if (handingOff) handOff.stop()
     merges.clear()
   }
+}
+
+private[spark] object PushExecutor {
+
+  /** `store.maxSize`, or a fraction of the executor's memory. */
+  def capacity(conf: SparkConf): Long = conf
+    .get(STORE_MAX_SIZE)
+    .getOrElse((conf.get(EXECUTOR_MEMORY) * 1024 * 1024 * DefaultStoreFraction).toLong)
 }

@@ -21,8 +21,8 @@ object PythonApi {
 
   /**
    * The plugin's counters for the application so far, as JSON
-   * `{"manager": class, "application": {...}, "executors": {id: {...}}, "store": {...}}` (see
-   * FetchCounters and StoreReport; `store` is empty unless mode=store); `application` is empty
+   * `{"manager": class, "application": {...}, "executors": {id: {...}}}` (see FetchCounters);
+   * `application` is empty
    * when another shuffle manager runs. Waits until the listener has seen
    * every event already posted, so the counters include all finished tasks.
    */
@@ -31,9 +31,8 @@ object PythonApi {
     val snapshot = manager match {
       case adaptive: AdaptiveShuffleManager =>
         sc.listenerBus.waitUntilEmpty()
-        adaptive.fetchMetrics.snapshot() +
-          ("store" -> adaptive.storeReport.map(_.toMap).getOrElse(Map.empty))
-      case _ => Map("application" -> Map.empty, "executors" -> Map.empty, "store" -> Map.empty)
+        adaptive.fetchMetrics.snapshot()
+      case _ => Map("application" -> Map.empty, "executors" -> Map.empty)
     }
     json.writeValueAsString(snapshot + ("manager" -> manager.getClass.getName))
   }

@@ -1,9 +1,9 @@
 package org.apache.spark.shuffle.adaptive.store
 
 /**
- * The receiver's side of the skew-aware meta-shuffle (DSA w/ SMS paper, Algorithm 1): a store
- * that holds `used` of its `capacity` bytes takes the offered blocks in order while each fits,
- * stops at the first that does not, and answers how many it took.
+ * The receiver's side of the DSA w/ SMS paper's meta-shuffle (Algorithm 1): a bound that holds
+ * `used` of its `capacity` bytes takes the offered sizes in order while each fits, stops at the
+ * first that does not, and answers how many it took.
  */
 private[spark] object Admission {
 

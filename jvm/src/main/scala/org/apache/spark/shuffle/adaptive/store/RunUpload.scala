@@ -12,11 +12,11 @@ import org.apache.spark.network.util.{AbstractFileRegion, LimitedInputStream}
 import org.apache.spark.storage.ShuffleBlockBatchId
 
 /**
- * What a map task uploads to one other executor's store: a run of its map output's blocks that
- * lie next to each other in the data file (the meta-shuffle hands each store such a run), as a
- * header (the number of reduce partitions the run spans, then each one's size, empty ones
- * included) followed by the file's bytes. The bytes go from the file to the socket without
- * passing through the heap; [[ShuffleStore.receiveRun]] takes them.
+ * What a pusher uploads to a partition's owner: a run of its map output's blocks that lie next to
+ * each other in the data file (an owner holds a contiguous range of partitions), as a header (the
+ * number of reduce partitions the run spans, then each one's size, empty ones included) followed
+ * by the file's bytes. The bytes go from the file to the socket without passing through the
+ * heap; [[RunStream]] takes them.
  */
 private[spark] final class RunUpload(sizes: Array[Long], file: File, offset: Long)
     extends ManagedBuffer {

@@ -16,8 +16,8 @@ import org.apache.spark.storage.{BlockId, BlockManagerId, StorageLevel}
 import org.apache.spark.util.{Clock, SystemClock}
 
 /**
- * Sends a map output's blocks to other executors' stores (the block-shuffle after the
- * meta-shuffle, or a push; each item a run of blocks, see [[RunUpload]]) under the rules every
+ * Sends runs of blocks to other executors' stores (a push, see [[RunUpload]], or an owner's
+ * chunks handed off to a peer) under the rules every
  * sender of the plugin follows: batches of about one `increment`, Spark's request and
  * per-address caps, peers in circular order starting after this executor (`self`), and at most
  * `elastic.current` bytes in flight. That limit is elastic as a reduce task's: the sender blocks for

@@ -1,7 +1,5 @@
 package org.apache.spark.shuffle.adaptive.transport
 
-import java.nio.ByteBuffer
-
 import org.apache.spark.{SparkConf, SparkEnv}
 import org.apache.spark.shuffle.adaptive.config.AdaptiveShuffleConf.{TRANSPORT, Transport}
 import org.apache.spark.shuffle.adaptive.transport.ucx.{UcxBlockTransport, UcxRuntime}
@@ -56,17 +54,6 @@ private[spark] final class TransportFactory(conf: SparkConf) {
     case Some(u) => new UcxBlockTransport(u.node, u.directory, u.pool, next)
     case None => next
   }
-
-  /**
-   * How reduce tasks read blocks held in other executors' shuffle stores: UCX reads of the
-   * store's memory where UCX runs (falling back to Netty where the store's executor published no
-   * region), else Spark's block server, whose resolver serves from the store.
-   */
-  def forStores(env: SparkEnv): BlockTransport = overUcx(network(env))
-
-  /** A run of blocks arrived in this executor's shuffle store: served to one-sided reads too. */
-  def storedRun(shuffleId: Int, mapId: Long, buffer: ByteBuffer, offsets: Array[Long]): Unit =
-    startedUcx.foreach(_.serving.servedFromMemory(shuffleId, mapId, buffer, offsets))
 
   def removed(shuffleId: Int): Unit = startedUcx.foreach(_.serving.removed(shuffleId))
 

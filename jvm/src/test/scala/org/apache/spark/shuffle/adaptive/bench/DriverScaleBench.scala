@@ -3,18 +3,16 @@ package org.apache.spark.shuffle.adaptive.bench
 import java.io.{ByteArrayOutputStream, ObjectOutputStream}
 import java.nio.ByteBuffer
 
-import org.apache.spark.rpc.{RpcAddress, RpcCallContext}
 import org.apache.spark.shuffle.adaptive.push.{MergedBlocks, MergedReads, MergeStore, MergeStoreSuite, OwnerTable}
-import org.apache.spark.shuffle.adaptive.store.{StoreMemory, StoreRegistry}
+import org.apache.spark.shuffle.adaptive.store.StoreMemory
 import org.apache.spark.storage.{BlockId, BlockManagerId, ShuffleBlockId}
 
 /**
  * What one shuffle of `maps` map outputs x `partitions` reduce partitions x `executors`
  * executors costs the driver, and a reduce task's look-up of where its partition was merged, by
  * simulation (no executors): mode=push (the owner table placed once, carried by every task; an
- * owner's layout of a partition every map output was merged into; a reduce task's read plan),
- * beside mode=store's registry (one entry per block), driven through Place/Arrived for as many
- * map outputs as it takes in the time given. Prints the figures. Run by `make bench-driver-scale`.
+ * owner's layout of a partition every map output was merged into; a reduce task's read plan).
+ * Prints the figures. Run by `make bench-driver-scale`.
  */
 object DriverScaleBench {
 
@@ -84,37 +82,5 @@ object DriverScaleBench {
         f"into ${plans.head._1.chunks.size} chunk reads ${planMs.head}%.0f ms cold, " +
         f"${planMs.tail.min}%.0f ms warm (${planMs.tail.min * 1000 / maps}%.2f us per block); " +
         "no driver look-up")
-
-    // mode=store's registry: one entry per block, as many map outputs as fit in the budget.
-    val registry = new StoreRegistry(null, "pairwise", _ => ())
-    ids.foreach(id => registry.receive(StoreRegistry.StoreAdded(id, Long.MaxValue)))
-    def ask(message: Any): Unit =
-      registry.receiveAndReply(new RpcCallContext {
-        override def reply(response: Any): Unit = ()
-        override def sendFailure(e: Throwable): Unit = throw e
-        override def senderAddress: RpcAddress = null
-      })(message)
-    val reduceIds = (0 until partitions).toArray
-    val sizes = Array.fill(partitions)(blockSize)
-    // Stops well before the heap (-Xmx3g) runs out: past that, collection takes over.
-    val budgetMs = 20000.0
-    val maxBlocks = 25000000L
-    val registryBefore = usedHeap()
-    var placed = 0
-    var spentMs = 0.0
-    while (placed < maps && spentMs < budgetMs && placed.toLong * partitions < maxBlocks) {
-      val executor = (placed % executors).toString
-      spentMs += timed {
-        ask(StoreRegistry.Place(executor, 0, placed.toLong, reduceIds, sizes))
-        ask(StoreRegistry.Arrived(0, placed.toLong, reduceIds))
-      }._2
-      placed += 1
-    }
-    val registryHeap = usedHeap() - registryBefore
-    val blocks = placed.toLong * partitions
-    println(f"store registry: $placed map outputs ($blocks blocks) in $spentMs%.0f ms " +
-      f"(${spentMs * 1000 / placed}%.0f us per map output), ${registryHeap / 1048576.0}%.0f MiB " +
-      f"of heap (${registryHeap.toDouble / blocks}%.0f bytes per block); at $maps map outputs: " +
-      f"${registryHeap.toDouble / blocks * maps * partitions / (1L << 30)}%.0f GiB")
   }
 }

@@ -12,7 +12,6 @@ import org.apache.spark.{TaskContext, TaskContextImpl}
 import org.apache.spark.executor.TempShuffleReadMetrics
 import org.apache.spark.shuffle.adaptive.flow.PeerTraffic
 import org.apache.spark.shuffle.adaptive.metrics.FetchCounters
-import org.apache.spark.shuffle.adaptive.store.StoreRoutes
 import org.apache.spark.storage.{BlockId, BlockManagerId, ShuffleBlockId}
 import org.apache.spark.util.Clock
 
@@ -130,8 +129,7 @@ private object AdaptiveFetchTestKit {
       neverStall: Boolean = true,
       failBlocks: Map[String, Throwable] = Map.empty,
       wrapper: (BlockId, InputStream) => InputStream = (_, in) => in,
-      localFailures: Set[BlockId] = Set.empty,
-      routes: StoreRoutes = StoreRoutes.NoStores) {
+      localFailures: Set[BlockId] = Set.empty) {
 
     val context: TaskContextImpl = TaskContext.empty()
     val metrics = new TempShuffleReadMetrics
@@ -191,8 +189,7 @@ private object AdaptiveFetchTestKit {
       metrics,
       counters,
       clock,
-      shared,
-      routes = routes)
+      shared)
     built = fetcher
 
     def calls: Seq[Call] = sent.map(_.call).toSeq

@@ -21,7 +21,6 @@ import org.apache.spark.network.shuffle.checksum.Cause
 import org.apache.spark.network.util.{MapConfigProvider, TransportConf}
 import org.apache.spark.shuffle.FetchFailedException
 import org.apache.spark.shuffle.adaptive.metrics.FetchCounters
-import org.apache.spark.shuffle.adaptive.store.StoreRoutes
 import org.apache.spark.shuffle.adaptive.transport.{BlockTransport, TransportListener}
 import org.apache.spark.storage.{BlockId, BlockManagerId, ShuffleBlockId}
 import org.apache.spark.util.{Clock, SystemClock}
@@ -82,8 +81,7 @@ class ShuffleBlockFetcherSuite extends AnyFunSuite {
       wrapper: (BlockId, InputStream) => InputStream = (_, in) => in,
       autoServe: Boolean = true,
       clock: Clock = new SystemClock,
-      localFailures: Set[BlockId] = Set.empty,
-      routes: StoreRoutes = StoreRoutes.NoStores): SimTask =
+      localFailures: Set[BlockId] = Set.empty): SimTask =
     new SimTask(
       localExec,
       byAddress,
@@ -92,8 +90,7 @@ class ShuffleBlockFetcherSuite extends AnyFunSuite {
       hold = _ => !autoServe,
       neverStall = false,
       wrapper = wrapper,
-      localFailures = localFailures,
-      routes = routes)
+      localFailures = localFailures)
 
   private def expectedServed(byAddress: Seq[(BlockManagerId, Seq[Blk])]): Map[String, Seq[Byte]] =
     byAddress
@@ -333,32 +330,6 @@ class ShuffleBlockFetcherSuite extends AnyFunSuite {
     assert(e.getCause eq cause)
     h.context.markTaskCompleted(None)
     h.assertNoLeak()
-  }
-
-  test("a block read from another executor's store fails as its map output's executor's") {
-    // exec2's store holds block (7, 42, 5) of a map output exec1 wrote (mode=store).
-    val held = block(7, 42, 5, 64, mapIndex = 3)
-    val h = harness(
-      Seq(exec2 -> Seq(held)),
-      settings(),
-      autoServe = false,
-      routes = StoreRoutes(Map(held.id -> exec1), Set(held.id)))
-    h.transport.calls.foreach(_.fail(held.id.toString, new IOException("gone")))
-    val reason = fetchFailure(intercept[FetchFailedException](h.readAllBytes()))
-    assert(reason.bmAddress === exec1 && reason.mapId === 42L && reason.reduceId === 5)
-    h.context.markTaskCompleted(None)
-  }
-
-  test("blocks read from stores are counted as such") {
-    val held = block(7, 42, 5, 64)
-    val local = block(7, 43, 5, 32)
-    val h = harness(
-      Seq(exec2 -> Seq(held), localExec -> Seq(local)),
-      settings(),
-      routes = StoreRoutes(Map.empty, Set(held.id, local.id)))
-    h.readAllBytes()
-    assert(h.counters.bytesFromStores === 96 && h.counters.blocksFromStores === 2)
-    h.context.markTaskCompleted(None)
   }
 
   test("a transport that throws on fetch raises FetchFailedException") {

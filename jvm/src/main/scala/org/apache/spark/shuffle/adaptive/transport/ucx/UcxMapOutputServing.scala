@@ -19,9 +19,7 @@ import org.apache.spark.storage.StorageUtils
 /**
  * Serves this executor's map outputs to one-sided reads: each committed data file is mapped
  * read-only into memory, registered with UCX, and its region (address, packed key, index)
- * published to the driver's [[UcxRegistry]] before the map task returns. Blocks of other
- * executors' map outputs that this executor's shuffle store received are served the same way
- * ([[servedFromMemory]]). Regions are
+ * published to the driver's [[UcxRegistry]] before the map task returns. Regions are
  * deregistered and unmapped when their shuffle is unregistered and when the executor stops.
  *
  * A data file longer than 2 GiB (the most one Java mapping holds) is not registered; peers read
@@ -35,8 +33,8 @@ private[spark] final class UcxMapOutputServing(
     extends MapOutputServing
     with Logging {
 
-  /** Registered memory: a file's mapping (unmapped when released) or a store's buffer. */
-  private final class Mapped(val memory: UcpMemory, val buffer: ByteBuffer, val owned: Boolean)
+  /** Registered memory: a file's mapping, unmapped when released. */
+  private final class Mapped(val memory: UcpMemory, val buffer: ByteBuffer)
 
   private[this] val mapped = mutable.HashMap.empty[Int, mutable.ArrayBuffer[Mapped]]
 
@@ -55,7 +53,7 @@ private[spark] final class UcxMapOutputServing(
         try mapping.map(FileChannel.MapMode.READ_ONLY, 0, length)
         finally mapping.close()
       val registered = try {
-        register(shuffleId, mapId, buffer, offsets, owned = true).exists { region =>
+        register(shuffleId, mapId, buffer, offsets).exists { region =>
           registry.askSync[Boolean](RegisterRegion(executorId, shuffleId, mapId, region))
         }
       } catch {
@@ -70,42 +68,17 @@ private[spark] final class UcxMapOutputServing(
     }
   }
 
-  /**
-   * Serves blocks of map output `mapId` that this executor's shuffle store holds in `buffer`
-   * (`offsets` as the map output's index gives them, empty outside the blocks held): called on
-   * the block server's thread as a spilled run arrives, before the upload is acknowledged. The
-   * driver has the region before the sender hears of the arrival, and so before any reader is
-   * routed to this store: readers never find a stored block without its region.
-   */
-  def servedFromMemory(
-      shuffleId: Int,
-      mapId: Long,
-      buffer: ByteBuffer,
-      offsets: Array[Long]): Unit =
-    try {
-      register(shuffleId, mapId, buffer, offsets, owned = false).foreach { region =>
-        registry.askSync[Boolean](RegisterRegion(executorId, shuffleId, mapId, region))
-      }
-    } catch {
-      case NonFatal(e) =>
-        logWarning(
-          s"Stored blocks of map output $mapId of shuffle $shuffleId " +
-            "are served through Netty: registering them with UCX failed",
-          e)
-    }
-
   /** None if the map output has a region here already. */
   private def register(
       shuffleId: Int,
       mapId: Long,
       buffer: ByteBuffer,
-      offsets: Array[Long],
-      owned: Boolean): Option[UcxRegion] = {
+      offsets: Array[Long]): Option[UcxRegion] = {
     if (!synchronized(published.add((shuffleId, mapId)))) return None
     val memory = node.register(buffer)
     synchronized(
       mapped.getOrElseUpdate(shuffleId, mutable.ArrayBuffer.empty) +=
-        new Mapped(memory, buffer, owned))
+        new Mapped(memory, buffer))
     Some(UcxRegion(memory.getAddress, node.remoteKey(memory), offsets))
   }
 
@@ -135,6 +108,6 @@ private[spark] final class UcxMapOutputServing(
       case NonFatal(e) => logWarning("Could not deregister a map output's UCX region", e)
     }
     // A store's buffer is the store's; only a file's mapping is ours to unmap.
-    if (region.owned) StorageUtils.dispose(region.buffer)
+    StorageUtils.dispose(region.buffer)
   }
 }

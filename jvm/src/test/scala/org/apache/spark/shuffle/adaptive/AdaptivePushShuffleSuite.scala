@@ -8,22 +8,28 @@ import org.apache.spark.shuffle.adaptive.config.AdaptiveShuffleConf.{MODE, PUSH_
 import org.apache.spark.shuffle.adaptive.dummy.ExecutorProbe
 
 /**
- * Apache Spark's `ShuffleSuite` in a mode with shuffle stores, small enough (64 KiB) that its
- * shuffles mix blocks held in stores and left in their files.
+ * Apache Spark's `ShuffleSuite` in mode=push: map outputs pushed in the background to their
+ * partitions' owners and merged there (handed to the other executor by a full store, or moved
+ * to disk), or left in their files (a full store or push queue, a sealed partition). Stores are
+ * small enough (64 KiB) that its shuffles mix blocks read out of chunks and from their files.
  *
  * One test of the contract cannot hold as written: SPARK-36206 corrupts a map-output file after
- * the map stage and expects the read to fail, but a block in a store is the copy taken at
- * commit, so its reader never sees the corrupt file. That test runs with stores of 0 bytes,
- * where every block is read from its file as in mode=pull, and must detect the corruption.
+ * the map stage and expects the read to fail, but a merged block is the copy pushed at commit,
+ * so its reader never sees the corrupt file. That test runs with stores of 0 bytes, where every
+ * block is read from its file as in mode=pull, and must detect the corruption.
  */
-abstract class StoredShuffleSuite(mode: String) extends ShuffleSuite with BeforeAndAfterAll {
-  protected val storeSize: Long = 64L * 1024
+class AdaptivePushShuffleSuite extends ShuffleSuite with BeforeAndAfterAll {
+  private val storeSize: Long = 64L * 1024
 
+  // Chunks and pushed runs well below the stores' size, so that stores take some of them, and
+  // every block of the suite's small shuffles pushed.
   override def beforeAll(): Unit = {
     super.beforeAll()
     conf.set(SHUFFLE_MANAGER, classOf[AdaptiveShuffleManager].getName)
-    conf.set(MODE, mode)
+    conf.set(MODE, "push")
     conf.set(STORE_MAX_SIZE, storeSize)
+    conf.set(PUSH_CHUNK_SIZE, 16L * 1024)
+    conf.set(PUSH_MAX_BLOCK_SIZE, 1024L * 1024)
   }
 
   override protected def test(testName: String, testTags: Tag*)(testFun: => Any)(implicit
@@ -42,7 +48,7 @@ abstract class StoredShuffleSuite(mode: String) extends ShuffleSuite with Before
    * Groups 8 map tasks' pairs into 6 partitions on two executors (after `beforeReduce` ran with
    * the map stage done), checks the sums, and answers the application's fetch counters.
    */
-  protected def groupedOnTwoExecutors(beforeReduce: () => Unit = () => ()): Map[String, Any] = {
+  private def groupedOnTwoExecutors(beforeReduce: () => Unit = () => ()): Map[String, Any] = {
     sc = new SparkContext("local-cluster[2,1,1024]", "test", conf)
     TestUtils.waitUntilExecutorsUp(sc, 2, 60000)
     // Owners are the executors whose block managers the driver knows when the map stage starts.
@@ -61,41 +67,14 @@ abstract class StoredShuffleSuite(mode: String) extends ShuffleSuite with Before
     manager.fetchMetrics.snapshot()("application").asInstanceOf[Map[String, Any]]
   }
 
-  protected def manager: AdaptiveShuffleManager =
+  private def manager: AdaptiveShuffleManager =
     sc.env.shuffleManager.asInstanceOf[AdaptiveShuffleManager]
 
   /** Some bytes, not all, were read from stores. */
-  protected def assertReadFromStoresAndFiles(app: Map[String, Any]): Unit = {
+  private def assertReadFromStoresAndFiles(app: Map[String, Any]): Unit = {
     val read = app("bytes_by_transport").asInstanceOf[Map[String, Long]].values.sum
     val fromStores = app("bytes_from_stores").asInstanceOf[Long]
     assert(fromStores > 0 && fromStores < read, app)
-  }
-}
-
-/** mode=store: blocks held in the map task's own store, spilled to the other's, or in files. */
-class AdaptiveStoreShuffleSuite extends StoredShuffleSuite("store") {
-
-  test("store mode: blocks go to the stores and to disk, and are read from where they are") {
-    val app = groupedOnTwoExecutors()
-    val report = manager.storeReport.get
-    assert(report.stores.values.forall(s => s.placedHighWater <= storeSize), report)
-    assert(report.acceptedLocally > 0 && report.leftOnDisk > 0, report)
-    assertReadFromStoresAndFiles(app)
-  }
-}
-
-/**
- * mode=push: map outputs pushed in the background to their partitions' owners and merged there,
- * or left in their files (a full store or push queue, a sealed partition).
- */
-class AdaptivePushShuffleSuite extends StoredShuffleSuite("push") {
-
-  // Chunks and pushed runs well below the stores' size, so that stores take some of them, and
-  // every block of the suite's small shuffles pushed.
-  override def beforeAll(): Unit = {
-    super.beforeAll()
-    conf.set(PUSH_CHUNK_SIZE, 16L * 1024)
-    conf.set(PUSH_MAX_BLOCK_SIZE, 1024L * 1024)
   }
 
   private def mergedHighWater(): Map[String, Long] =
