@@ -93,7 +93,7 @@ def reported_gauges(spark):
 
 def test_the_driver_serves_application_and_executor_counters(spark):
     expected = reported_gauges(spark)
-    assert expected["application.reduce_tasks"] == 16 and expected["application.chunks_read"] > 0
+    assert expected["application.reduce_tasks"] == 16
 
     def served_and_reported():
         # Both read anew each time: gauges such as a store's bytes in use change by themselves
