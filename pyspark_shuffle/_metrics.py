@@ -54,7 +54,8 @@ def metrics(spark: Any) -> Dict[str, Any]:
 
         {"manager": "<class of the driver's shuffle manager>",
          "application": {<counters>},               # all finished reduce tasks
-         "executors": {"<executor id>": {<counters>}}}  # per executor the tasks ran on
+         "executors": {"<executor id>": {<counters>}},  # per executor the tasks ran on
+         "push": {"<shuffle id>": {<summary>}}}      # mode="push", else {}
 
     ``spark`` is a running SparkSession (or SparkContext). The driver first waits until its
     listener has handled every event already posted, so every finished task is counted. When the
@@ -119,6 +120,13 @@ def metrics(spark: Any) -> Dict[str, Any]:
       choose from.
 
     :data:`COUNTER_NAMES` lists these names in the JVM's order.
+
+    ``push`` (``mode="push"``): per shuffle, what its owners had merged when its map stage
+    ended, as the driver collected it: ``merged_bytes`` of ``shuffle_bytes`` (the map outputs'
+    sizes; ``merged_ratio``), ``partitions_merged``, ``chunks``, ``owners_asked`` and
+    ``owners_answered``, and ``driver_state_bytes``, what the summary keeps on the driver (per
+    partition a size and a compressed bitmap of the map outputs merged). Pushes still queued
+    when the stage ended are merged later and are not in it.
     """
     sc = java_spark_context(spark)
     return json.loads(str(python_api(spark).metricsJson(sc)))

@@ -182,6 +182,11 @@ def test_push_table_medians_and_absence():
                 "chunk_fallbacks": 1,
                 "bytes_crossed_twice": merged * mib // 2,
             },
+            # Two shuffles' summaries: merged by the map stages' end over their bytes.
+            "push": {
+                "0": {"merged_bytes": merged, "shuffle_bytes": 100},
+                "1": {"merged_bytes": merged, "shuffle_bytes": 100},
+            },
         }
 
     table = push_table(
@@ -194,6 +199,7 @@ def test_push_table_medians_and_absence():
         "adaptive:mode=push",
         "20.0",
         "0.50",
+        "0.20",
         "10",
         "8.0",
         "50",

@@ -77,6 +77,7 @@ def run(job: Dict[str, Any]) -> Dict[str, Any]:
                     used["address"] = links[worker]["address"]
             plugin = plugin_metrics(spark)
             outcome["plugin"] = plugin.get("application") or {}
+            outcome["push"] = plugin.get("push") or {}
             outcome["shuffles"] = reports_of_session(spark)
         except Exception as error:
             outcome["metrics_error"] = _error_text(error)

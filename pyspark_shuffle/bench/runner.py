@@ -41,6 +41,7 @@ RECORD_FIELDS = (
     "peak_executor_memory_bytes",
     "executor_peak_memory_bytes",
     "plugin",
+    "push",
     "result",
     "app_id",
     "session_start_s",
@@ -63,6 +64,7 @@ _OUTCOME_FIELDS = (
     "peak_executor_memory_bytes",
     "executor_peak_memory_bytes",
     "plugin",
+    "push",
     "result",
     "app_id",
     "session_start_s",
@@ -211,6 +213,7 @@ def run_one(config: BenchConfig, spec: RunSpec) -> Dict[str, Any]:
         if name in outcome:
             record[name] = outcome[name]
     record["plugin"] = record["plugin"] or {}
+    record["push"] = record["push"] or {}
     record["status"] = outcome.get("status", "failed")
     record["error"] = outcome.get("error")
     if outcome.get("traceback"):

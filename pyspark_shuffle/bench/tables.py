@@ -193,6 +193,7 @@ PUSH_COLUMNS = (
     ("manager", "<"),
     ("merged MiB", ">"),
     ("merged share", ">"),
+    ("merged by map end", ">"),
     ("chunks", ">"),
     ("blocks/chunk", ">"),
     ("requests", ">"),
@@ -203,7 +204,8 @@ PUSH_COLUMNS = (
 
 def push_table(records: Sequence[Dict[str, Any]]) -> Optional[str]:
     """What mode="push" did, medians over the ok runs: bytes reduce tasks read out of merged
-    chunks and their share of all bytes read, chunks read and blocks per chunk, requests to
+    chunks and their share of all bytes read, the share of the shuffles' bytes the owners had
+    merged when the map stages ended (the driver's summaries), chunks read and blocks per chunk, requests to
     other executors, chunks whose blocks had to be read from their map outputs instead, and
     bytes that crossed the network twice. None when no run read a merged chunk."""
 
@@ -222,6 +224,7 @@ def push_table(records: Sequence[Dict[str, Any]]) -> Optional[str]:
             if sum((p.get("bytes_by_transport") or {}).values())
         ]
         per_chunk = [p.get("blocks_from_stores", 0) / p["chunks_read"] for p in plugin]
+        by_map_end = [_merged_by_map_end(r.get("push") or {}) for r in runs]
         rows.append(
             [
                 workload,
@@ -229,6 +232,7 @@ def push_table(records: Sequence[Dict[str, Any]]) -> Optional[str]:
                 manager,
                 _num(median(p.get("bytes_from_stores") for p in plugin), 1 << 20),
                 _num(median(share), digits=2),
+                _num(median(s for s in by_map_end if s is not None), digits=2),
                 _num(median(p.get("chunks_read") for p in plugin), digits=0),
                 _num(median(per_chunk), digits=1),
                 _num(median(p.get("requests") for p in plugin), digits=0),
@@ -237,6 +241,12 @@ def push_table(records: Sequence[Dict[str, Any]]) -> Optional[str]:
             ]
         )
     return _format(PUSH_COLUMNS, rows)
+
+
+def _merged_by_map_end(summaries: Dict[str, Any]) -> Optional[float]:
+    """Merged bytes over shuffle bytes, over every shuffle summary of one run (None: none)."""
+    total = sum(s.get("shuffle_bytes", 0) for s in summaries.values())
+    return sum(s.get("merged_bytes", 0) for s in summaries.values()) / total if total else None
 
 
 def _format(columns, rows: List[List[str]]) -> str:

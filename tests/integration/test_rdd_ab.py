@@ -118,6 +118,7 @@ def test_same_host_blocks_are_read_from_files_unless_turned_off():
         "manager": result.sort.manager_class,
         "application": {},
         "executors": {},
+        "push": {},
     }
 
 
@@ -127,6 +128,11 @@ def test_push_variant_reads_merged_chunks_and_files():
     assert counters["chunks_read"] > 0 and counters["chunk_fallbacks"] == 0, counters
     assert counters["blocks_from_stores"] > counters["chunks_read"], counters
     assert 0 < counters["bytes_from_stores"] < sum(counters["bytes_by_transport"].values()), counters
+    # The driver's summaries of what both owners had merged as each map stage ended.
+    summaries = metrics["push"].values()
+    assert summaries and all(s["owners_answered"] == s["owners_asked"] == 2 for s in summaries)
+    assert all(s["merged_bytes"] <= s["shuffle_bytes"] for s in summaries), metrics["push"]
+    assert any(s["merged_bytes"] > 0 and s["driver_state_bytes"] > 0 for s in summaries), metrics["push"]
 
 
 @pytest.mark.skipif(not UCX_AVAILABLE, reason="no UCX libraries: pip install 'pyspark-shuffle[ucx]'")

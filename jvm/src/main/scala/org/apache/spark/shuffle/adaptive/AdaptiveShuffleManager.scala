@@ -12,7 +12,7 @@ import org.apache.spark.shuffle.adaptive.fetch.{AdaptiveShuffleReader, BatchFetc
 import org.apache.spark.shuffle.adaptive.flow.PeerTraffic
 import org.apache.spark.internal.config.SHUFFLE_SERVICE_ENABLED
 import org.apache.spark.shuffle.adaptive.metrics.{ExecutorShuffleMetrics, FetchCounters, FetchMetricsAccumulator, FetchMetricsListener, PluginMetricsSource, ShuffleReadReporter}
-import org.apache.spark.shuffle.adaptive.push.{MergedReads, MergedTransport, MergeStore, OwnerTable, PushExecutor, PushQueue}
+import org.apache.spark.shuffle.adaptive.push.{MergedBlocks, MergedReads, MergedTransport, MergeStore, MergeSummaries, OwnerTable, PushExecutor, PushQueue, ShuffleMergeSummary}
 import org.apache.spark.shuffle.adaptive.config.AdaptiveShuffleConf.{MODE, Mode, TRANSPORT, Transport}
 import org.apache.spark.shuffle.adaptive.transport.{MapOutputServing, ServingShuffleWriter, TransportFactory}
 import org.apache.spark.shuffle.adaptive.transport.ucx.UcxRegistry
@@ -124,6 +124,9 @@ private[spark] class AdaptiveShuffleManager(conf: SparkConf)
   /** Driver only: what each shuffle's reduce stage read, for the skew report. */
   @volatile private[spark] var readReports: Option[ShuffleReadReporter] = None
 
+  /** Driver only, in mode=push: what the owners merged by each map stage's end. */
+  @volatile private[this] var mergeSummaries: Option[MergeSummaries] = None
+
   /** Driver only, where transports other than Netty may run: the UCX registry. */
   @volatile private[this] var ucxRegistry: Option[RpcEndpointRef] = None
 
@@ -141,12 +144,22 @@ private[spark] class AdaptiveShuffleManager(conf: SparkConf)
       sc.addSparkListener(reporter)
       readReports = Some(reporter)
       if (conf.get(TRANSPORT) != Transport.Netty) ucxRegistry = Some(UcxRegistry.start(sc))
+      if (mode == Mode.Push) {
+        val summaries = new MergeSummaries(
+          (owner, id) =>
+            MergedReads.ask(sc.env, owner, MergedBlocks.summary(id))(MergedBlocks.decodeSummary),
+          RpcUtils.askRpcTimeout(conf).duration,
+          id => SparkCompat.partitionBytes(id, reducers.getOrDefault(id, 0)).sum,
+          s => driverMetrics.update("push.", Map(s.shuffleId.toString -> s.toMap)))
+        sc.addSparkListener(summaries)
+        mergeSummaries = Some(summaries)
+      }
     }
     val accumulator = new FetchMetricsAccumulator
     sc.register(accumulator, FetchMetricsAccumulator.NamePrefix + shuffleId)
     val numPartitions = dependency.partitioner.numPartitions
     reducers.put(shuffleId, numPartitions)
-    new AdaptiveShuffleHandle(
+    val handle = new AdaptiveShuffleHandle(
       shuffleId,
       dependency,
       sortShuffle.registerShuffle(shuffleId, dependency),
@@ -155,6 +168,8 @@ private[spark] class AdaptiveShuffleManager(conf: SparkConf)
       () =>
         if (mode == Mode.Push) Some(OwnerTable.uniform(numPartitions, taskExecutors(sc))) else None,
       () => taskExecutors(sc).map(_.executorId).toSet)
+    mergeSummaries.foreach(_.register(shuffleId, () => handle.owners))
+    handle
   }
 
   /** The block managers of the executors that run tasks (the driver's, in local mode). */
@@ -260,6 +275,7 @@ private[spark] class AdaptiveShuffleManager(conf: SparkConf)
 
   override def unregisterShuffle(shuffleId: Int): Boolean = {
     reducers.remove(shuffleId)
+    mergeSummaries.foreach(_.remove(shuffleId))
     ucxRegistry.foreach(_.send(UcxRegistry.ShuffleRemoved(shuffleId)))
     pushExecutor.foreach(_.merges.removeShuffle(shuffleId))
     transports.removed(shuffleId)
@@ -271,11 +287,16 @@ private[spark] class AdaptiveShuffleManager(conf: SparkConf)
   /** This executor's push queue, in mode=push. */
   private[spark] def pushQueue: Option[PushQueue] = pushExecutor.map(_.pushQueue)
 
+  /** Driver only, in mode=push: what the owners had merged when each map stage ended. */
+  private[spark] def mergeSummaryReport: Map[Int, ShuffleMergeSummary] =
+    mergeSummaries.fold(Map.empty[Int, ShuffleMergeSummary])(_.all)
+
   /** This executor's merged partitions, in mode=push. */
   private[spark] def mergeStore: Option[MergeStore] = pushExecutor.map(_.merges)
 
   override def stop(): Unit = {
     transports.stop()
+    mergeSummaries.foreach(_.stop())
     pushExecutor.foreach(_.stop())
     sortShuffle.stop()
   }

@@ -4,7 +4,7 @@ import scala.concurrent.duration._
 
 import org.scalatest.concurrent.Eventually
 
-import org.apache.spark.{LocalSparkContext, Partition, ShuffleDependency, SparkConf, SparkContext, SparkEnv, SparkFunSuite, TaskContext, TestUtils}
+import org.apache.spark.{LocalSparkContext, MapOutputTrackerMaster, Partition, ShuffleDependency, SparkConf, SparkContext, SparkEnv, SparkFunSuite, TaskContext, TestUtils}
 import org.apache.spark.internal.config.{SERIALIZER, SHUFFLE_MANAGER}
 import org.apache.spark.rdd.RDD
 import org.apache.spark.serializer.KryoSerializer
@@ -85,6 +85,22 @@ class PushClusterSuite extends SparkFunSuite with LocalSparkContext with Eventua
     PushProbe.awaitPushed(sc, Seq("0"))
     val held = merged(executors)
     assert(held.values.forall(_ > 0), held)
+    // The driver's summary, taken as the map stage ended: what each owner had merged by then,
+    // of map outputs the driver knows.
+    val shuffleId = dependencyOf(shuffled).shuffleId
+    val summary = eventually(timeout(60.seconds), interval(100.millis)) {
+      manager.mergeSummaryReport(shuffleId)
+    }
+    assert(summary.ownersAnswered === 3 && summary.mergedBytes > 0, summary.toMap)
+    assert(summary.mergedBytes <= held.values.sum, summary.toMap)
+    val mapIds = sc.env.mapOutputTracker
+      .asInstanceOf[MapOutputTrackerMaster]
+      .shuffleStatuses(shuffleId)
+      .mapStatuses
+      .map(_.mapId)
+      .toSet
+    val mergedMaps = summary.mapsMerged.filter(_ != null).flatMap(_.toArray)
+    assert(mergedMaps.nonEmpty && mergedMaps.forall(mapIds), summary.toMap)
     assert(shuffledDigest(shuffled) === SkewedShuffles.expected(sc, spec))
     val app = application()
     val read = app("bytes_by_transport").asInstanceOf[Map[String, Long]].values.sum

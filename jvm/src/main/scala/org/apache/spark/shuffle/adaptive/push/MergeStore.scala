@@ -10,6 +10,7 @@ import scala.jdk.CollectionConverters._
 import scala.util.control.NonFatal
 
 import io.netty.buffer.Unpooled
+import org.roaringbitmap.longlong.Roaring64NavigableMap
 
 import org.apache.spark.internal.Logging
 import org.apache.spark.network.buffer.{ManagedBuffer, NettyManagedBuffer, NioManagedBuffer}
@@ -244,6 +245,13 @@ private[spark] final class MergeStore(
     }
   }
 
+  /**
+   * What this executor merged of `shuffleId` so far, per partition (for the driver's summary at
+   * the map stage's end); seals nothing.
+   */
+  def summary(shuffleId: Int): Seq[MergedPartition] =
+    Option(shuffles.get(shuffleId)).fold(Seq.empty[MergedPartition])(s => s.synchronized(s.summary))
+
   /** The chunks of partitions `[start, end)`, which are sealed from now on. */
   def layout(shuffleId: Int, start: Int, end: Int): Seq[MergedChunk] =
     merges(shuffleId).fold(Seq.empty[MergedChunk])(s => s.synchronized(s.seal(start, end)))
@@ -299,7 +307,8 @@ private final class ShuffleMerges {
 
   def append(partition: Int, mapId: Long, slice: ByteBuffer, chunkSize: Long): Boolean = {
     val merge = partitions.getOrElseUpdate(partition, new PartitionMerge)
-    if (merge.isSealed || !merge.mapIds.add(mapId)) return false
+    if (merge.isSealed || merge.mapIds.contains(mapId)) return false
+    merge.mapIds.addLong(mapId)
     val open = merge.open.filter(c => c.bytes + slice.remaining <= chunkSize).getOrElse {
       val chunk = new Chunk(chunks.size, partition)
       chunks += chunk
@@ -374,6 +383,18 @@ private final class ShuffleMerges {
       chunk.bytes
     }
 
+  def summary: Seq[MergedPartition] = partitions.iterator
+    .filter(_._2.bytes > 0)
+    .map { case (p, merge) =>
+      // A copy: appends go on after the lock is released.
+      val maps = new Roaring64NavigableMap
+      maps.or(merge.mapIds)
+      maps.runOptimize()
+      MergedPartition(p, merge.bytes, merge.chunks.size, maps)
+    }
+    .toSeq
+    .sortBy(_.partition)
+
   def seal(start: Int, end: Int): Seq[MergedChunk] = (start until end).flatMap { p =>
     val merge = partitions.getOrElseUpdate(p, new PartitionMerge)
     merge.isSealed = true
@@ -386,7 +407,9 @@ private final class ShuffleMerges {
 }
 
 private final class PartitionMerge {
-  val mapIds = mutable.HashSet.empty[Long]
+
+  /** Map outputs merged, as map ids: task attempt ids, close together, so runs compress well. */
+  val mapIds = new Roaring64NavigableMap
   val chunks = mutable.ArrayBuffer.empty[Chunk]
   var open: Option[Chunk] = None
   var isSealed = false

@@ -1,7 +1,10 @@
 package org.apache.spark.shuffle.adaptive.push
 
+import java.io.{ByteArrayInputStream, ByteArrayOutputStream, DataInputStream, DataOutputStream}
 import java.nio.ByteBuffer
 import java.nio.charset.StandardCharsets.UTF_8
+
+import org.roaringbitmap.longlong.Roaring64NavigableMap
 
 import org.apache.spark.storage.{BlockId, BlockManagerId, ShuffleBlockBatchId}
 
@@ -20,11 +23,22 @@ private[spark] final case class MergedChunk(
 }
 
 /**
+ * What an owner merged of one reduce partition: `bytes` in `chunks` chunks, of the map outputs
+ * in `mapIds` (map ids as in their MapStatus).
+ */
+private[spark] final case class MergedPartition(
+    partition: Int,
+    bytes: Long,
+    chunks: Int,
+    mapIds: Roaring64NavigableMap)
+
+/**
  * How reduce tasks name what an owner merged. They are shuffle batch block ids, which Spark's
  * block server hands to the shuffle manager's resolver and its fetch protocol carries in one
  * request, with a negative map id, which no map task has: -1 for the layout of partitions
  * `[start, end)` (which seals them: nothing more is merged into them), -2 for the room an
- * executor has for other owners' chunks (shuffle 0: room is executor-wide), -3 - k for the owner's chunk k, and -2^32 - k for chunk
+ * executor has for other owners' chunks (shuffle 0: room is executor-wide), -3 for what the
+ * executor merged of the shuffle so far (its summary), -4 - k for the owner's chunk k, and -2^32 - k for chunk
  * k of partition p that p's owner handed off to the executor asked (p has one owner, so (p, k) is
  * unique there). Spark's upload path parses only non-negative ids, so a hand-off travels as
  * `(shuffleId, k, p + 1, p)`: no run of a map output has a reversed range.
@@ -33,7 +47,8 @@ private[spark] object MergedBlocks {
 
   private val LayoutMapId = -1L
   private val RoomMapId = -2L
-  private val FirstChunkMapId = -3L
+  private val SummaryMapId = -3L
+  private val FirstChunkMapId = -4L
   private val FirstHostedMapId = -(1L << 32)
 
   def layout(shuffleId: Int, start: Int, end: Int): ShuffleBlockBatchId =
@@ -82,6 +97,46 @@ private[spark] object MergedBlocks {
   }
 
   def isRoom(id: BlockId): Boolean = id == room
+
+  def summary(shuffleId: Int): ShuffleBlockBatchId =
+    ShuffleBlockBatchId(shuffleId, SummaryMapId, 0, 1)
+
+  /** A summary request: `shuffleId`. */
+  object Summary {
+    def unapply(id: BlockId): Option[Int] = id match {
+      case ShuffleBlockBatchId(shuffleId, SummaryMapId, _, _) => Some(shuffleId)
+      case _ => None
+    }
+  }
+
+  /** Partition count, then per partition: id, bytes, chunks, the map ids' serialized bitmap. */
+  def encodeSummary(partitions: Seq[MergedPartition]): ByteBuffer = {
+    val bytes = new ByteArrayOutputStream
+    val out = new DataOutputStream(bytes)
+    out.writeInt(partitions.size)
+    partitions.foreach { p =>
+      out.writeInt(p.partition)
+      out.writeLong(p.bytes)
+      out.writeInt(p.chunks)
+      p.mapIds.serialize(out)
+    }
+    out.close()
+    ByteBuffer.wrap(bytes.toByteArray)
+  }
+
+  def decodeSummary(in: ByteBuffer): Seq[MergedPartition] = {
+    val copy = new Array[Byte](in.remaining)
+    in.duplicate().get(copy)
+    val data = new DataInputStream(new ByteArrayInputStream(copy))
+    Seq.fill(data.readInt()) {
+      val partition = data.readInt()
+      val bytes = data.readLong()
+      val chunks = data.readInt()
+      val maps = new Roaring64NavigableMap
+      maps.deserialize(data)
+      MergedPartition(partition, bytes, chunks, maps)
+    }
+  }
 
   /** A request for one of the owner's chunks: `(shuffleId, chunkId)`. */
   object Chunk {

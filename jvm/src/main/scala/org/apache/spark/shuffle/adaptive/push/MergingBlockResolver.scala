@@ -38,6 +38,8 @@ private[spark] final class MergingBlockResolver(
         merges
           .hostedChunk(shuffleId, partition, chunkId)
           .getOrElse(throw new IOException(s"$blockId: no such handed-off chunk here"))
+      case MergedBlocks.Summary(shuffleId) =>
+        new NioManagedBuffer(MergedBlocks.encodeSummary(merges.summary(shuffleId)))
       case id if MergedBlocks.isRoom(id) =>
         new NioManagedBuffer(ByteBuffer.allocate(8).putLong(0, merges.roomForPeers))
       case _ => files.getBlockData(blockId, dirs)

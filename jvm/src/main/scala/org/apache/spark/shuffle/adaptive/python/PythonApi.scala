@@ -21,7 +21,8 @@ object PythonApi {
 
   /**
    * The plugin's counters for the application so far, as JSON
-   * `{"manager": class, "application": {...}, "executors": {id: {...}}}` (see FetchCounters);
+   * `{"manager": class, "application": {...}, "executors": {id: {...}}, "push": {shuffle id:
+   * {...}}}` (see FetchCounters and ShuffleMergeSummary; `push` is empty unless mode=push);
    * `application` is empty
    * when another shuffle manager runs. Waits until the listener has seen
    * every event already posted, so the counters include all finished tasks.
@@ -31,8 +32,9 @@ object PythonApi {
     val snapshot = manager match {
       case adaptive: AdaptiveShuffleManager =>
         sc.listenerBus.waitUntilEmpty()
-        adaptive.fetchMetrics.snapshot()
-      case _ => Map("application" -> Map.empty, "executors" -> Map.empty)
+        adaptive.fetchMetrics.snapshot() +
+          ("push" -> adaptive.mergeSummaryReport.map { case (id, s) => id.toString -> s.toMap })
+      case _ => Map("application" -> Map.empty, "executors" -> Map.empty, "push" -> Map.empty)
     }
     json.writeValueAsString(snapshot + ("manager" -> manager.getClass.getName))
   }

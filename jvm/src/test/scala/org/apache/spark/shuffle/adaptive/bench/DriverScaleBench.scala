@@ -3,7 +3,13 @@ package org.apache.spark.shuffle.adaptive.bench
 import java.io.{ByteArrayOutputStream, ObjectOutputStream}
 import java.nio.ByteBuffer
 
-import org.apache.spark.shuffle.adaptive.push.{MergedBlocks, MergedReads, MergeStore, MergeStoreSuite, OwnerTable}
+import scala.concurrent.Future
+import scala.concurrent.duration._
+import scala.util.Random
+
+import org.roaringbitmap.longlong.Roaring64NavigableMap
+
+import org.apache.spark.shuffle.adaptive.push.{MergedBlocks, MergedPartition, MergedReads, MergeStore, MergeStoreSuite, MergeSummaries, OwnerTable}
 import org.apache.spark.shuffle.adaptive.store.StoreMemory
 import org.apache.spark.storage.{BlockId, BlockManagerId, ShuffleBlockId}
 
@@ -11,8 +17,9 @@ import org.apache.spark.storage.{BlockId, BlockManagerId, ShuffleBlockId}
  * What one shuffle of `maps` map outputs x `partitions` reduce partitions x `executors`
  * executors costs the driver, and a reduce task's look-up of where its partition was merged, by
  * simulation (no executors): mode=push (the owner table placed once, carried by every task; an
- * owner's layout of a partition every map output was merged into; a reduce task's read plan).
- * Prints the figures. Run by `make bench-driver-scale`.
+ * owner's layout of a partition every map output was merged into; a reduce task's read plan; the
+ * driver's summary of what the owners merged, collected at the map stage's end, with every map
+ * output merged into every partition and with a random 90% of them). Prints the figures. Run by `make bench-driver-scale`.
  */
 object DriverScaleBench {
 
@@ -82,5 +89,40 @@ object DriverScaleBench {
         f"into ${plans.head._1.chunks.size} chunk reads ${planMs.head}%.0f ms cold, " +
         f"${planMs.tail.min}%.0f ms warm (${planMs.tail.min * 1000 / maps}%.2f us per block); " +
         "no driver look-up")
+
+    // The driver at the map stage's end: every owner's summary of its partitions, decoded as
+    // it arrives. Map ids are task attempt ids, close together: all merged is one run; a
+    // random 90% is the incompressible case.
+    val owned = math.max(1, partitions / executors)
+    Seq("all map outputs merged" -> 1.0, "a random 90% merged" -> 0.9).foreach {
+      case (label, share) =>
+        val random = new Random(7)
+        val answer = MergedBlocks.encodeSummary((0 until owned).map { p =>
+          val merged = new Roaring64NavigableMap
+          if (share >= 1.0) merged.addRange(0L, maps.toLong)
+          else (0 until maps).foreach(m => if (random.nextDouble() < share) merged.addLong(m))
+          merged.runOptimize()
+          MergedPartition(p, blockSize * maps, 1, merged)
+        })
+        val summaries = new MergeSummaries(
+          (owner, _) =>
+            Future.successful(MergedBlocks.decodeSummary(answer).map { p =>
+              p.copy(partition = p.partition + owner.executorId.toInt * owned)
+            }),
+          1.minute,
+          _ => blockSize * maps * partitions,
+          _ => ())
+        summaries.register(0, () => Some(table))
+        val heapBefore = usedHeap()
+        val (summary, collectMs) = timed(summaries.collect(0, table))
+        val heap = usedHeap() - heapBefore
+        summaries.stop()
+        println(
+          f"push  driver summary at the map stage's end ($label): ${summary.ownersAnswered} " +
+            f"owners' answers in $collectMs%.0f ms (${collectMs * 1000 / maps}%.2f us per map " +
+            f"output), ${summary.stateBytes / 1048576.0}%.1f MiB of state " +
+            f"(${math.max(0, heap) / 1048576.0}%.1f MiB of heap), " +
+            f"${answer.remaining / 1024.0}%.0f KiB per owner's answer")
+    }
   }
 }

@@ -178,6 +178,30 @@ class MergeStoreSuite extends AnyFunSuite {
 
   private val peer = BlockManagerId("9", "host-9", 7000)
 
+  test("a summary says per partition what was merged, and seals nothing") {
+    val (s, m) = store(1000, chunkSize = 100)
+    push(s, m, 7, 0, 60, 0, 10)
+    push(s, m, 9, 0, 60, 0, 0)
+    val summary = s.summary(0)
+    assert(
+      summary.map(p => (p.partition, p.bytes, p.chunks, p.mapIds.toArray.toSeq)) ===
+        Seq((0, 120L, 2, Seq(7L, 9L)), (2, 10L, 1, Seq(7L))))
+    val decoded = MergedBlocks.decodeSummary(MergedBlocks.encodeSummary(summary))
+    assert(
+      decoded.map(p => (p.partition, p.bytes, p.chunks, p.mapIds.toArray.toSeq)) ===
+        summary.map(p => (p.partition, p.bytes, p.chunks, p.mapIds.toArray.toSeq)))
+    assert(push(s, m, 11, 0, 5) === 5, "not sealed")
+    assert(summary.head.mapIds.getLongCardinality === 2, "a copy: later merges leave it as it was")
+    assert(MergedBlocks.Summary.unapply(MergedBlocks.summary(4)) === Some(4))
+    assert(
+      Seq(
+        MergedBlocks.layout(4, 0, 1),
+        MergedBlocks.room,
+        MergedBlocks.chunk(4, MergedChunk(0, 0, Array(), Array())))
+        .forall(id => MergedBlocks.Summary.unapply(id).isEmpty))
+    assert(MergedBlocks.Chunk.unapply(MergedBlocks.summary(4)).isEmpty)
+  }
+
   /** Three chunks of partition 0 (100 bytes each) and one of partition 1 (50 bytes). */
   private def hotAndCold(): (MergeStore, StoreMemory) = {
     val (s, m) = store(1000, chunkSize = 100)
