@@ -420,8 +420,11 @@ private final class PartitionMerge {
 
 private final class Chunk(val id: Int, val partition: Int) {
   val slices = mutable.ArrayBuffer.empty[ByteBuffer]
-  private[this] val mapIds = mutable.ArrayBuilder.make[Long]
-  private[this] val lengths = mutable.ArrayBuilder.make[Long]
+  // Growable arrays rather than ArrayBuilders, whose result() may be taken only once: a chunk
+  // is described to every layout request of its partition.
+  private[this] var mapIds = new Array[Long](4)
+  private[this] var lengths = new Array[Long](4)
+  private[this] var blocks = 0
   private[this] var onDisk: Option[(MergedFile, Long)] = None
   var hostedAt: Option[BlockManagerId] = None
   var bytes = 0L
@@ -450,13 +453,23 @@ private final class Chunk(val id: Int, val partition: Int) {
 
   def add(mapId: Long, slice: ByteBuffer): Unit = {
     slices += slice
-    mapIds += mapId
-    lengths += slice.remaining.toLong
+    if (blocks == mapIds.length) {
+      mapIds = java.util.Arrays.copyOf(mapIds, 2 * blocks)
+      lengths = java.util.Arrays.copyOf(lengths, 2 * blocks)
+    }
+    mapIds(blocks) = mapId
+    lengths(blocks) = slice.remaining.toLong
+    blocks += 1
     bytes += slice.remaining
   }
 
   def describe: MergedChunk =
-    MergedChunk(id, partition, mapIds.result(), lengths.result(), hostedAt)
+    MergedChunk(
+      id,
+      partition,
+      java.util.Arrays.copyOf(mapIds, blocks),
+      java.util.Arrays.copyOf(lengths, blocks),
+      hostedAt)
 }
 
 /** A chunk on its way to a peer (see [[MergeStore.takeForHandOff]]). */

@@ -67,6 +67,15 @@ class MergeStoreSuite extends AnyFunSuite {
     assert(m.used === 170)
   }
 
+  test("a chunk is described alike to every layout request, however many blocks it holds") {
+    val (s, m) = store(1 << 20, chunkSize = 1 << 20)
+    (1 to 16).foreach(mapId => push(s, m, mapId, 0, 3))
+    val first = s.layout(0, 0, 1)
+    assert(first.head.mapIds.toSeq === (1L to 16L))
+    assert(s.layout(0, 0, 1).head.mapIds.toSeq === (1L to 16L))
+    assert(s.layout(0, 0, 1).head.lengths.toSeq === Seq.fill(16)(3L))
+  }
+
   test("a map output already merged is not appended again (a retried or speculative task)") {
     val (s, m) = store(1000, chunkSize = 100)
     assert(push(s, m, 1, 0, 10, 10) === 20)
