@@ -171,16 +171,8 @@ private[spark] final class MergeStore(
    * [[handedOff]] or [[kept]].
    */
   def takeForHandOff(bytes: Long): Seq[LeavingChunk] = synchronized {
-    val inOrder = shuffles.asScala.toSeq
-      .flatMap { case (id, s) =>
-        s.synchronized(s.inMemory.collect {
-          case (chunk, partitionBytes) if !chunk.leaving && !s.isSealed(chunk.partition) =>
-            (id, s, chunk, partitionBytes)
-        })
-      }
-      .sortBy { case (_, _, chunk, partitionBytes) => (-partitionBytes, -chunk.bytes) }
     var taken = 0L
-    inOrder.flatMap { case (id, s, chunk, _) =>
+    hottestFirst((s, chunk) => !s.isSealed(chunk.partition)).flatMap { case (id, s, chunk) =>
       if (taken + chunk.bytes > bytes) None
       else
         s.synchronized(s.leave(chunk)).map { upload =>
@@ -220,18 +212,11 @@ private[spark] final class MergeStore(
   private def makeRoom(bytes: Long): Unit = synchronized {
     val wanted = math.max(bytes, chunkSize) - (memory.capacity - memory.used)
     if (wanted <= 0) return
-    val candidates = shuffles.asScala.toSeq.flatMap { case (id, s) =>
-      s.synchronized(s.inMemory.collect {
-        case (chunk, partitionBytes) if !chunk.leaving => (id, s, chunk, partitionBytes)
-      })
-    }
-    val inOrder = candidates.sortBy { case (_, _, chunk, partitionBytes) =>
-      (-partitionBytes, -chunk.bytes)
-    }.iterator
+    val inOrder = hottestFirst((_, _) => true).iterator
     var freed = 0L
     try {
       while (freed < wanted && inOrder.hasNext) {
-        val (id, s, chunk, _) = inOrder.next()
+        val (id, s, chunk) = inOrder.next()
         freed += s.synchronized(s.moveToDisk(chunk, disk.file(id)))
       }
     } catch {
@@ -244,6 +229,23 @@ private[spark] final class MergeStore(
       movedToDisk.addAndGet(freed)
     }
   }
+
+  /**
+   * The chunks in memory that are not on their way to a peer and that `movable` allows, with
+   * their shuffle: those of the partitions with the most merged bytes first, the largest of each
+   * first (a skewed shuffle's hot partitions are the ones that overflow).
+   */
+  private def hottestFirst(
+      movable: (ShuffleMerges, Chunk) => Boolean): Seq[(Int, ShuffleMerges, Chunk)] =
+    shuffles.asScala.toSeq
+      .flatMap { case (id, s) =>
+        s.synchronized(s.inMemory.collect {
+          case (chunk, partitionBytes) if !chunk.leaving && movable(s, chunk) =>
+            (id, s, chunk, partitionBytes)
+        })
+      }
+      .sortBy { case (_, _, chunk, partitionBytes) => (-partitionBytes, -chunk.bytes) }
+      .map { case (id, s, chunk, _) => (id, s, chunk) }
 
   /**
    * What this executor merged of `shuffleId` so far, per partition (for the driver's summary at
