@@ -1,5 +1,7 @@
 """The namespace cluster's specification, plan and state, without privileges or processes."""
 
+import os
+
 import pytest
 
 from pyspark_shuffle._driver_host import driver_host
@@ -229,6 +231,51 @@ def test_preflight_refuses_names_and_subnets_in_use(tmp_path, monkeypatch):
     state.ClusterState(ClusterSpec(workers=2, name="abc")).save()
     with pytest.raises(system.ClusterError, match="take it down first"):
         lifecycle.preflight(ClusterSpec(workers=2, name="abc"))
+
+
+def test_up_takes_down_only_a_cluster_nothing_runs_any_more(tmp_path, monkeypatch):
+    import subprocess
+
+    states = tmp_path / "states"
+    monkeypatch.setenv(state.STATE_DIR_ENV, str(states))
+    monkeypatch.setattr(system, "require_privileges", lambda: None)
+    tagged = []
+    monkeypatch.setattr(system, "pids_with_env", lambda name, value: list(tagged))
+
+    class Preflight(Exception):
+        pass
+
+    def preflight(_spec):
+        raise Preflight
+
+    monkeypatch.setattr(lifecycle, "preflight", preflight)
+    ended = subprocess.Popen(["true"])
+    ended.wait()
+    leftover = tmp_path / "abc-cluster-1"
+    leftover.mkdir()
+
+    def record(creator):
+        cluster = state.ClusterState(ClusterSpec(workers=2, name="abc"), creator=creator)
+        cluster.record(Resource("dir", str(leftover)))
+
+    # its creator still runs: it may be on its way up, so it stays
+    record(os.getpid())
+    with pytest.raises(Preflight):
+        lifecycle.up(ClusterSpec(workers=2, name="abc"))
+    assert state.load("abc") is not None and leftover.is_dir()
+    # a process it started still runs
+    record(ended.pid)
+    tagged.append(os.getpid())
+    with pytest.raises(Preflight):
+        lifecycle.up(ClusterSpec(workers=2, name="abc"))
+    assert state.load("abc") is not None and leftover.is_dir()
+    # nothing of it runs: a killed run left it behind, and up takes it down before its checks
+    tagged.clear()
+    said = []
+    with pytest.raises(Preflight):
+        lifecycle.up(ClusterSpec(workers=2, name="abc"), log=said.append)
+    assert state.load("abc") is None and not leftover.exists()
+    assert any("left behind" in line for line in said)
 
 
 def test_cli_parses_up_and_refuses_bad_values(capsys):

@@ -38,13 +38,35 @@ def _quiet(_: str) -> None:
     pass
 
 
+def abandoned(cluster: ClusterState) -> bool:
+    """Nothing of the cluster runs: neither the process that brought it up nor any it started.
+    A run killed outright (SIGKILL, a CI job cut short) leaves such a cluster behind, and its
+    namespaces, links and cgroups would block the next ``up`` of that name for good."""
+    if cluster.creator is not None and system.alive(cluster.creator):
+        return False
+    return not system.pids_with_env(CLUSTER_ENV, cluster.name)
+
+
+def _reclaim_abandoned(name: str, log: Log) -> None:
+    existing = state.load(name)
+    if existing is None or not abandoned(existing):
+        return
+    log(f"cluster {name}: left behind by a run that ended without taking it down; taking it down")
+    errors = _teardown(existing, log)
+    if errors:
+        raise ClusterError(
+            f"cluster {name} was left behind by an earlier run and could not be taken down:\n"
+            + "\n".join(errors)
+        )
+
+
 def preflight(spec: ClusterSpec) -> None:
     """Everything ``up`` needs, checked before it creates anything."""
     system.require_privileges()
     existing = state.load(spec.name)
     if existing is not None:
         raise ClusterError(
-            f"cluster {spec.name!r} is recorded in {existing.path} (master {existing.master_url}); "
+            f"cluster {spec.name!r} is up (recorded in {existing.path}, master {existing.master_url}); "
             f"take it down first: python -m pyspark_shuffle cluster down --name {spec.name}"
         )
     namespaces = set(system.existing_netns())
@@ -88,11 +110,14 @@ def _interruptible() -> Iterator[None]:
 
 
 def up(spec: ClusterSpec, base_dir: Optional[str] = None, log: Log = _quiet) -> ClusterState:
-    """Create the cluster of ``spec`` and wait until every worker registered with the master."""
+    """Create the cluster of ``spec`` and wait until every worker registered with the master. A
+    cluster of the same name that nothing runs any more is taken down first."""
+    system.require_privileges()
+    _reclaim_abandoned(spec.name, log)
     preflight(spec)
     home = system.spark_home()
     spark_class = system.spark_class(home)
-    cluster = ClusterState(spec)
+    cluster = ClusterState(spec, creator=os.getpid())
     with _interruptible():
         try:
             _create(cluster, home, spark_class, base_dir, log)

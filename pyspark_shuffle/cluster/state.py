@@ -40,6 +40,8 @@ class ClusterState:
     pids: Dict[str, int] = field(default_factory=dict)
     cut: List[int] = field(default_factory=list)
     ready: bool = False
+    #: pid of the process that ran ``up``: while it lives, the cluster may still be on its way up.
+    creator: Optional[int] = None
 
     @property
     def name(self) -> str:
@@ -79,6 +81,7 @@ class ClusterState:
             pids={k: int(v) for k, v in data.get("pids", {}).items()},
             cut=[int(w) for w in data.get("cut", [])],
             ready=bool(data.get("ready")),
+            creator=data.get("creator"),
         )
 
 
