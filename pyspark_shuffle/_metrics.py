@@ -23,6 +23,7 @@ COUNTER_NAMES = (
     "chunks_read",
     "chunk_fallbacks",
     "chunks_at_peers",
+    "chunks_in_ranges",
     "requests",
     "requests_by_transport",
     "transport_fallbacks",
@@ -77,9 +78,11 @@ def metrics(spark: Any) -> Dict[str, Any]:
     - ``bytes_crossed_twice``: bytes read from another executor's store that came there from the
       executor that wrote them (pushed or spilled): they crossed the network after the map task
       and again.
-    - ``chunks_read`` / ``chunk_fallbacks``: (``mode="push"``) merged chunks fetched, each in one
-      request, and those that could not be, whose blocks were read from their map outputs;
-      ``chunks_at_peers``: chunks read at a peer their owner had handed them off to.
+    - ``chunks_read`` / ``chunk_fallbacks``: (``mode="push"``) merged reads, each one request of a
+      chunk or of the chunks of consecutive small partitions at one owner, and those that could
+      not be fetched, whose blocks were read from their map outputs; ``chunks_at_peers``: chunks
+      read at a peer their owner had handed them off to; ``chunks_in_ranges``: chunks read as
+      part of a partition range's one request.
     - ``stored_reduce_tasks`` / ``stored_reduce_tasks_on_owner``: reduce tasks that read from
       stores, and those of them that ran on the executor whose store held most of their stored
       bytes (in ``mode="push"``: their partition's owner).

@@ -249,8 +249,12 @@ private[spark] class AdaptiveShuffleManager(conf: SparkConf)
           owners,
           startPartition,
           endPartition,
-          RpcUtils.askRpcTimeout(env.conf).duration))
-      merged.foreach(m => counters.chunksAtPeers += m.chunksAtPeers)
+          RpcUtils.askRpcTimeout(env.conf).duration),
+        rangeBytes = p.chunkSize)
+      merged.foreach { m =>
+        counters.chunksAtPeers += m.chunksAtPeers
+        counters.chunksInRanges += m.chunksInRanges
+      }
       val chain = transports.forReduceTask(env)
       val transport =
         if (merged.nonEmpty) new MergedTransport(transports.network(env), chain) else chain

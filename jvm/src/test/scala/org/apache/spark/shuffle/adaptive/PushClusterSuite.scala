@@ -217,12 +217,47 @@ class PushClusterSuite extends SparkFunSuite with LocalSparkContext with Eventua
     val app = application()
     val fromStores = app("bytes_from_stores").asInstanceOf[Long]
     assert(app("chunks_read").asInstanceOf[Long] > 0 && app("chunk_fallbacks") === 0L, app)
+    // Each owner's merged partitions lie between unmerged ones: one request for them all.
+    assert(app("chunks_in_ranges").asInstanceOf[Long] > 0, app)
     assert(
       fromStores > 0 && fromStores < app("bytes_by_transport")
         .asInstanceOf[Map[String, Long]]
         .values
         .sum,
       app)
+  }
+
+  test(
+    "a coalesced read of many small merged partitions asks each owner once for all of them, " +
+      "and every row arrives") {
+    start()
+    val partitions = 60
+    val maps = sc
+      .parallelize(0 until 6, 6)
+      .flatMap { m =>
+        val random = new java.util.Random(m)
+        (0 until partitions).map { p =>
+          val payload = new Array[Byte](64)
+          random.nextBytes(payload)
+          p -> payload
+        }
+      }
+    val pinned = new PinnedRDD(maps, ExecutorProbe.location(sc, "0"))
+    val dependency = new ShuffleDependency[Int, Array[Byte], Array[Byte]](
+      pinned,
+      new DestinationPartitioner(partitions))
+    sc.submitMapStage(dependency).get()
+    PushProbe.awaitPushed(sc, Seq("0"))
+    val read = new RangeReadRDD(dependency, ExecutorProbe.location(sc, "1")).collect()
+    def rows(records: Array[(Int, Array[Byte])]) = records.map { case (p, b) =>
+      p -> b.mkString(",")
+    }.sorted
+    assert(rows(read) === rows(maps.collect()))
+    val app = application()
+    // 60 partitions, a chunk each, at three owners: three reads, one of them local.
+    assert(app("chunks_in_ranges") === partitions.toLong, app)
+    assert(app("chunks_read") === 3L && app("chunk_fallbacks") === 0L, app)
+    assert(app("blocks_from_stores") === 6L * partitions, app)
   }
 
   test("an owner lost while pushes are under way: the result is still right") {

@@ -257,8 +257,10 @@ private[spark] object AdaptiveShuffleConf {
     ConfigBuilder(Prefix + "push.chunkSize")
       .doc(
         "mode=push: the size of the chunks an owner merges a reduce partition's pushed blocks " +
-          "into, and of the runs a pusher sends. A reduce task reads a merged partition a chunk " +
-          "per request, so larger chunks mean fewer requests; a chunk is fetched whole, so it " +
+          "into, of the runs a pusher sends, and of a reduce task's merged reads: a merged " +
+          "partition is read a chunk per request, and the chunks an owner holds of " +
+          "neighbouring small partitions (AQE's coalesced reads) are read in one request of up " +
+          "to this size. Larger chunks mean fewer requests; a read is fetched whole, so it " +
           "should stay well below spark.reducer.maxSizeInFlight. A block larger than a chunk " +
           "is a chunk of its own.")
       .version("0.1.0")

@@ -409,6 +409,17 @@ private[spark] final class ShuffleBlockFetcher(
       address: BlockManagerId,
       buf: ManagedBuffer): (BlockId, InputStream) = {
     val parts = chunks(chunk.blockId)
+    if (buf.size != chunk.size) {
+      // Not the chunks the layout described (the owner lost them, or a bug): their offsets
+      // would cut blocks wrongly.
+      logWarning(
+        s"Merged read ${chunk.blockId} from $address has ${buf.size} bytes, its layout " +
+          s"${chunk.size}; reading its blocks from their map outputs")
+      buf.release()
+      counters.chunkFallbacks += 1
+      readFromHomes(parts)
+      return null
+    }
     counters.chunksRead += 1
     if (concatenate && parts.size > 1) return openJoined(chunk, parts, address, buf)
     try

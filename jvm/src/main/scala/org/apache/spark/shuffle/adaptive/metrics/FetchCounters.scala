@@ -17,10 +17,11 @@ import scala.collection.mutable
  *    store's memory, this executor's or another's, rather than from a map-output file (in
  *    mode=push: out of merged chunks); `bytes_from_stores_by_source` splits the bytes by the
  *    store's executor;
- *  - `chunks_read` (mode=push): merged chunks fetched, each in one request or local read;
- *    `chunk_fallbacks`: chunks that could not be fetched, whose blocks were read from their
- *    map outputs instead; `chunks_at_peers`: chunks planned at a peer, where their owner had
- *    handed them off (remote-memory spill);
+ *  - `chunks_read` (mode=push): merged reads, each one request or local read of a chunk or of
+ *    a partition range's chunks; `chunk_fallbacks`: merged reads that could not be fetched,
+ *    whose blocks were read from their map outputs instead; `chunks_at_peers`: chunks planned
+ *    at a peer, where their owner had handed them off (remote-memory spill);
+ *    `chunks_in_ranges`: chunks planned as part of a partition range's one request;
  *  - `bytes_crossed_twice`: bytes read from another executor's store that had come there from
  *    a third (pushed or spilled): they crossed the network after the map task and again now;
  *  - `stored_reduce_tasks` / `stored_reduce_tasks_on_owner`: tasks that read from stores, and
@@ -64,6 +65,7 @@ private[spark] final class FetchCounters extends Serializable {
   var chunksRead = 0L
   var chunkFallbacks = 0L
   var chunksAtPeers = 0L
+  var chunksInRanges = 0L
   var requests = 0L
   val requestsByTransport: mutable.Map[String, Long] = mutable.TreeMap.empty
   var transportFallbacks = 0L
@@ -162,6 +164,7 @@ private[spark] final class FetchCounters extends Serializable {
     chunksRead += other.chunksRead
     chunkFallbacks += other.chunkFallbacks
     chunksAtPeers += other.chunksAtPeers
+    chunksInRanges += other.chunksInRanges
     requests += other.requests
     other.requestsByTransport.foreach { case (k, v) => add(requestsByTransport, k, v) }
     transportFallbacks += other.transportFallbacks
@@ -210,6 +213,7 @@ private[spark] final class FetchCounters extends Serializable {
       "chunks_read" -> chunksRead,
       "chunk_fallbacks" -> chunkFallbacks,
       "chunks_at_peers" -> chunksAtPeers,
+      "chunks_in_ranges" -> chunksInRanges,
       "requests" -> requests,
       "requests_by_transport" -> requestsByTransport.toMap,
       "transport_fallbacks" -> transportFallbacks,

@@ -265,6 +265,14 @@ private[spark] final class MergeStore(
   def chunk(shuffleId: Int, chunkId: Int): Option[ManagedBuffer] =
     Option(shuffles.get(shuffleId)).flatMap(s => s.synchronized(s.bytesOf(chunkId)))
 
+  /**
+   * The bytes of the chunks this executor holds of partitions `[start, end)`, back to back in
+   * their layout's order (those handed off to peers left out); none unless a layout sealed
+   * every one of them, so the chunks are those the layout listed.
+   */
+  def range(shuffleId: Int, start: Int, end: Int): Option[ManagedBuffer] =
+    Option(shuffles.get(shuffleId)).flatMap(s => s.synchronized(s.range(start, end)))
+
   /** A view of the bytes of chunk `chunkId` of `partition`, which its owner handed off here. */
   def hostedChunk(shuffleId: Int, partition: Int, chunkId: Int): Option[ManagedBuffer] =
     Option(shuffles.get(shuffleId)).flatMap(s => s.synchronized(s.hostedBytes(partition, chunkId)))
@@ -404,6 +412,13 @@ private final class ShuffleMerges {
     merge.chunks.map(_.describe)
   }
 
+  def range(start: Int, end: Int): Option[ManagedBuffer] =
+    if (removed || !(start until end).forall(isSealed)) None
+    else {
+      val held = (start until end).flatMap(p => partitions(p).chunks).filter(_.hostedAt.isEmpty)
+      Some(new NettyManagedBuffer(Unpooled.wrappedBuffer(held.flatMap(_.buffers): _*)))
+    }
+
   def bytesOf(chunkId: Int): Option[ManagedBuffer] =
     chunks.lift(chunkId).filter(_.hostedAt.isEmpty).map(_.data)
 }
@@ -449,8 +464,13 @@ private final class Chunk(val id: Int, val partition: Int) {
   /** A view of the bytes in memory, no copy, or the file segment that holds them. */
   def data: ManagedBuffer = onDisk match {
     case Some((file, offset)) => file.segment(offset, bytes)
-    case None =>
-      new NettyManagedBuffer(Unpooled.wrappedBuffer(slices.map(_.asReadOnlyBuffer()).toSeq: _*))
+    case None => new NettyManagedBuffer(Unpooled.wrappedBuffer(buffers: _*))
+  }
+
+  /** Views of the bytes in memory, or the bytes read from disk. */
+  def buffers: Seq[ByteBuffer] = onDisk match {
+    case Some(_) => Seq(data.nioByteBuffer())
+    case None => slices.map(_.asReadOnlyBuffer()).toSeq
   }
 
   def add(mapId: Long, slice: ByteBuffer): Unit = {

@@ -38,8 +38,10 @@ private[spark] final case class MergedPartition(
  * request, with a negative map id, which no map task has: -1 for the layout of partitions
  * `[start, end)` (which seals them: nothing more is merged into them), -2 for the room an
  * executor has for other owners' chunks (shuffle 0: room is executor-wide), -3 for what the
- * executor merged of the shuffle so far (its summary), -4 - k for the owner's chunk k, and -2^32 - k for chunk
- * k of partition p that p's owner handed off to the executor asked (p has one owner, so (p, k) is
+ * executor merged of the shuffle so far (its summary), -4 for the chunks of partitions
+ * `[start, end)` the owner holds, back to back in their layout's order (one request for the
+ * chunks of many small partitions), -5 - k for the owner's chunk k, and -2^32 - k for chunk k of
+ * partition p that p's owner handed off to the executor asked (p has one owner, so (p, k) is
  * unique there). Spark's upload path parses only non-negative ids, so a hand-off travels as
  * `(shuffleId, k, p + 1, p)`: no run of a map output has a reversed range.
  */
@@ -48,7 +50,8 @@ private[spark] object MergedBlocks {
   private val LayoutMapId = -1L
   private val RoomMapId = -2L
   private val SummaryMapId = -3L
-  private val FirstChunkMapId = -4L
+  private val RangeMapId = -4L
+  private val FirstChunkMapId = -5L
   private val FirstHostedMapId = -(1L << 32)
 
   def layout(shuffleId: Int, start: Int, end: Int): ShuffleBlockBatchId =
@@ -66,6 +69,18 @@ private[spark] object MergedBlocks {
         FirstChunkMapId - chunk.chunkId,
         chunk.partition,
         chunk.partition + 1)
+
+  /** The chunks the owner holds of partitions `[start, end)`, which a layout sealed. */
+  def range(shuffleId: Int, start: Int, end: Int): ShuffleBlockBatchId =
+    ShuffleBlockBatchId(shuffleId, RangeMapId, start, end)
+
+  /** A request for the chunks of a partition range: `(shuffleId, start, end)`. */
+  object Range {
+    def unapply(id: BlockId): Option[(Int, Int, Int)] = id match {
+      case ShuffleBlockBatchId(shuffleId, RangeMapId, start, end) => Some((shuffleId, start, end))
+      case _ => None
+    }
+  }
 
   def hosted(shuffleId: Int, partition: Int, chunkId: Int): ShuffleBlockBatchId =
     ShuffleBlockBatchId(shuffleId, FirstHostedMapId - chunkId, partition, partition + 1)

@@ -21,11 +21,13 @@ import org.apache.spark.storage.{BlockId, BlockManagerId, ShuffleBlockId}
  *               chunks at their owners and without the blocks read out of them
  * @param chunks the blocks the task reads out of each chunk
  * @param chunksAtPeers how many of those chunks are read at a peer their owner handed them to
+ * @param chunksInRanges how many chunks are read as part of a partition range's request
  */
 private[spark] final case class MergedReads(
     blocks: Seq[(BlockManagerId, MergedReads.Blocks)],
     chunks: Map[BlockId, IndexedSeq[ChunkPart]],
-    chunksAtPeers: Int)
+    chunksAtPeers: Int,
+    chunksInRanges: Int)
 
 private[spark] object MergedReads extends Logging {
 
@@ -37,11 +39,18 @@ private[spark] object MergedReads extends Logging {
    * instead. A chunk is read when at least half its bytes are blocks the task needs (the rest,
    * of maps outside the task's range or of attempts Spark did not keep, are skipped); a block
    * is read once, from the first chunk that holds it.
+   *
+   * The chunks an owner holds of consecutive partitions the task reads whole are read in one
+   * request of up to `rangeBytes` ([[MergedBlocks.range]]): a coalesced reduce task reads many
+   * small partitions, each merged into one small chunk, and would otherwise pay a request and a
+   * stream per partition. A partition of more than `rangeBytes`, or one with a chunk left out,
+   * is read a chunk per request, and so is a chunk its owner handed off, at its peer.
    */
   def plan(
       shuffleId: Int,
       byAddress: Seq[(BlockManagerId, Blocks)],
-      layouts: Seq[(BlockManagerId, Seq[MergedChunk])]): MergedReads = {
+      layouts: Seq[(BlockManagerId, Seq[MergedChunk])],
+      rangeBytes: Long): MergedReads = {
     val needed = mutable.HashMap.empty[(Long, Int), (BlockManagerId, Int)]
     byAddress.foreach { case (home, blocks) =>
       blocks.foreach {
@@ -51,32 +60,79 @@ private[spark] object MergedReads extends Logging {
       }
     }
     val taken = mutable.HashSet.empty[(Long, Int)]
-    val chunks = Map.newBuilder[BlockId, IndexedSeq[ChunkPart]]
-    val chunkRefs = layouts.flatMap { case (owner, layout) =>
-      layout.flatMap { chunk =>
-        var offset = 0L
-        val keyedParts = chunk.mapIds.indices.flatMap { i =>
-          val key = (chunk.mapIds(i), chunk.partition)
-          val part = needed.get(key).filterNot(_ => taken(key)).map { case (home, mapIndex) =>
-            key -> ChunkPart(
-              BlockRef(ShuffleBlockId(shuffleId, key._1, key._2), chunk.lengths(i), mapIndex),
-              home,
-              offset,
-              chunk.lengths(i))
-          }
-          offset += chunk.lengths(i)
-          part
+    // The parts of `chunk` the task reads, if it reads the chunk, which takes their blocks.
+    def select(chunk: MergedChunk): Option[IndexedSeq[ChunkPart]] = {
+      var offset = 0L
+      val keyedParts = chunk.mapIds.indices.flatMap { i =>
+        val key = (chunk.mapIds(i), chunk.partition)
+        val part = needed.get(key).filterNot(_ => taken(key)).map { case (home, mapIndex) =>
+          key -> ChunkPart(
+            BlockRef(ShuffleBlockId(shuffleId, key._1, key._2), chunk.lengths(i), mapIndex),
+            home,
+            offset,
+            chunk.lengths(i))
         }
-        val parts = keyedParts.map(_._2)
-        if (parts.nonEmpty && 2 * parts.iterator.map(_.length).sum >= chunk.bytes) {
-          taken ++= keyedParts.map(_._1)
-          val id = MergedBlocks.chunk(shuffleId, chunk)
-          chunks += id -> parts
-          Some(chunk.hostedAt.getOrElse(owner) -> ((id: BlockId, chunk.bytes, -1)))
+        offset += chunk.lengths(i)
+        part
+      }
+      val parts = keyedParts.map(_._2)
+      if (parts.nonEmpty && 2 * parts.iterator.map(_.length).sum >= chunk.bytes) {
+        taken ++= keyedParts.map(_._1)
+        Some(parts)
+      } else None
+    }
+    val chunks = Map.newBuilder[BlockId, IndexedSeq[ChunkPart]]
+    val reads = Seq.newBuilder[(BlockManagerId, (BlockId, Long, Int))]
+    var inRanges = 0
+    def read(at: BlockManagerId, id: BlockId, bytes: Long, parts: IndexedSeq[ChunkPart]): Unit = {
+      chunks += id -> parts
+      reads += at -> ((id, bytes, -1))
+    }
+    layouts.foreach { case (owner, layout) =>
+      val selected = layout.map(chunk => chunk -> select(chunk))
+      selected.foreach {
+        case (chunk, Some(parts)) if chunk.hostedAt.isDefined =>
+          read(chunk.hostedAt.get, MergedBlocks.chunk(shuffleId, chunk), chunk.bytes, parts)
+        case _ =>
+      }
+      val range = mutable.ArrayBuffer.empty[(MergedChunk, IndexedSeq[ChunkPart])]
+      var rangeTotal = 0L
+      def flush(): Unit = {
+        range.toSeq match {
+          case Seq() =>
+          case Seq((chunk, parts)) =>
+            read(owner, MergedBlocks.chunk(shuffleId, chunk), chunk.bytes, parts)
+          case many =>
+            val starts = many.scanLeft(0L)(_ + _._1.bytes)
+            val parts = many.zip(starts).flatMap { case ((_, ps), start) =>
+              ps.map(p => p.copy(offset = p.offset + start))
+            }
+            val id =
+              MergedBlocks.range(shuffleId, many.head._1.partition, many.last._1.partition + 1)
+            read(owner, id, starts.last, parts.toIndexedSeq)
+            inRanges += many.size
+        }
+        range.clear()
+        rangeTotal = 0L
+      }
+      // Each partition's chunks in their layout's order, which is the order the owner serves.
+      val held = selected.filter(_._1.hostedAt.isEmpty).groupBy(_._1.partition).toSeq.sortBy(_._1)
+      held.foreach { case (_, of) =>
+        val bytes = of.iterator.map(_._1.bytes).sum
+        if (of.forall(_._2.isDefined) && bytes <= rangeBytes) {
+          if (rangeTotal + bytes > rangeBytes) flush()
+          range ++= of.map { case (chunk, parts) => chunk -> parts.get }
+          rangeTotal += bytes
         } else {
-          None
+          flush()
+          of.foreach {
+            case (chunk, Some(parts)) =>
+              read(owner, MergedBlocks.chunk(shuffleId, chunk), chunk.bytes, parts)
+            case _ =>
+          }
         }
       }
+      flush()
     }
     val left = byAddress.map { case (home, blocks) =>
       home -> blocks.filter {
@@ -84,13 +140,16 @@ private[spark] object MergedReads extends Logging {
         case _ => true
       }
     }
-    // A chunk an owner handed off is read where it went.
-    val atOwners = chunkRefs.groupMap(_._1)(_._2)
+    val atHolders = reads.result().groupMap(_._1)(_._2)
     val merged = left.map { case (address, blocks) =>
-      address -> (blocks ++ atOwners.getOrElse(address, Nil))
-    } ++ atOwners.filter { case (owner, _) => !left.exists(_._1 == owner) }.toSeq
+      address -> (blocks ++ atHolders.getOrElse(address, Nil))
+    } ++ atHolders.filter { case (holder, _) => !left.exists(_._1 == holder) }.toSeq
     val result = chunks.result()
-    MergedReads(merged, result, result.keys.count(MergedBlocks.Hosted.unapply(_).isDefined))
+    MergedReads(
+      merged,
+      result,
+      result.keys.count(MergedBlocks.Hosted.unapply(_).isDefined),
+      inRanges)
   }
 
   /**

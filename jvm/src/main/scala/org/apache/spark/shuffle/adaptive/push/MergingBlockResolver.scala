@@ -34,6 +34,10 @@ private[spark] final class MergingBlockResolver(
         merges
           .chunk(shuffleId, chunkId)
           .getOrElse(throw new IOException(s"$blockId: no such merged chunk here"))
+      case MergedBlocks.Range(shuffleId, start, end) =>
+        merges
+          .range(shuffleId, start, end)
+          .getOrElse(throw new IOException(s"$blockId: partitions not sealed here"))
       case MergedBlocks.Hosted(shuffleId, partition, chunkId) =>
         merges
           .hostedChunk(shuffleId, partition, chunkId)

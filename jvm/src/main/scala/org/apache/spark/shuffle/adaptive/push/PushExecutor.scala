@@ -21,7 +21,7 @@ private[spark] final class PushExecutor(
     files: IndexShuffleBlockResolver,
     metrics: => Option[ExecutorShuffleMetrics]) {
 
-  private[this] val chunkSize = conf.get(PUSH_CHUNK_SIZE)
+  val chunkSize: Long = conf.get(PUSH_CHUNK_SIZE)
 
   // Merged files go where Spark keeps this executor's other temporary blocks (its local dirs,
   // removed with the executor); SparkEnv is complete by the time a chunk moves there.

@@ -82,7 +82,8 @@ object DriverScaleBench {
       }
     }
     // The first plan runs cold; a long job's reduce tasks run warm.
-    val plans = (1 to 5).map(_ => timed(MergedReads.plan(0, byAddress, Seq(ids.head -> layout))))
+    val plans =
+      (1 to 5).map(_ => timed(MergedReads.plan(0, byAddress, Seq(ids.head -> layout), 4L << 20)))
     val planMs = plans.map(_._2)
     println(
       f"push  reduce task of $maps blocks: layout from its owner $layoutMs%.1f ms, plan " +

@@ -132,6 +132,37 @@ class MergeStoreSuite extends AnyFunSuite {
     dir.delete()
   }
 
+  test("a range serves the chunks held of sealed partitions back to back, in layout order") {
+    val dir = Files.createTempDirectory("merge-store").toFile
+    val (s, m) = store(100, chunkSize = 30, disk = diskIn(dir))
+    receive(s, 1, 30, 5, 0, 4)
+    receive(s, 2, 30, 5, 0, 4)
+    receive(s, 3, 20)
+    receive(s, 4, 20, 5) // partition 0's first chunk moves to disk
+    assert(s.bytesMovedToDisk === 30)
+    assert(s.range(0, 0, 4).isEmpty, "not before a layout sealed every partition of it")
+    val layout = s.layout(0, 0, 4)
+    val range = s.range(0, 0, 4).get.nioByteBuffer()
+    val bytes = new Array[Byte](range.remaining)
+    range.get(bytes)
+    assert(bytes.toSeq === layout.flatMap(c => bytesOf(s, c).toSeq))
+    assert(bytes.length === 100 + 15 + 8)
+    // Partition 3 alone: partitions with nothing merged add nothing.
+    assert(s.range(0, 2, 4).get.size === 8)
+    s.removeShuffle(0)
+    assert(s.range(0, 0, 4).isEmpty)
+    dir.delete()
+  }
+
+  test("a range leaves out the chunks handed off to peers") {
+    val (s, _) = hotAndCold()
+    s.takeForHandOff(100).foreach(c => assert(s.handedOff(c, peer)))
+    val layout = s.layout(0, 0, 2)
+    val held = layout.filter(_.hostedAt.isEmpty)
+    assert(held.size === layout.size - 1)
+    assert(s.range(0, 0, 2).get.size === held.map(_.bytes).sum)
+  }
+
   test("a run larger than the whole memory stays in its file, and nothing moves to disk") {
     val dir = Files.createTempDirectory("merge-store").toFile
     val (s, m) = store(50, chunkSize = 30, disk = diskIn(dir))
@@ -178,6 +209,14 @@ class MergeStoreSuite extends AnyFunSuite {
     assert(MergedBlocks.Hosted.unapply(hosted) === Some((2, 7, 5)))
     assert(MergedBlocks.Chunk.unapply(hosted).isEmpty && MergedBlocks.isMerged(hosted))
     assert(Seq(id, hosted, MergedBlocks.layout(2, 4, 9)).forall(i => !MergedBlocks.isRoom(i)))
+    // A partition range's chunks: an id of its own, which no other case takes.
+    val range = MergedBlocks.range(2, 4, 9)
+    assert(MergedBlocks.isMerged(range) && MergedBlocks.Range.unapply(range) === Some((2, 4, 9)))
+    assert(
+      Seq(id, hosted, MergedBlocks.layout(2, 4, 9)).forall(MergedBlocks.Range.unapply(_).isEmpty))
+    assert(MergedBlocks.Layout.unapply(range).isEmpty && MergedBlocks.Chunk.unapply(range).isEmpty)
+    assert(
+      MergedBlocks.Hosted.unapply(range).isEmpty && MergedBlocks.Summary.unapply(range).isEmpty)
     // Its upload parses as Spark parses uploaded block ids, and is no run of a map output.
     val upload = MergedBlocks.handOff(2, 7, 5)
     assert(org.apache.spark.storage.BlockId(upload.name) === upload)

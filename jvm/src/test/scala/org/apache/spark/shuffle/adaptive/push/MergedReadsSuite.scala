@@ -26,7 +26,7 @@ class MergedReadsSuite extends AnyFunSuite {
       .toMap
 
   test("merged blocks are read as their chunk at its owner, the others from their homes") {
-    val plan = MergedReads.plan(0, needed(1, 2, 3, 4), Seq(owner -> Seq(chunk(0, 3, 1, 2))))
+    val plan = MergedReads.plan(0, needed(1, 2, 3, 4), Seq(owner -> Seq(chunk(0, 3, 1, 2))), 1000)
     val id = MergedBlocks.chunk(0, chunk(0, 3, 1, 2))
     assert(listed(plan) === Map("a" -> Set("shuffle_0_4_5"), "o" -> Set(id.name)))
     val parts = plan.chunks(id)
@@ -41,7 +41,7 @@ class MergedReadsSuite extends AnyFunSuite {
 
   test("blocks of attempts Spark did not keep or maps outside the range are skipped") {
     // Map 9 is a lost attempt, map 4 outside this task's map range: 2 of 4 blocks needed.
-    val plan = MergedReads.plan(0, needed(1, 2), Seq(owner -> Seq(chunk(0, 9, 1, 4, 2))))
+    val plan = MergedReads.plan(0, needed(1, 2), Seq(owner -> Seq(chunk(0, 9, 1, 4, 2))), 1000)
     val parts = plan.chunks.values.head
     assert(
       parts.map(p => (p.block.blockId.name, p.offset)) ===
@@ -50,23 +50,92 @@ class MergedReadsSuite extends AnyFunSuite {
   }
 
   test("a chunk mostly of blocks the task does not need is not read; its blocks come from files") {
-    val plan = MergedReads.plan(0, needed(1), Seq(owner -> Seq(chunk(0, 1, 7, 8))))
+    val plan = MergedReads.plan(0, needed(1), Seq(owner -> Seq(chunk(0, 1, 7, 8))), 1000)
     assert(plan.chunks.isEmpty && listed(plan) === Map("b" -> Set("shuffle_0_1_5")))
   }
 
   test("a block held by two chunks is read from the first") {
     val plan =
-      MergedReads.plan(0, needed(1, 3), Seq(owner -> Seq(chunk(0, 1, 3)), a -> Seq(chunk(1, 3))))
+      MergedReads.plan(
+        0,
+        needed(1, 3),
+        Seq(owner -> Seq(chunk(0, 1, 3)), a -> Seq(chunk(1, 3))),
+        1000)
     assert(plan.chunks.keySet === Set(MergedBlocks.chunk(0, chunk(0, 1, 3)): BlockId))
     assert(listed(plan) === Map("o" -> Set(MergedBlocks.chunk(0, chunk(0, 1, 3)).name)))
   }
 
   test("a chunk its owner handed off is read at the peer that holds it") {
     val handedOff = chunk(0, 1, 2).copy(hostedAt = Some(a))
-    val plan = MergedReads.plan(0, needed(1, 2, 3), Seq(owner -> Seq(handedOff)))
+    val plan = MergedReads.plan(0, needed(1, 2, 3), Seq(owner -> Seq(handedOff)), 1000)
     val id = MergedBlocks.chunk(0, handedOff)
     assert(MergedBlocks.Hosted.unapply(id) === Some((0, 5, 0)))
     assert(listed(plan) === Map("a" -> Set(id.name), "b" -> Set("shuffle_0_3_5")))
+    assert(plan.chunksAtPeers === 1)
+  }
+
+  /** Maps 1 and 2 (homes a and b) of partitions 5 to 8, 100 bytes each block. */
+  private val coalesced: Seq[(BlockManagerId, Seq[(BlockId, Long, Int)])] =
+    Seq(a -> 2L, b -> 1L).map { case (home, m) =>
+      home -> (5 to 8).map(p => (ShuffleBlockId(0, m, p): BlockId, 100L, m.toInt))
+    }
+
+  /** Chunk `id` of `partition`, of maps 1 and 2. */
+  private def small(id: Int, partition: Int) =
+    MergedChunk(id, partition, Array(1L, 2L), Array(100L, 100L))
+
+  test("the chunks of consecutive partitions read whole come in one request, up to its size") {
+    val layout = (5 to 8).map(p => small(p - 5, p))
+    val plan = MergedReads.plan(0, coalesced, Seq(owner -> layout), rangeBytes = 600)
+    val range = MergedBlocks.range(0, 5, 8)
+    val last = MergedBlocks.chunk(0, layout.last)
+    assert(listed(plan) === Map("o" -> Set(range.name, last.name)))
+    assert(
+      plan.blocks.flatMap(_._2).collect { case (id, size, _) if id == range => size } === Seq(600L))
+    // Offsets run on across the chunks, in the layout's order.
+    assert(
+      plan.chunks(range).map(p => (p.block.blockId.name, p.offset)) === Seq(
+        ("shuffle_0_1_5", 0L),
+        ("shuffle_0_2_5", 100L),
+        ("shuffle_0_1_6", 200L),
+        ("shuffle_0_2_6", 300L),
+        ("shuffle_0_1_7", 400L),
+        ("shuffle_0_2_7", 500L)))
+    assert(plan.chunks(last).map(_.offset) === Seq(0L, 100L))
+    assert(plan.chunksInRanges === 3)
+  }
+
+  test("a partition not read whole, or larger than a request, is read a chunk per request") {
+    // Partition 6: a second chunk mostly of maps not needed; partition 8: two chunks, 400 bytes.
+    val layout = Seq(
+      small(0, 5),
+      small(1, 6),
+      MergedChunk(2, 6, Array(7L, 8L), Array(100L, 100L)),
+      small(3, 7),
+      small(4, 8),
+      small(5, 8).copy(mapIds = Array(3L, 4L)))
+    val needs = coalesced.map { case (home, blocks) =>
+      val m = if (home == a) 4L else 3L
+      home -> (blocks :+ ((ShuffleBlockId(0, m, 8): BlockId, 100L, m.toInt)))
+    }
+    val plan = MergedReads.plan(0, needs, Seq(owner -> layout), rangeBytes = 300)
+    assert(listed(plan)("o") === Set(0, 1, 3, 4, 5).map(i => MergedBlocks.chunk(0, layout(i)).name))
+    assert(
+      plan.chunks.keys.forall(MergedBlocks.Range.unapply(_).isEmpty) && plan.chunksInRanges == 0)
+  }
+
+  test("a chunk handed off is read at its peer and leaves the owner's range whole") {
+    val layout = Seq(small(0, 5), small(1, 6).copy(hostedAt = Some(a)), small(2, 7))
+    val plan = MergedReads.plan(0, coalesced, Seq(owner -> layout), rangeBytes = 1000)
+    val range = MergedBlocks.range(0, 5, 8)
+    assert(listed(plan)("o") === Set(range.name))
+    assert(listed(plan)("a") contains MergedBlocks.chunk(0, layout(1)).name)
+    assert(
+      plan.chunks(range).map(p => (p.block.blockId.name, p.offset)) === Seq(
+        ("shuffle_0_1_5", 0L),
+        ("shuffle_0_2_5", 100L),
+        ("shuffle_0_1_7", 200L),
+        ("shuffle_0_2_7", 300L)))
     assert(plan.chunksAtPeers === 1)
   }
 }
