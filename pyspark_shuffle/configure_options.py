@@ -40,6 +40,7 @@ KEYWORDS = {
     "push_chunk_size": "push.chunkSize",
     "push_max_block_size": "push.maxBlockSize",
     "push_spill_to_peers": "push.spillToPeers",
+    "push_place_by_size_after": "push.placeBySizeAfter",
     "testing_serve_delay": "testing.serveDelay",
 }
 

@@ -44,16 +44,17 @@ private[spark] object SparkCompat {
     Utils.copyStreamUpTo(in, maxSize)
 
   /**
-   * Bytes of each of the `numReducers` reduce partitions of a shuffle, from its registered map
-   * outputs' MapStatus sizes (driver only; empty for a shuffle the tracker does not know).
+   * Bytes of each of the `numReducers` reduce partitions of a shuffle, from the MapStatus sizes
+   * of its registered map outputs, the first `maxMaps` of them (driver only; empty for a shuffle
+   * the tracker does not know).
    */
-  def partitionBytes(shuffleId: Int, numReducers: Int): Seq[Long] =
+  def partitionBytes(shuffleId: Int, numReducers: Int, maxMaps: Int = Int.MaxValue): Seq[Long] =
     SparkEnv.get.mapOutputTracker match {
       case tracker: MapOutputTrackerMaster =>
         tracker.shuffleStatuses.get(shuffleId).toSeq.flatMap { status =>
           status.withMapStatuses { statuses =>
             val sizes = new Array[Long](numReducers)
-            statuses.filter(_ != null).foreach { s =>
+            statuses.iterator.filter(_ != null).take(maxMaps).foreach { s =>
               (0 until numReducers).foreach(r => sizes(r) += s.getSizeForBlock(r))
             }
             sizes.toSeq

@@ -14,10 +14,12 @@ import org.apache.spark.shuffle.adaptive.push.OwnerTable
  *
  * The owners are placed (by `placeOwners`, on the driver) when the handle is first serialized,
  * which is when its map stage is submitted: the executors that will run the map tasks are known
- * by then, where they may not be when the shuffle is registered. Every task of the shuffle, map
- * and reduce, then carries the same table, and none asks the driver for it; each later
- * serialization (a reduce stage's submission) leaves out the owners the driver lost meanwhile
- * (`liveExecutors`), so that reduce tasks do not wait on them.
+ * by then, where they may not be when the shuffle is registered. The driver may place them again
+ * by the sizes the first map outputs reported ([[push.OwnerPlacement]]), a newer version that it
+ * sends the executors' pushers itself; the handle keeps every version, since a partition's
+ * blocks may be merged at its owner in any of them. No task asks the driver for a table; each
+ * later serialization (a reduce stage's submission) carries every version and leaves out the
+ * owners the driver lost meanwhile (`liveExecutors`), so that reduce tasks do not wait on them.
  */
 private[spark] final class AdaptiveShuffleHandle[K, V, C](
     shuffleId: Int,
@@ -29,17 +31,27 @@ private[spark] final class AdaptiveShuffleHandle[K, V, C](
     @transient private[this] val liveExecutors: () => Set[String])
     extends BaseShuffleHandle(shuffleId, dependency) {
 
-  private[this] var placed: Option[OwnerTable] = _
+  private[this] var placed: Option[Seq[OwnerTable]] = _
 
-  /** mode=push: who merges which partitions. */
-  def owners: Option[OwnerTable] = synchronized {
-    if (placed == null) placed = Option(placeOwners).flatMap(_())
+  /** mode=push: every version of who merges which partitions, oldest first. */
+  def ownerVersions: Option[Seq[OwnerTable]] = synchronized {
+    if (placed == null) placed = Option(placeOwners).flatMap(_()).map(Seq(_))
     placed
+  }
+
+  /** mode=push: the newest version of who merges which partitions, the one pushers follow. */
+  def owners: Option[OwnerTable] = ownerVersions.map(_.last)
+
+  /** Driver only: a newer version of the table. */
+  def addOwnerVersion(table: OwnerTable): Unit = synchronized {
+    placed = ownerVersions.map(_ :+ table)
   }
 
   private def writeObject(out: ObjectOutputStream): Unit = {
     synchronized {
-      placed = if (placed == null) owners else placed.map(_.keepingOnly(liveExecutors()))
+      placed =
+        if (placed == null) ownerVersions
+        else placed.map(_.map(_.keepingOnly(liveExecutors())))
     }
     out.defaultWriteObject()
   }

@@ -12,7 +12,7 @@ import org.apache.spark.shuffle.adaptive.fetch.{AdaptiveShuffleReader, BatchFetc
 import org.apache.spark.shuffle.adaptive.flow.PeerTraffic
 import org.apache.spark.internal.config.SHUFFLE_SERVICE_ENABLED
 import org.apache.spark.shuffle.adaptive.metrics.{ExecutorShuffleMetrics, FetchCounters, FetchMetricsAccumulator, FetchMetricsListener, PluginMetricsSource, ShuffleReadReporter}
-import org.apache.spark.shuffle.adaptive.push.{MergedBlocks, MergedReads, MergedTransport, MergeStore, MergeSummaries, OwnerTable, PushExecutor, PushQueue, ShuffleMergeSummary}
+import org.apache.spark.shuffle.adaptive.push.{MergedReads, MergedTransport, MergeStore, OwnerTable, PushDriver, PushExecutor, PushQueue, ShuffleMergeSummary}
 import org.apache.spark.shuffle.adaptive.config.AdaptiveShuffleConf.{MODE, Mode, TRANSPORT, Transport}
 import org.apache.spark.shuffle.adaptive.transport.{MapOutputServing, ServingShuffleWriter, TransportFactory}
 import org.apache.spark.shuffle.adaptive.transport.ucx.UcxRegistry
@@ -124,8 +124,8 @@ private[spark] class AdaptiveShuffleManager(conf: SparkConf)
   /** Driver only: what each shuffle's reduce stage read, for the skew report. */
   @volatile private[spark] var readReports: Option[ShuffleReadReporter] = None
 
-  /** Driver only, in mode=push: what the owners merged by each map stage's end. */
-  @volatile private[this] var mergeSummaries: Option[MergeSummaries] = None
+  /** Driver only, in mode=push: merge summaries and owner placement. */
+  @volatile private[this] var pushDriver: Option[PushDriver] = None
 
   /** Driver only, where transports other than Netty may run: the UCX registry. */
   @volatile private[this] var ucxRegistry: Option[RpcEndpointRef] = None
@@ -145,14 +145,12 @@ private[spark] class AdaptiveShuffleManager(conf: SparkConf)
       readReports = Some(reporter)
       if (conf.get(TRANSPORT) != Transport.Netty) ucxRegistry = Some(UcxRegistry.start(sc))
       if (mode == Mode.Push) {
-        val summaries = new MergeSummaries(
-          (owner, id) =>
-            MergedReads.ask(sc.env, owner, MergedBlocks.summary(id))(MergedBlocks.decodeSummary),
-          RpcUtils.askRpcTimeout(conf).duration,
-          id => SparkCompat.partitionBytes(id, reducers.getOrDefault(id, 0)).sum,
-          s => driverMetrics.update("push.", Map(s.shuffleId.toString -> s.toMap)))
-        sc.addSparkListener(summaries)
-        mergeSummaries = Some(summaries)
+        pushDriver = Some(
+          new PushDriver(
+            sc,
+            () => taskExecutors(sc),
+            id => SparkCompat.partitionBytes(id, reducers.getOrDefault(id, 0)).sum,
+            s => driverMetrics.update("push.", Map(s.shuffleId.toString -> s.toMap))))
       }
     }
     val accumulator = new FetchMetricsAccumulator
@@ -168,7 +166,13 @@ private[spark] class AdaptiveShuffleManager(conf: SparkConf)
       () =>
         if (mode == Mode.Push) Some(OwnerTable.uniform(numPartitions, taskExecutors(sc))) else None,
       () => taskExecutors(sc).map(_.executorId).toSet)
-    mergeSummaries.foreach(_.register(shuffleId, () => handle.owners))
+    pushDriver.foreach(
+      _.register(
+        shuffleId,
+        handle.numMaps,
+        numPartitions,
+        () => handle.ownerVersions,
+        handle.addOwnerVersion))
     handle
   }
 
@@ -238,7 +242,7 @@ private[spark] class AdaptiveShuffleManager(conf: SparkConf)
         // half the map outputs (AQE's local reader, narrow skew splits) would read none, so it
         // neither asks for layouts nor seals partitions.
         if 2L * (math.min(endMapIndex, h.numMaps) - startMapIndex) >= h.numMaps
-        owners <- h.owners
+        owners <- h.ownerVersions
       } yield MergedReads.plan(
         handle.shuffleId,
         blocks,
@@ -270,7 +274,7 @@ private[spark] class AdaptiveShuffleManager(conf: SparkConf)
         shared = PeerTraffic.shared(settings.waitWindow),
         batch = batch,
         backoff = DirectMemoryBackoff.shared,
-        chunks = merged.fold(Map.empty[BlockId, IndexedSeq[ChunkPart]])(_.chunks),
+        chunks = merged.fold(Map.empty[(BlockManagerId, BlockId), IndexedSeq[ChunkPart]])(_.chunks),
         concatenate = merged.exists(_.chunks.nonEmpty) &&
           BatchFetch.concatenable(env.conf, baseHandle.dependency.serializer))
     }
@@ -279,9 +283,9 @@ private[spark] class AdaptiveShuffleManager(conf: SparkConf)
 
   override def unregisterShuffle(shuffleId: Int): Boolean = {
     reducers.remove(shuffleId)
-    mergeSummaries.foreach(_.remove(shuffleId))
+    pushDriver.foreach(_.remove(shuffleId))
     ucxRegistry.foreach(_.send(UcxRegistry.ShuffleRemoved(shuffleId)))
-    pushExecutor.foreach(_.merges.removeShuffle(shuffleId))
+    pushExecutor.foreach(_.removeShuffle(shuffleId))
     transports.removed(shuffleId)
     sortShuffle.unregisterShuffle(shuffleId)
   }
@@ -293,14 +297,14 @@ private[spark] class AdaptiveShuffleManager(conf: SparkConf)
 
   /** Driver only, in mode=push: what the owners had merged when each map stage ended. */
   private[spark] def mergeSummaryReport: Map[Int, ShuffleMergeSummary] =
-    mergeSummaries.fold(Map.empty[Int, ShuffleMergeSummary])(_.all)
+    pushDriver.fold(Map.empty[Int, ShuffleMergeSummary])(_.report)
 
   /** This executor's merged partitions, in mode=push. */
   private[spark] def mergeStore: Option[MergeStore] = pushExecutor.map(_.merges)
 
   override def stop(): Unit = {
     transports.stop()
-    mergeSummaries.foreach(_.stop())
+    pushDriver.foreach(_.stop())
     pushExecutor.foreach(_.stop())
     sortShuffle.stop()
   }

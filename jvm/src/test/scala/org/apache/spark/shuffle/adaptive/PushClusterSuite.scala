@@ -8,7 +8,7 @@ import org.apache.spark.{LocalSparkContext, MapOutputTrackerMaster, Partition, S
 import org.apache.spark.internal.config.{SERIALIZER, SHUFFLE_MANAGER}
 import org.apache.spark.rdd.RDD
 import org.apache.spark.serializer.KryoSerializer
-import org.apache.spark.shuffle.adaptive.config.AdaptiveShuffleConf.{MODE, PUSH_MAX_BLOCK_SIZE, PUSH_QUEUE_SIZE, PUSH_SPILL_TO_PEERS, STORE_MAX_SIZE}
+import org.apache.spark.shuffle.adaptive.config.AdaptiveShuffleConf.{MODE, PUSH_MAX_BLOCK_SIZE, PUSH_PLACE_BY_SIZE_AFTER, PUSH_QUEUE_SIZE, PUSH_SPILL_TO_PEERS, STORE_MAX_SIZE}
 import org.apache.spark.shuffle.adaptive.dummy.{DestinationPartitioner, DummySpec, PinnedRDD}
 import org.apache.spark.shuffle.adaptive.push.MergeStore
 import org.apache.spark.shuffle.adaptive.dummy.ExecutorProbe
@@ -17,7 +17,7 @@ import org.apache.spark.shuffle.sort.SortShuffleManager
 /**
  * mode=push on three executors: a skewed DummyRDD (Zipf alpha = 1, 80 partitions) whose map
  * tasks all run on executor 0, so every byte the other executors merged was pushed there. Each
- * executor owns a third of the partitions.
+ * executor owns a third of the partitions (unless a case has them placed again by size).
  */
 class PushClusterSuite extends SparkFunSuite with LocalSparkContext with Eventually {
   import SkewedShuffles.shuffledDigest
@@ -35,7 +35,8 @@ class PushClusterSuite extends SparkFunSuite with LocalSparkContext with Eventua
   private def start(
       storeSize: Long = 64 * MiB,
       maxPushedBlock: Long = MiB,
-      spillToPeers: Boolean = true): Unit = {
+      spillToPeers: Boolean = true,
+      placeBySizeAfter: Double = 0): Unit = {
     val conf = new SparkConf()
       .set(SHUFFLE_MANAGER, classOf[AdaptiveShuffleManager].getName)
       .set(MODE, "push")
@@ -43,6 +44,7 @@ class PushClusterSuite extends SparkFunSuite with LocalSparkContext with Eventua
       .set(PUSH_QUEUE_SIZE, 64 * MiB)
       .set(PUSH_MAX_BLOCK_SIZE, maxPushedBlock)
       .set(PUSH_SPILL_TO_PEERS, spillToPeers)
+      .set(PUSH_PLACE_BY_SIZE_AFTER, placeBySizeAfter)
       // Batch fetch needs a serializer whose records may be concatenated.
       .set(SERIALIZER, classOf[KryoSerializer].getName)
       // The pinned map tasks wait for executor 0 rather than run elsewhere.
@@ -131,6 +133,29 @@ class PushClusterSuite extends SparkFunSuite with LocalSparkContext with Eventua
     val fromChunksAgain = again("bytes_from_stores").asInstanceOf[Long] - read
     assert(readAgain > 0 && fromChunksAgain > 0 && fromChunksAgain < readAgain, again)
     assert(again("chunk_fallbacks") === 0L, "the lost owner was not asked")
+  }
+
+  test(
+    "the driver places the owners again by the first map outputs' sizes; pushers follow the " +
+      "new table, and reduce tasks read the chunks of both") {
+    start(placeBySizeAfter = 0.05)
+    val shuffled = SkewedShuffles.onExecutor(sc, spec, "0")
+    val dependency = dependencyOf(shuffled)
+    sc.submitMapStage(dependency).get()
+    PushProbe.awaitPushed(sc, Seq("0"))
+    val versions = dependency.shuffleHandle
+      .asInstanceOf[AdaptiveShuffleHandle[_, _, _]]
+      .ownerVersions
+      .get
+    assert(versions.map(_.version) === Seq(0, 1), versions)
+    // Equal ranges would have owner 0 merge about 31 of the 40 MiB (see the hand-off case).
+    val held = merged(executors)
+    assert(held("0") < 0.6 * held.values.sum, held)
+    assert(held.values.forall(_ > 0), held)
+    assert(shuffledDigest(shuffled) === SkewedShuffles.expected(sc, spec))
+    val app = application()
+    val read = app("bytes_by_transport").asInstanceOf[Map[String, Long]].values.sum
+    assert(app("bytes_from_stores") === read && app("chunk_fallbacks") === 0L, app)
   }
 
   test(

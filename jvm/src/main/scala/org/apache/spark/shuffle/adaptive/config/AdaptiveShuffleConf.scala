@@ -282,6 +282,21 @@ private[spark] object AdaptiveShuffleConf {
       .obeying(Bool)
       .createWithDefault(true)
 
+  val PUSH_PLACE_BY_SIZE_AFTER: ConfigEntry[Double] =
+    ConfigBuilder(Prefix + "push.placeBySizeAfter")
+      .doc(
+        "mode=push: a map stage starts with equal ranges of partitions per owner, since no " +
+          "size is known yet. Once this fraction of its map tasks succeeded, the driver places " +
+          "the owners again by the partition sizes those map outputs reported (balanced " +
+          "placement, iShuffle), if that lowers the most bytes one owner merges by a tenth or " +
+          "more, and sends the new table to the executors' pushers; no task waits for it. " +
+          "Reduce tasks read a partition's chunks from its owner in every table. 0 keeps the " +
+          "equal ranges.")
+      .version("0.1.0")
+      .doubleConf
+      .obeying(Number(0, 1))
+      .createWithDefault(0.1)
+
   val PUSH_MAX_BLOCK_SIZE: ConfigEntry[Long] =
     ConfigBuilder(Prefix + "push.maxBlockSize")
       .doc(
@@ -332,5 +347,6 @@ private[spark] object AdaptiveShuffleConf {
     PUSH_CHUNK_SIZE,
     PUSH_MAX_BLOCK_SIZE,
     PUSH_SPILL_TO_PEERS,
+    PUSH_PLACE_BY_SIZE_AFTER,
     TESTING_SERVE_DELAY)
 }

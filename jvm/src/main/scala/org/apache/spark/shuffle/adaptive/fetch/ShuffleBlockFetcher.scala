@@ -62,7 +62,7 @@ private[spark] final class ShuffleBlockFetcher(
     shared: PeerTraffic = null,
     batch: Boolean = false,
     backoff: DirectMemoryBackoff = new DirectMemoryBackoff(() => Long.MaxValue),
-    chunks: Map[BlockId, IndexedSeq[ChunkPart]] = Map.empty,
+    chunks: Map[(BlockManagerId, BlockId), IndexedSeq[ChunkPart]] = Map.empty,
     concatenate: Boolean = false)
     extends Iterator[(BlockId, InputStream)]
     with FlowState
@@ -124,7 +124,7 @@ private[spark] final class ShuffleBlockFetcher(
       val nonEmpty = infos.iterator.collect {
         case (id, size, mapIndex) if size > 0 => BlockRef(id, size, mapIndex)
       }.toIndexedSeq
-      val (whole, blocks) = nonEmpty.partition(ref => chunks.contains(ref.blockId))
+      val (whole, blocks) = nonEmpty.partition(ref => chunks.contains((address, ref.blockId)))
       // Blocks read out of chunks leave gaps no batch may span.
       val refs =
         whole ++ (if (batch) BatchFetch.merge(blocks, acrossGaps = chunks.isEmpty) else blocks)
@@ -329,13 +329,13 @@ private[spark] final class ShuffleBlockFetcher(
     changeBytesInFlight(address.executorId, -result.block.size)
     blocksInFlight(address) -= 1
     result match {
-      case FetchResult.Failed(block, _, done, _) if chunks.contains(block.blockId) =>
+      case FetchResult.Failed(block, _, done, _) if chunks.contains((address, block.blockId)) =>
         if (done) reqsInFlight -= 1
         logWarning(
           s"Could not fetch chunk ${block.blockId} from $address; reading its blocks " +
             "from their map outputs")
         counters.chunkFallbacks += 1
-        readFromHomes(chunks(block.blockId))
+        readFromHomes(chunks((address, block.blockId)))
         null
       case FetchResult.Failed(block, _, done, cause) =>
         if (done) reqsInFlight -= 1
@@ -360,12 +360,12 @@ private[spark] final class ShuffleBlockFetcher(
           if (via != HostLocalTransport.Name) readMetrics.incRemoteReqsDuration(millis)
           backoff.liftIfFree(settings.maxReqSizeShuffleToMem)
         }
-        countFetched(buf, via, chunks.get(block.blockId).fold(1)(_.size))
+        countFetched(buf, via, chunks.get((address, block.blockId)).fold(1)(_.size))
         counters.served(address.executorId, via, buf.size)
         counters.waited(address.executorId, waitMs)
         executorState.recordWait(address.executorId, waitMs)
         observeWait(waitMs)
-        if (chunks.contains(block.blockId)) openChunk(block, address, buf)
+        if (chunks.contains((address, block.blockId))) openChunk(block, address, buf)
         else openStream(block, address, buf, remote = true)
     }
   }
@@ -393,10 +393,10 @@ private[spark] final class ShuffleBlockFetcher(
             s"Failed to read local block ${block.blockId}: ${e.getMessage}")
       }
     buf.retain()
-    readMetrics.incLocalBlocksFetched(chunks.get(block.blockId).fold(1)(_.size))
+    readMetrics.incLocalBlocksFetched(chunks.get((local.address, block.blockId)).fold(1)(_.size))
     readMetrics.incLocalBytesRead(buf.size)
     counters.served(local.address.executorId, FetchCounters.Local, buf.size)
-    if (chunks.contains(block.blockId)) openChunk(block, local.address, buf)
+    if (chunks.contains((local.address, block.blockId))) openChunk(block, local.address, buf)
     else openStream(block, local.address, buf, remote = false)
   }
 
@@ -408,7 +408,7 @@ private[spark] final class ShuffleBlockFetcher(
       chunk: BlockRef,
       address: BlockManagerId,
       buf: ManagedBuffer): (BlockId, InputStream) = {
-    val parts = chunks(chunk.blockId)
+    val parts = chunks((address, chunk.blockId))
     if (buf.size != chunk.size) {
       // Not the chunks the layout described (the owner lost them, or a bug): their offsets
       // would cut blocks wrongly.

@@ -1,6 +1,6 @@
 package org.apache.spark.shuffle.adaptive.push
 
-import java.io.File
+import java.io.{File, IOException}
 import java.nio.ByteBuffer
 import java.util.concurrent.ConcurrentHashMap
 import java.util.concurrent.atomic.AtomicLong
@@ -147,23 +147,27 @@ private[spark] final class MergeStore(
 
   /**
    * Chunk `chunkId` of `partition`, handed off here by its owner; refused (the owner tries
-   * elsewhere) when it does not fit in [[roomForPeers]].
+   * elsewhere) when it does not fit in [[roomForPeers]], and when a chunk of that partition and
+   * id is here already: owners of two versions of the table may each have merged a chunk of
+   * that id, and the one here is the one whose owner's layout names this executor.
    */
-  def receiveHandOff(shuffleId: Int, partition: Int, chunkId: Int): StreamCallbackWithID =
+  def receiveHandOff(shuffleId: Int, partition: Int, chunkId: Int): StreamCallbackWithID = {
+    val id = MergedBlocks.hosted(shuffleId, partition, chunkId)
     new RunStream(
-      MergedBlocks.hosted(shuffleId, partition, chunkId),
+      id,
       memory,
       bytes => bytes <= roomForPeers && memory.reserve(bytes),
-      (_, data) =>
-        merges(shuffleId).fold(0L) { shuffle =>
-          val kept = shuffle.synchronized {
-            if (shuffle.removed) 0L else shuffle.host(partition, chunkId, data)
-          }
-          heldForPeers.addAndGet(kept)
-          onChange(this)
-          kept
-        },
+      (_, data) => {
+        val kept = merges(shuffleId).fold(0L) { shuffle =>
+          shuffle.synchronized(if (shuffle.removed) 0L else shuffle.host(partition, chunkId, data))
+        }
+        if (kept == 0) throw new IOException(s"$id refused: held already, or its shuffle is gone")
+        heldForPeers.addAndGet(kept)
+        onChange(this)
+        kept
+      },
       whenFull = RunStream.Refuse)
+  }
 
   /**
    * Chunks in memory of partitions no layout has sealed, at most `bytes` in all, hottest

@@ -48,7 +48,7 @@ private[spark] final class ShuffleMergeSummary(
 /**
  * The driver's summaries of what mode=push merged (Magnet's finalization, without sealing: the
  * owners keep merging what pushers still send until reduce tasks ask for layouts). When a map
- * stage of a registered shuffle completes, its owners ([[OwnerTable]], the one its tasks carry)
+ * stage of a registered shuffle completes, its owners ([[OwnerTable]], in any version)
  * are asked, on this class's own thread so that no task and no listener waits, what they merged
  * so far (`ask`); an owner that does not answer within `timeout` counts as having merged
  * nothing. A rerun map stage replaces the summary. `published` hears of each new one.
@@ -65,12 +65,13 @@ private[spark] final class MergeSummaries(
     extends SparkListener
     with Logging {
 
-  private[this] val owners = new ConcurrentHashMap[Int, () => Option[OwnerTable]]
+  private[this] val owners = new ConcurrentHashMap[Int, () => Option[Seq[OwnerTable]]]
   private[this] val summaries = mutable.TreeMap.empty[Int, ShuffleMergeSummary]
   private[this] val thread = ThreadUtils.newDaemonSingleThreadExecutor("shuffle-merge-summaries")
 
-  /** A push shuffle whose map stages end in a summary; `table` is its owner table. */
-  def register(shuffleId: Int, table: () => Option[OwnerTable]): Unit = owners.put(shuffleId, table)
+  /** A push shuffle whose map stages end in a summary; `tables` are its owner table's versions. */
+  def register(shuffleId: Int, tables: () => Option[Seq[OwnerTable]]): Unit =
+    owners.put(shuffleId, tables)
 
   /** The shuffle is gone: no more summaries of it (the last is kept, see the class). */
   def remove(shuffleId: Int): Unit = owners.remove(shuffleId)
@@ -84,18 +85,19 @@ private[spark] final class MergeSummaries(
     for {
       shuffleId <- stage.shuffleDepId
       if stage.failureReason.isEmpty
-      table <- Option(owners.get(shuffleId)).flatMap(_())
+      tables <- Option(owners.get(shuffleId)).flatMap(_())
     } thread.execute { () =>
-      try collect(shuffleId, table)
+      try collect(shuffleId, tables)
       catch {
         case NonFatal(e) => logWarning(s"No merge summary of shuffle $shuffleId", e)
       }
     }
   }
 
-  /** Asks every owner of `table` at once and keeps what they answered. */
-  def collect(shuffleId: Int, table: OwnerTable): ShuffleMergeSummary = {
-    val asked = table.ranges(0, table.numPartitions).map(_._1).distinct
+  /** Asks every owner in any of `tables` at once and keeps what they answered. */
+  def collect(shuffleId: Int, tables: Seq[OwnerTable]): ShuffleMergeSummary = {
+    val table = tables.head
+    val asked = OwnerTable.ranges(tables, 0, table.numPartitions).map(_._1).distinct
     val answers = asked.map(ask(_, shuffleId)).map { answer =>
       try Some(Await.result(answer, timeout))
       catch { case NonFatal(_) => None }

@@ -43,7 +43,9 @@ private[spark] final case class MergedPartition(
  * chunks of many small partitions), -5 - k for the owner's chunk k, and -2^32 - k for chunk k of
  * partition p that p's owner handed off to the executor asked (p has one owner, so (p, k) is
  * unique there). Spark's upload path parses only non-negative ids, so a hand-off travels as
- * `(shuffleId, k, p + 1, p)`: no run of a map output has a reversed range.
+ * `(shuffleId, k, p + 1, p)`: no run of a map output has a reversed range; and version v of an
+ * owner table, which the driver uploads to executors, as `(shuffleId, v, 0, 0)`: no run is
+ * empty.
  */
 private[spark] object MergedBlocks {
 
@@ -109,6 +111,48 @@ private[spark] object MergedBlocks {
         Some((shuffleId, end, chunkId.toInt))
       case _ => None
     }
+  }
+
+  /** How version `version` of a shuffle's owner table travels to executors. */
+  def tableUpdate(shuffleId: Int, version: Int): ShuffleBlockBatchId =
+    ShuffleBlockBatchId(shuffleId, version, 0, 0)
+
+  /** An owner table's upload: `shuffleId`. */
+  object TableUpdate {
+    def unapply(id: BlockId): Option[Int] = id match {
+      case ShuffleBlockBatchId(shuffleId, version, 0, 0) if version > 0 => Some(shuffleId)
+      case _ => None
+    }
+  }
+
+  /** Partitions, version, owner count, then per owner: executor id, host, port, first partition. */
+  def encodeTable(table: OwnerTable): ByteBuffer = {
+    val bytes = new ByteArrayOutputStream
+    val out = new DataOutputStream(bytes)
+    out.writeInt(table.numPartitions)
+    out.writeInt(table.version)
+    out.writeInt(table.owners.size)
+    table.owners.zip(table.firstPartition).foreach { case (owner, first) =>
+      out.writeUTF(owner.executorId)
+      out.writeUTF(owner.host)
+      out.writeInt(owner.port)
+      out.writeInt(first)
+    }
+    out.close()
+    ByteBuffer.wrap(bytes.toByteArray)
+  }
+
+  def decodeTable(in: ByteBuffer): OwnerTable = {
+    val copy = new Array[Byte](in.remaining)
+    in.duplicate().get(copy)
+    val data = new DataInputStream(new ByteArrayInputStream(copy))
+    val numPartitions = data.readInt()
+    val version = data.readInt()
+    val owners = Vector.fill(data.readInt()) {
+      val owner = BlockManagerId(data.readUTF(), data.readUTF(), data.readInt())
+      owner -> data.readInt()
+    }
+    OwnerTable(numPartitions, owners.map(_._1), owners.map(_._2), version = version)
   }
 
   def isRoom(id: BlockId): Boolean = id == room

@@ -19,13 +19,14 @@ import org.apache.spark.storage.{BlockId, BlockManagerId, ShuffleBlockId}
  *
  * @param blocks what to fetch from where, as the map output tracker's view lists it, with the
  *               chunks at their owners and without the blocks read out of them
- * @param chunks the blocks the task reads out of each chunk
+ * @param chunks the blocks the task reads out of each chunk, by its holder and id (a partition
+ *               merged at owners of two versions of the table has chunks of the same id at each)
  * @param chunksAtPeers how many of those chunks are read at a peer their owner handed them to
  * @param chunksInRanges how many chunks are read as part of a partition range's request
  */
 private[spark] final case class MergedReads(
     blocks: Seq[(BlockManagerId, MergedReads.Blocks)],
-    chunks: Map[BlockId, IndexedSeq[ChunkPart]],
+    chunks: Map[(BlockManagerId, BlockId), IndexedSeq[ChunkPart]],
     chunksAtPeers: Int,
     chunksInRanges: Int)
 
@@ -81,11 +82,11 @@ private[spark] object MergedReads extends Logging {
         Some(parts)
       } else None
     }
-    val chunks = Map.newBuilder[BlockId, IndexedSeq[ChunkPart]]
+    val chunks = Map.newBuilder[(BlockManagerId, BlockId), IndexedSeq[ChunkPart]]
     val reads = Seq.newBuilder[(BlockManagerId, (BlockId, Long, Int))]
     var inRanges = 0
     def read(at: BlockManagerId, id: BlockId, bytes: Long, parts: IndexedSeq[ChunkPart]): Unit = {
-      chunks += id -> parts
+      chunks += (at, id) -> parts
       reads += at -> ((id, bytes, -1))
     }
     layouts.foreach { case (owner, layout) =>
@@ -148,12 +149,13 @@ private[spark] object MergedReads extends Logging {
     MergedReads(
       merged,
       result,
-      result.keys.count(MergedBlocks.Hosted.unapply(_).isDefined),
+      result.keys.count { case (_, id) => MergedBlocks.Hosted.unapply(id).isDefined },
       inRanges)
   }
 
   /**
-   * Asks each owner of partitions `[start, end)` for their layout (which seals them there),
+   * Asks each owner of partitions `[start, end)` in any version of the table for their layout
+   * (which seals them there),
    * this executor's own store directly and the others through Spark's block transfer service,
    * all at once. An owner that does not answer within `timeout` merged nothing for this task.
    */
@@ -161,12 +163,12 @@ private[spark] object MergedReads extends Logging {
       env: SparkEnv,
       own: MergeStore,
       shuffleId: Int,
-      owners: OwnerTable,
+      owners: Seq[OwnerTable],
       start: Int,
       end: Int,
       timeout: FiniteDuration): Seq[(BlockManagerId, Seq[MergedChunk])] = {
     val self = env.blockManager.blockManagerId.executorId
-    val asked = owners.ranges(start, end).map { case (owner, from, until) =>
+    val asked = OwnerTable.ranges(owners, start, end).map { case (owner, from, until) =>
       val layout =
         if (owner.executorId == self) Future.successful(own.layout(shuffleId, from, until))
         else ask(env, owner, MergedBlocks.layout(shuffleId, from, until))(MergedBlocks.decode)

@@ -16,14 +16,16 @@ import org.apache.spark.storage.{BlockId, ShuffleBlockBatchId}
  * merged ([[MergedBlocks]]) from its [[MergeStore]], and everything else from the map-output
  * files through `files`; takes the runs other executors push here. Pushes ride Spark's block
  * upload (a run travels as the batch block of its reduce range), whose shuffle blocks reach
- * `putShuffleBlockAsStream` (so do chunks other owners hand off here, [[ChunkHandOff]]), and
+ * `putShuffleBlockAsStream` (so do chunks other owners hand off here, [[ChunkHandOff]], and the
+ * owner tables the driver sends, [[OwnerTables]]), and
  * merged reads Spark's fetch protocol, so both are authenticated
  * and encrypted as Spark's block transfers are.
  */
 private[spark] final class MergingBlockResolver(
     conf: SparkConf,
     files: IndexShuffleBlockResolver,
-    merges: MergeStore)
+    merges: MergeStore,
+    tables: OwnerTables)
     extends FilesBackedResolver(conf, files) {
 
   override def getBlockData(blockId: BlockId, dirs: Option[Array[String]]): ManagedBuffer =
@@ -54,6 +56,7 @@ private[spark] final class MergingBlockResolver(
       serializerManager: SerializerManager): StreamCallbackWithID = blockId match {
     case MergedBlocks.HandOff(shuffleId, partition, chunkId) =>
       merges.receiveHandOff(shuffleId, partition, chunkId)
+    case MergedBlocks.TableUpdate(shuffleId) => tables.receive(blockId, shuffleId)
     case run: ShuffleBlockBatchId => merges.receiveRun(run)
     case _ => files.putShuffleBlockAsStream(blockId, serializerManager)
   }

@@ -12,12 +12,15 @@ import org.apache.spark.storage.BlockManagerId
  * shuffle handle, so neither pushers nor readers ask the driver for it. Empty when no executor
  * was known: nothing is pushed. Owners the driver has since lost (`lost`) are left out of
  * [[ranges]]: their partitions are neither pushed nor asked for, and are read from the files.
+ * `version` 0 is the table placed when the map stage is submitted; later versions are placed by
+ * the sizes map outputs reported ([[OwnerPlacement]]).
  */
 private[spark] final case class OwnerTable(
     numPartitions: Int,
     owners: IndexedSeq[BlockManagerId],
     firstPartition: IndexedSeq[Int],
-    lost: Set[String] = Set.empty) {
+    lost: Set[String] = Set.empty,
+    version: Int = 0) {
   require(owners.size == firstPartition.size, "one first partition per owner")
 
   def isEmpty: Boolean = owners.isEmpty
@@ -34,6 +37,11 @@ private[spark] final case class OwnerTable(
       .map(k => (owners(k), math.max(start, firstPartition(k)), math.min(end, endOf(k))))
       .filter { case (owner, from, until) => from < until && !lost(owner.executorId) }
       .toSeq
+
+  /** The most bytes of `sizes` (one per partition) that one owner's range holds. */
+  def maxLoad(sizes: Array[Double]): Double =
+    if (owners.isEmpty) 0.0
+    else owners.indices.map(k => (firstPartition(k) until endOf(k)).iterator.map(sizes).sum).max
 
   /** The same owners, less those not among `alive` executors. */
   def keepingOnly(alive: Set[String]): OwnerTable =
@@ -73,6 +81,26 @@ private[spark] object OwnerTable {
       left -= held
     }
     OwnerTable(numPartitions, inOrder.take(count).toVector, firsts.result().toVector)
+  }
+
+  /**
+   * The owners of partitions `[start, end)` in any of `versions`, each with the ranges it owns
+   * in one version or another, overlapping ones joined: whom a reduce task asks for layouts.
+   */
+  def ranges(versions: Seq[OwnerTable], start: Int, end: Int): Seq[(BlockManagerId, Int, Int)] = {
+    val owned = versions.flatMap(_.ranges(start, end))
+    owned.map(_._1).distinct.flatMap { owner =>
+      val joined = List.newBuilder[(Int, Int)]
+      owned
+        .collect { case (`owner`, from, until) => (from, until) }
+        .sorted
+        .foldLeft(Option.empty[(Int, Int)]) {
+          case (Some((from, until)), (f, u)) if f <= until => Some((from, math.max(until, u)))
+          case (open, next) => open.foreach(joined += _); Some(next)
+        }
+        .foreach(joined += _)
+      joined.result().map { case (from, until) => (owner, from, until) }
+    }
   }
 
   /** With nothing known of the sizes: equal ranges. */

@@ -10,7 +10,8 @@ import org.apache.spark.shuffle.adaptive.store.StoreMemory
 import org.apache.spark.shuffle.adaptive.transport.MapOutputServing
 
 /**
- * This executor's end of mode=push: its [[MergeStore]] of the partitions it owns, the resolver
+ * This executor's end of mode=push: its [[MergeStore]] of the partitions it owns, the owner
+ * tables the driver sends ([[OwnerTables]]), the resolver
  * that serves them ([[MergingBlockResolver]], from the start: any executor may be an owner), its
  * pusher, and its hand-off of chunks to peers once its store is full ([[ChunkHandOff]], unless
  * `push.spillToPeers` is off). Its store's usage and its push queue go to `metrics` (this
@@ -45,10 +46,14 @@ private[spark] final class PushExecutor(
     report()
   }
 
-  val resolver = new MergingBlockResolver(conf, files, merges)
+  /** The owner tables the driver placed by size after the map tasks' own. */
+  val tables = new OwnerTables
+
+  val resolver = new MergingBlockResolver(conf, files, merges, tables)
 
   private[this] lazy val pusher = new PushMapOutputServing(
     merges,
+    tables,
     new PushQueue(conf.get(PUSH_QUEUE_SIZE).getOrElse(merges.memory.capacity)),
     chunkSize,
     conf.get(PUSH_MAX_BLOCK_SIZE),
@@ -57,7 +62,10 @@ private[spark] final class PushExecutor(
 
   def pushQueue: PushQueue = pusher.queue
 
-  /** The serving side of a map task of a shuffle whose partitions `owners` merge. */
+  /**
+   * The serving side of a map task of a shuffle whose partitions `owners` merge (unless the
+   * driver has sent a newer table).
+   */
   def serving(owners: OwnerTable): MapOutputServing = {
     pushing = true
     pusher.forShuffle(owners)
@@ -76,6 +84,11 @@ private[spark] final class PushExecutor(
         merges.bytesMovedToDisk,
         merges.bytesHandedOff,
         merges.bytesHostedForPeers))
+  }
+
+  def removeShuffle(shuffleId: Int): Unit = {
+    merges.removeShuffle(shuffleId)
+    tables.remove(shuffleId)
   }
 
   def stop(): Unit = {

@@ -16,7 +16,8 @@ import org.apache.spark.util.ThreadUtils
 /**
  * Shuffle-on-write (mode=push; iShuffle, section 3.2), one per executor. A committed map output
  * is queued; one background thread, the pusher, sends queued map outputs in order while later map
- * tasks run: to each partition's owner ([[OwnerTable]], from the shuffle's handle) the run of the
+ * tasks run: to each partition's owner ([[OwnerTable]], from the shuffle's handle, or the newest the driver sent since,
+ * [[OwnerTables]]) the run of the
  * data file its partitions span, in pieces of about one chunk, this executor's own partitions
  * straight into its [[MergeStore]]. Blocks larger than `maxBlockSize` are not pushed: merging
  * pays for small blocks, whose reads cost more per request than per byte, and a large block read
@@ -32,6 +33,7 @@ import org.apache.spark.util.ThreadUtils
  */
 private[spark] final class PushMapOutputServing(
     merges: MergeStore,
+    tables: OwnerTables,
     val queue: PushQueue,
     chunkSize: Long,
     maxBlockSize: Long,
@@ -40,13 +42,17 @@ private[spark] final class PushMapOutputServing(
 
   private[this] val pusher = ThreadUtils.newDaemonSingleThreadExecutor("shuffle-push")
 
-  /** The serving side of one map task of a shuffle whose partitions `owners` merge. */
-  def forShuffle(owners: OwnerTable): MapOutputServing = new MapOutputServing {
+  /**
+   * The serving side of one map task of a shuffle whose partitions `carried` merge, or those of
+   * a newer table the driver sent by the time the task commits.
+   */
+  def forShuffle(carried: OwnerTable): MapOutputServing = new MapOutputServing {
     override def committed(
         shuffleId: Int,
         mapId: Long,
         dataFile: File,
         offsets: Array[Long]): Unit = {
+      val owners = tables.newestOf(shuffleId, carried)
       val byOwner = owners.ranges(0, owners.numPartitions).map { case (owner, start, end) =>
         owner -> PushMapOutputServing.pieces(offsets, start, end, chunkSize, maxBlockSize)
       }

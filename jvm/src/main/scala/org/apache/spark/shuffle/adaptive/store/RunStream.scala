@@ -19,7 +19,7 @@ import org.apache.spark.storage.ShuffleBlockBatchId
  * ([[RunStream.Drop]]: a push, whose readers learn from the owner what it merged) or fail the
  * upload once it is complete, which leaves the connection open ([[RunStream.Refuse]]: a sender
  * that tries elsewhere). `reserve` is how bytes are reserved in `memory` (a receiver may make
- * room first).
+ * room first). `complete` may refuse a run too, by throwing: the upload fails, nothing is kept.
  */
 private[spark] final class RunStream(
     id: ShuffleBlockBatchId,
@@ -82,7 +82,14 @@ private[spark] final class RunStream(
       throw new IOException(s"$id ended before the bytes its header announced")
     }
     data.flip()
-    val kept = complete(sizes, data)
+    val kept =
+      try complete(sizes, data)
+      catch {
+        case e: Throwable =>
+          memory.release(reserved)
+          reserved = 0
+          throw e
+      }
     memory.release(reserved - kept)
     reserved = 0
   }

@@ -113,9 +113,9 @@ object DriverScaleBench {
           1.minute,
           _ => blockSize * maps * partitions,
           _ => ())
-        summaries.register(0, () => Some(table))
+        summaries.register(0, () => Some(Seq(table)))
         val heapBefore = usedHeap()
-        val (summary, collectMs) = timed(summaries.collect(0, table))
+        val (summary, collectMs) = timed(summaries.collect(0, Seq(table)))
         val heap = usedHeap() - heapBefore
         summaries.stop()
         println(

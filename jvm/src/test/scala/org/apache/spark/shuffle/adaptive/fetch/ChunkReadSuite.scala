@@ -65,7 +65,7 @@ class ChunkReadSuite extends AnyFunSuite {
         "ADLER32"),
       metrics,
       counters,
-      chunks = Map(chunk -> parts),
+      chunks = Map((owner, chunk) -> parts),
       concatenate = concatenate)
 
     def readAll(): Map[BlockId, Seq[Byte]] = {

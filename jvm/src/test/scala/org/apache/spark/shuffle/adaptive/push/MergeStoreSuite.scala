@@ -222,6 +222,14 @@ class MergeStoreSuite extends AnyFunSuite {
     assert(org.apache.spark.storage.BlockId(upload.name) === upload)
     assert(MergedBlocks.HandOff.unapply(upload) === Some((2, 7, 5)))
     assert(MergedBlocks.HandOff.unapply(ShuffleBlockBatchId(2, 5, 7, 8)).isEmpty)
+    // So does an owner table's, which is neither a run nor a hand-off.
+    val table = MergedBlocks.tableUpdate(2, 3)
+    assert(org.apache.spark.storage.BlockId(table.name) === table)
+    assert(MergedBlocks.TableUpdate.unapply(table) === Some(2))
+    assert(MergedBlocks.HandOff.unapply(table).isEmpty && !MergedBlocks.isMerged(table))
+    assert(
+      Seq(upload, ShuffleBlockBatchId(2, 5, 7, 8)).forall(
+        MergedBlocks.TableUpdate.unapply(_).isEmpty))
   }
 
   private val peer = BlockManagerId("9", "host-9", 7000)
@@ -346,6 +354,11 @@ class MergeStoreSuite extends AnyFunSuite {
     assert(held.remaining === 300 && held.get(0) === 0.toByte)
     assert(s.hostedChunk(0, 4, 1).isEmpty && s.hostedChunk(0, 5, 0).isEmpty)
     assert(s.layout(0, 4, 5).isEmpty, "a hosted chunk is in no layout here")
+    // Another owner's chunk of the same partition and id (a table's second version) is refused:
+    // the first one's owner names this executor in its layout, so the first stays.
+    assert(!handOff(s, 4, 0, 100))
+    assert(m.used === 300 && s.bytesHostedForPeers === 300)
+    assert(s.hostedChunk(0, 4, 0).get.size === 300)
     s.removeShuffle(0)
     assert(m.used === 0 && s.hostedChunk(0, 4, 0).isEmpty)
   }

@@ -35,8 +35,8 @@ class MergeSummariesSuite extends AnyFunSuite {
     val summaries =
       new MergeSummaries(answers(), 1.second, _ => 1200L, s => published ::= s.shuffleId)
     try {
-      summaries.register(4, () => Some(table))
-      val s = summaries.collect(4, table)
+      summaries.register(4, () => Some(Seq(table)))
+      val s = summaries.collect(4, Seq(table))
       assert(s.partitionBytes.toSeq === (0 until 6).map(100L + _))
       assert(s.mergedBytes === 615 && s.chunks === 6 && s.ownersAnswered === 3)
       assert(s.mapsMerged(0).toArray.toSeq === Seq(1L, 2L, 3L))
@@ -46,7 +46,7 @@ class MergeSummariesSuite extends AnyFunSuite {
       // A removed shuffle's last summary is kept; none is made of it any more.
       summaries.remove(4)
       assert(summaries.summary(4).contains(s))
-      summaries.collect(4, table)
+      summaries.collect(4, Seq(table))
       assert(published === List(4))
     } finally summaries.stop()
   }
@@ -54,8 +54,8 @@ class MergeSummariesSuite extends AnyFunSuite {
   test("an owner that does not answer in time merged nothing as far as the summary knows") {
     val summaries = new MergeSummaries(answers(silent = Set("1")), 100.millis, _ => 0L, _ => ())
     try {
-      summaries.register(4, () => Some(table))
-      val s = summaries.collect(4, table)
+      summaries.register(4, () => Some(Seq(table)))
+      val s = summaries.collect(4, Seq(table))
       assert(s.ownersAsked === 3 && s.ownersAnswered === 2)
       val (_, start, end) = table.ranges(0, 6).find(_._1.executorId == "1").get
       assert((start until end).forall(p => s.partitionBytes(p) == 0 && s.mapsMerged(p) == null))
@@ -66,11 +66,11 @@ class MergeSummariesSuite extends AnyFunSuite {
   test("a shuffle removed while its owners answer keeps no summary; the newest 32 are kept") {
     val summaries = new MergeSummaries(answers(), 1.second, _ => 0L, _ => ())
     try {
-      summaries.collect(9, table)
+      summaries.collect(9, Seq(table))
       assert(summaries.summary(9).isEmpty)
       (100 until 140).foreach { id =>
-        summaries.register(id, () => Some(table))
-        summaries.collect(id, table)
+        summaries.register(id, () => Some(Seq(table)))
+        summaries.collect(id, Seq(table))
       }
       assert(summaries.all.keySet === (108 until 140).toSet)
     } finally summaries.stop()

@@ -29,7 +29,7 @@ class MergedReadsSuite extends AnyFunSuite {
     val plan = MergedReads.plan(0, needed(1, 2, 3, 4), Seq(owner -> Seq(chunk(0, 3, 1, 2))), 1000)
     val id = MergedBlocks.chunk(0, chunk(0, 3, 1, 2))
     assert(listed(plan) === Map("a" -> Set("shuffle_0_4_5"), "o" -> Set(id.name)))
-    val parts = plan.chunks(id)
+    val parts = plan.chunks((owner, id))
     assert(
       parts.map(p => (p.block.blockId.name, p.home.executorId, p.offset, p.length)) === Seq(
         ("shuffle_0_3_5", "b", 0L, 100L),
@@ -61,7 +61,7 @@ class MergedReadsSuite extends AnyFunSuite {
         needed(1, 3),
         Seq(owner -> Seq(chunk(0, 1, 3)), a -> Seq(chunk(1, 3))),
         1000)
-    assert(plan.chunks.keySet === Set(MergedBlocks.chunk(0, chunk(0, 1, 3)): BlockId))
+    assert(plan.chunks.keySet === Set((owner, MergedBlocks.chunk(0, chunk(0, 1, 3)): BlockId)))
     assert(listed(plan) === Map("o" -> Set(MergedBlocks.chunk(0, chunk(0, 1, 3)).name)))
   }
 
@@ -94,14 +94,14 @@ class MergedReadsSuite extends AnyFunSuite {
       plan.blocks.flatMap(_._2).collect { case (id, size, _) if id == range => size } === Seq(600L))
     // Offsets run on across the chunks, in the layout's order.
     assert(
-      plan.chunks(range).map(p => (p.block.blockId.name, p.offset)) === Seq(
+      plan.chunks((owner, range)).map(p => (p.block.blockId.name, p.offset)) === Seq(
         ("shuffle_0_1_5", 0L),
         ("shuffle_0_2_5", 100L),
         ("shuffle_0_1_6", 200L),
         ("shuffle_0_2_6", 300L),
         ("shuffle_0_1_7", 400L),
         ("shuffle_0_2_7", 500L)))
-    assert(plan.chunks(last).map(_.offset) === Seq(0L, 100L))
+    assert(plan.chunks((owner, last)).map(_.offset) === Seq(0L, 100L))
     assert(plan.chunksInRanges === 3)
   }
 
@@ -120,8 +120,8 @@ class MergedReadsSuite extends AnyFunSuite {
     }
     val plan = MergedReads.plan(0, needs, Seq(owner -> layout), rangeBytes = 300)
     assert(listed(plan)("o") === Set(0, 1, 3, 4, 5).map(i => MergedBlocks.chunk(0, layout(i)).name))
-    assert(
-      plan.chunks.keys.forall(MergedBlocks.Range.unapply(_).isEmpty) && plan.chunksInRanges == 0)
+    assert(plan.chunks.keys.forall(k =>
+      MergedBlocks.Range.unapply(k._2).isEmpty) && plan.chunksInRanges == 0)
   }
 
   test("a chunk handed off is read at its peer and leaves the owner's range whole") {
@@ -131,11 +131,27 @@ class MergedReadsSuite extends AnyFunSuite {
     assert(listed(plan)("o") === Set(range.name))
     assert(listed(plan)("a") contains MergedBlocks.chunk(0, layout(1)).name)
     assert(
-      plan.chunks(range).map(p => (p.block.blockId.name, p.offset)) === Seq(
+      plan.chunks((owner, range)).map(p => (p.block.blockId.name, p.offset)) === Seq(
         ("shuffle_0_1_5", 0L),
         ("shuffle_0_2_5", 100L),
         ("shuffle_0_1_7", 200L),
         ("shuffle_0_2_7", 300L)))
     assert(plan.chunksAtPeers === 1)
+  }
+
+  test("chunks of one id at owners of two table versions are told apart by their holder") {
+    // Maps 1 and 2 pushed partition 5 to owner o by the first table, maps 3 and 4 to a by the
+    // second: each merged it into its own chunk 0.
+    val plan = MergedReads.plan(
+      0,
+      needed(1, 2, 3, 4),
+      Seq(owner -> Seq(chunk(0, 1, 2)), a -> Seq(chunk(0, 3, 4))),
+      1000)
+    val id = MergedBlocks.chunk(0, chunk(0, 1, 2))
+    assert(plan.chunks.keySet === Set[(BlockManagerId, BlockId)]((owner, id), (a, id)))
+    assert(
+      plan.chunks((owner, id)).map(_.block.blockId.name) === Seq("shuffle_0_1_5", "shuffle_0_2_5"))
+    assert(plan.chunks((a, id)).map(_.block.blockId.name) === Seq("shuffle_0_3_5", "shuffle_0_4_5"))
+    assert(listed(plan) === Map("o" -> Set(id.name), "a" -> Set(id.name)))
   }
 }

@@ -38,4 +38,51 @@ class OwnerTableSuite extends AnyFunSuite {
         Seq(("0", 2, 3), ("1", 3, 6), ("2", 6, 7)))
     assert(table.ranges(4, 5).map(_._1.executorId) === Seq("1"))
   }
+
+  test("a reduce task asks each owner of any version for what it owns in any, joined") {
+    val v0 = OwnerTable.uniform(9, executors("0", "1", "2"))
+    val v1 = OwnerTable
+      .balanced(Array(9, 1, 1, 1, 1, 1, 1, 1, 1), executors("0", "1", "2"))
+      .copy(version = 1)
+    assert(rangesOf(v1) === Seq(("0", 0, 1), ("1", 1, 5), ("2", 5, 9)))
+    assert(
+      OwnerTable.ranges(Seq(v0, v1), 0, 9).map { case (o, f, u) => (o.executorId, f, u) } ===
+        Seq(("0", 0, 3), ("1", 1, 6), ("2", 5, 9)))
+    assert(
+      OwnerTable.ranges(Seq(v0, v1), 4, 6).map { case (o, f, u) => (o.executorId, f, u) } ===
+        Seq(("1", 4, 6), ("2", 5, 6)))
+  }
+
+  test("placed again by size only where that lowers the largest share by a tenth") {
+    val v0 = OwnerTable.uniform(6, executors("0", "1", "2"))
+    val skewed = Array(50L, 30L, 5L, 5L, 5L, 5L)
+    val v1 = OwnerPlacement.next(v0, skewed).get
+    assert(v1.version === 1 && rangesOf(v1) === Seq(("0", 0, 1), ("1", 1, 2), ("2", 2, 6)))
+    assert(v1.maxLoad(skewed.map(_.toDouble)) === 50.0)
+    assert(v0.maxLoad(skewed.map(_.toDouble)) === 80.0)
+    // Uniform sizes: equal ranges are already balanced.
+    assert(OwnerPlacement.next(v0, Array.fill(6)(10L)).isEmpty)
+    // Nothing known yet, or sizes of another shape: no new version.
+    assert(OwnerPlacement.next(v0, Array.fill(6)(0L)).isEmpty)
+    assert(OwnerPlacement.next(v0, Array(1L)).isEmpty)
+    // An owner the driver lost is not placed again.
+    val lost = OwnerPlacement.next(v0.keepingOnly(Set("0", "2")), skewed).get
+    assert(lost.owners.map(_.executorId) === Seq("0", "2"))
+    assert(OwnerPlacement.after(0.1, 80) === 8 && OwnerPlacement.after(0.01, 10) === 1)
+  }
+
+  test("an executor's pusher takes the newest table the driver sent over the one it carries") {
+    val v0 = OwnerTable.uniform(6, executors("0", "1"))
+    val v1 = v0.copy(firstPartition = Vector(0, 1), version = 1)
+    val v2 = v0.copy(firstPartition = Vector(0, 4), version = 2)
+    val tables = new OwnerTables
+    assert(tables.newestOf(3, v0) eq v0)
+    tables.update(3, MergedBlocks.decodeTable(MergedBlocks.encodeTable(v2)))
+    tables.update(3, v1) // late: older than what is held
+    assert(tables.newestOf(3, v0) === v2 && tables.newestOf(4, v0) === v0)
+    // A rerun map stage's tasks carry the newest version already.
+    assert(tables.newestOf(3, v2.copy(version = 3)).version === 3)
+    tables.remove(3)
+    assert(tables.newestOf(3, v0) eq v0)
+  }
 }
