@@ -9,14 +9,16 @@ import scala.util.Random
 
 import org.roaringbitmap.longlong.Roaring64NavigableMap
 
-import org.apache.spark.shuffle.adaptive.push.{MergedBlocks, MergedPartition, MergedReads, MergeStore, MergeStoreSuite, MergeSummaries, OwnerTable}
+import org.apache.spark.scheduler.{HighlyCompressedMapStatus, MapStatus}
+import org.apache.spark.shuffle.adaptive.push.{MergedBlocks, MergedPartition, MergedReads, MergeStore, MergeStoreSuite, MergeSummaries, OwnerPlacement, OwnerTable, PushDriver}
 import org.apache.spark.shuffle.adaptive.store.StoreMemory
 import org.apache.spark.storage.{BlockId, BlockManagerId, ShuffleBlockId}
 
 /**
  * What one shuffle of `maps` map outputs x `partitions` reduce partitions x `executors`
  * executors costs the driver, and a reduce task's look-up of where its partition was merged, by
- * simulation (no executors): mode=push (the owner table placed once, carried by every task; an
+ * simulation (no executors): mode=push (the owner table placed when the map stage is submitted,
+ * carried by every task, and placed again by the first map outputs' sizes; an
  * owner's layout of a partition every map output was merged into; a reduce task's read plan; the
  * driver's summary of what the owners merged, collected at the map stage's end, with every map
  * output merged into every partition and with a random 90% of them). Prints the figures. Run by `make bench-driver-scale`.
@@ -60,6 +62,31 @@ object DriverScaleBench {
         f"stage's submission $refreshMs%.2f ms, table ${math.max(0, tableHeap) / 1024.0}%.0f KiB " +
         f"of heap, ${serializedSize(table) / 1024.0}%.0f KiB in each stage's task binary; " +
         "per map output: no message, no state (0 us)")
+
+    // The driver placing owners again by size once a tenth of the maps succeeded: the sizes of
+    // the first PredictFromMaps MapStatuses (Zipf-skewed, as Spark compresses them for 10,000
+    // partitions) predict each partition's; balanced placement; one upload per executor.
+    val zipf = Array.tabulate(partitions)(p => 1e6 / (p + 1))
+    val statuses = (0 until math.min(maps, PushDriver.PredictFromMaps)).map { m =>
+      MapStatus(ids(m % executors), zipf.map(_.toLong), m.toLong)
+    }
+    val (predicted, predictMs) = timed {
+      val sizes = new Array[Long](partitions)
+      statuses.foreach(s => (0 until partitions).foreach(r => sizes(r) += s.getSizeForBlock(r)))
+      sizes
+    }
+    val (next, nextMs) = timed(OwnerPlacement.next(table, predicted))
+    val sizes = predicted.map(_.toDouble)
+    def share(t: OwnerTable) = f"${t.maxLoad(sizes) / sizes.sum}%.3f"
+    println(
+      f"push  driver placement by size: ${statuses.size} MapStatuses read in $predictMs%.0f ms, " +
+        f"placed in $nextMs%.1f ms; largest owner share ${share(table)} -> " +
+        next.fold("kept (the sizes look even")(t => s"${share(t)} (version ${t.version}") +
+        (if (statuses.head.isInstanceOf[HighlyCompressedMapStatus])
+           ": Spark keeps an average for all but huge blocks above 2,000 partitions)"
+         else ")") +
+        f", ${MergedBlocks.encodeTable(next.getOrElse(table)).remaining / 1024.0}%.0f KiB to " +
+        "each executor once; per map output: no message (0 us)")
 
     // An owner's end: one partition into which every map output was merged.
     val store =
