@@ -73,6 +73,34 @@ class PushClusterSuite extends SparkFunSuite with LocalSparkContext with Eventua
 
   private def merged(on: Seq[String]): Map[String, Long] = mergeStores(on)(_.memory.used)
 
+  /**
+   * Six map tasks on executor 0, each with one block of `bytes(p)` random bytes for every
+   * partition p, run and pushed: the map records, and the shuffle.
+   */
+  private def mapStageOnExecutor0(partitions: Int, bytes: Int => Int)
+      : (RDD[(Int, Array[Byte])], ShuffleDependency[Int, Array[Byte], Array[Byte]]) = {
+    val maps = sc
+      .parallelize(0 until 6, 6)
+      .flatMap { m =>
+        val random = new java.util.Random(m)
+        (0 until partitions).map { p =>
+          val payload = new Array[Byte](bytes(p))
+          random.nextBytes(payload)
+          p -> payload
+        }
+      }
+    val dependency = new ShuffleDependency[Int, Array[Byte], Array[Byte]](
+      new PinnedRDD(maps, ExecutorProbe.location(sc, "0")),
+      new DestinationPartitioner(partitions))
+    sc.submitMapStage(dependency).get()
+    PushProbe.awaitPushed(sc, Seq("0"))
+    (maps, dependency)
+  }
+
+  /** Records in an order that compares by content. */
+  private def rows(records: Array[(Int, Array[Byte])]): Seq[(Int, String)] =
+    records.map { case (p, b) => p -> b.mkString(",") }.sorted.toSeq
+
   private def awaitLost(executorId: String): Unit =
     eventually(timeout(60.seconds), interval(100.millis)) {
       assert(!sc.env.blockManager.master.getMemoryStatus.keys.exists(_.executorId == executorId))
@@ -213,31 +241,13 @@ class PushClusterSuite extends SparkFunSuite with LocalSparkContext with Eventua
     // so each map output is read as ranges with merged partitions between them.
     start(maxPushedBlock = 1024)
     val partitions = 12
-    val maps = sc
-      .parallelize(0 until 6, 6)
-      .flatMap { m =>
-        val random = new java.util.Random(m)
-        (0 until partitions).map { p =>
-          val payload = new Array[Byte](if (p % 2 == 0) 4096 else 8)
-          random.nextBytes(payload)
-          p -> payload
-        }
-      }
-    val pinned = new PinnedRDD(maps, ExecutorProbe.location(sc, "0"))
-    val dependency = new ShuffleDependency[Int, Array[Byte], Array[Byte]](
-      pinned,
-      new DestinationPartitioner(partitions))
-    sc.submitMapStage(dependency).get()
-    PushProbe.awaitPushed(sc, Seq("0"))
+    val (maps, dependency) = mapStageOnExecutor0(partitions, p => if (p % 2 == 0) 4096 else 8)
     // One task on executor 1 reads every partition, batch fetch on, as AQE's coalesced reads do.
     sc.setLocalProperty(SortShuffleManager.FETCH_SHUFFLE_BLOCKS_IN_BATCH_ENABLED_KEY, "true")
     val read =
       try new RangeReadRDD(dependency, ExecutorProbe.location(sc, "1")).collect()
       finally
         sc.setLocalProperty(SortShuffleManager.FETCH_SHUFFLE_BLOCKS_IN_BATCH_ENABLED_KEY, null)
-    def rows(records: Array[(Int, Array[Byte])]) = records.map { case (p, b) =>
-      p -> b.mkString(",")
-    }.sorted
     assert(rows(read) === rows(maps.collect()))
     val app = application()
     val fromStores = app("bytes_from_stores").asInstanceOf[Long]
@@ -257,26 +267,8 @@ class PushClusterSuite extends SparkFunSuite with LocalSparkContext with Eventua
       "and every row arrives") {
     start()
     val partitions = 60
-    val maps = sc
-      .parallelize(0 until 6, 6)
-      .flatMap { m =>
-        val random = new java.util.Random(m)
-        (0 until partitions).map { p =>
-          val payload = new Array[Byte](64)
-          random.nextBytes(payload)
-          p -> payload
-        }
-      }
-    val pinned = new PinnedRDD(maps, ExecutorProbe.location(sc, "0"))
-    val dependency = new ShuffleDependency[Int, Array[Byte], Array[Byte]](
-      pinned,
-      new DestinationPartitioner(partitions))
-    sc.submitMapStage(dependency).get()
-    PushProbe.awaitPushed(sc, Seq("0"))
+    val (maps, dependency) = mapStageOnExecutor0(partitions, _ => 64)
     val read = new RangeReadRDD(dependency, ExecutorProbe.location(sc, "1")).collect()
-    def rows(records: Array[(Int, Array[Byte])]) = records.map { case (p, b) =>
-      p -> b.mkString(",")
-    }.sorted
     assert(rows(read) === rows(maps.collect()))
     val app = application()
     // 60 partitions, a chunk each, at three owners: three reads, one of them local.

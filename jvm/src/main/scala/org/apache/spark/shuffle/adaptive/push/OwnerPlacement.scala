@@ -56,18 +56,21 @@ private[spark] final class OwnerPlacement(
       stages.put(submitted.stageInfo.stageId, (shuffleId, 0))
     }
 
+  // Listener events arrive on one thread: `stages` is read and written there only.
   override def onTaskEnd(end: SparkListenerTaskEnd): Unit =
-    if (end.reason == Success && stages.containsKey(end.stageId)) {
-      val (shuffleId, done) = stages.computeIfPresent(
-        end.stageId,
-        (_, counted) => if (counted._2 < 0) counted else (counted._1, counted._2 + 1))
+    if (end.reason == Success) Option(stages.get(end.stageId)).foreach { case (shuffleId, done) =>
       val placing = shuffles.get(shuffleId)
-      if (placing != null && done >= OwnerPlacement.after(fraction, placing.numMaps)) {
-        stages.put(end.stageId, (shuffleId, -1))
-        thread.execute { () =>
-          try place(shuffleId, placing)
-          catch {
-            case NonFatal(e) => logWarning(s"Could not place shuffle $shuffleId's owners again", e)
+      if (done >= 0 && placing != null) {
+        if (done + 1 < OwnerPlacement.after(fraction, placing.numMaps)) {
+          stages.put(end.stageId, (shuffleId, done + 1))
+        } else {
+          stages.put(end.stageId, (shuffleId, -1))
+          thread.execute { () =>
+            try place(shuffleId, placing)
+            catch {
+              case NonFatal(e) =>
+                logWarning(s"Could not place shuffle $shuffleId's owners again", e)
+            }
           }
         }
       }
