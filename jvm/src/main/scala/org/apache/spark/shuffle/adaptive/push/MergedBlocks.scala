@@ -41,8 +41,9 @@ private[spark] final case class MergedPartition(
  * executor merged of the shuffle so far (its summary), -4 for the chunks of partitions
  * `[start, end)` the owner holds, back to back in their layout's order (one request for the
  * chunks of many small partitions), -5 - k for the owner's chunk k, and -2^32 - k for chunk k of
- * partition p that p's owner handed off to the executor asked (p has one owner, so (p, k) is
- * unique there). Spark's upload path parses only non-negative ids, so a hand-off travels as
+ * partition p that p's owner handed off to the executor asked ((p, k) is unique there: owners of
+ * two table versions may each have a chunk k of p, and an executor refuses the second). Chunk ids
+ * are an owner's own, so readers tell merged reads apart by holder and id. Spark's upload path parses only non-negative ids, so a hand-off travels as
  * `(shuffleId, k, p + 1, p)`: no run of a map output has a reversed range; and version v of an
  * owner table, which the driver uploads to executors, as `(shuffleId, v, 0, 0)`: no run is
  * empty.
