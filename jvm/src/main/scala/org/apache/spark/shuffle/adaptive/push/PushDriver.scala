@@ -29,9 +29,8 @@ private[spark] final class PushDriver(
     published: ShuffleMergeSummary => Unit)
     extends Logging {
 
-  // Per push shuffle: its owner table's versions, and what publishes a newer one.
-  private[this] val versions =
-    new ConcurrentHashMap[Int, (() => Option[Seq[OwnerTable]], OwnerTable => Unit)]
+  // Per push shuffle: what keeps a newer version of its owner table and sends it out.
+  private[this] val publishers = new ConcurrentHashMap[Int, OwnerTable => Unit]
 
   private[this] val summaries = new MergeSummaries(
     (owner, id) =>
@@ -47,7 +46,7 @@ private[spark] final class PushDriver(
         fraction,
         (id, partitions) =>
           SparkCompat.partitionBytes(id, partitions, PushDriver.PredictFromMaps).toArray,
-        (id, table) => Option(versions.get(id)).foreach(_._2(table)))
+        (id, table) => Option(publishers.get(id)).foreach(_(table)))
       sc.addSparkListener(placing)
       placing
     }
@@ -62,13 +61,13 @@ private[spark] final class PushDriver(
       numPartitions: Int,
       tables: () => Option[Seq[OwnerTable]],
       addVersion: OwnerTable => Unit): Unit = {
-    versions.put(shuffleId, (tables, table => { addVersion(table); send(shuffleId, table) }))
+    publishers.put(shuffleId, table => { addVersion(table); send(shuffleId, table) })
     summaries.register(shuffleId, tables)
     placement.foreach(_.register(shuffleId, numMaps, numPartitions, () => tables().map(_.last)))
   }
 
   def remove(shuffleId: Int): Unit = {
-    versions.remove(shuffleId)
+    publishers.remove(shuffleId)
     summaries.remove(shuffleId)
     placement.foreach(_.remove(shuffleId))
   }
