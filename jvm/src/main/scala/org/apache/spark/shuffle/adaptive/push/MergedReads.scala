@@ -89,11 +89,18 @@ private[spark] object MergedReads extends Logging {
       chunks += (at, id) -> parts
       reads += at -> ((id, bytes, -1))
     }
+    // A chunk in a request of its own, where it is held.
+    def readChunk(owner: BlockManagerId, chunk: MergedChunk, parts: IndexedSeq[ChunkPart]): Unit =
+      read(
+        chunk.hostedAt.getOrElse(owner),
+        MergedBlocks.chunk(shuffleId, chunk),
+        chunk.bytes,
+        parts)
     layouts.foreach { case (owner, layout) =>
       val selected = layout.map(chunk => chunk -> select(chunk))
       selected.foreach {
         case (chunk, Some(parts)) if chunk.hostedAt.isDefined =>
-          read(chunk.hostedAt.get, MergedBlocks.chunk(shuffleId, chunk), chunk.bytes, parts)
+          readChunk(owner, chunk, parts)
         case _ =>
       }
       val range = mutable.ArrayBuffer.empty[(MergedChunk, IndexedSeq[ChunkPart])]
@@ -102,7 +109,7 @@ private[spark] object MergedReads extends Logging {
         range.toSeq match {
           case Seq() =>
           case Seq((chunk, parts)) =>
-            read(owner, MergedBlocks.chunk(shuffleId, chunk), chunk.bytes, parts)
+            readChunk(owner, chunk, parts)
           case many =>
             val starts = many.scanLeft(0L)(_ + _._1.bytes)
             val parts = many.zip(starts).flatMap { case ((_, ps), start) =>
@@ -128,7 +135,7 @@ private[spark] object MergedReads extends Logging {
           flush()
           of.foreach {
             case (chunk, Some(parts)) =>
-              read(owner, MergedBlocks.chunk(shuffleId, chunk), chunk.bytes, parts)
+              readChunk(owner, chunk, parts)
             case _ =>
           }
         }
