@@ -17,6 +17,7 @@ Environment overrides (applied to every session started here):
 from __future__ import annotations
 
 import os
+import re
 import sys
 from typing import Any, Dict, Mapping, Optional
 
@@ -61,6 +62,14 @@ def base_conf(master: str = DEFAULT_MASTER) -> Dict[str, str]:
         "spark.driver.host": host,
         "spark.driver.bindAddress": host,
     }
+    local_cluster = re.fullmatch(r"local-cluster\[\s*(\d+)\s*,\s*(\d+)\s*,\s*\d+\s*\]", master)
+    if local_cluster:
+        # Spark starts the first job once any executor registered; a shuffle registered then
+        # would place all its partitions on that one, and a comparison would depend on which
+        # JVM came up first. Standalone waits for `spark.cores.max` cores (30 s at most).
+        executors, cores = map(int, local_cluster.groups())
+        conf["spark.cores.max"] = str(executors * cores)
+        conf["spark.scheduler.minRegisteredResourcesRatio"] = "1.0"
     if master.startswith("spark://"):
         # Standalone executors do not inherit the driver's environment as local-cluster ones do;
         # this machine's workers share its files, so test modules import there as here.

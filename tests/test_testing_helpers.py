@@ -4,6 +4,7 @@ import pytest
 from pyspark.sql import Row
 
 from pyspark_shuffle._jvm import SHUFFLE_MANAGER_CLASS, SORT_SHUFFLE_MANAGER_CLASS
+from pyspark_shuffle.sessions import base_conf
 from pyspark_shuffle.testing import (
     ShuffleComparison,
     difference,
@@ -23,6 +24,14 @@ def test_parse_conf_env():
 def test_master_override():
     assert resolve_master({}) == "local-cluster[2,1,1024]"
     assert resolve_master({"PYSPARK_SHUFFLE_TEST_MASTER": "local[2]"}) == "local[2]"
+
+
+def test_local_cluster_sessions_wait_for_every_executor():
+    waits = base_conf("local-cluster[3,2,1024]")
+    assert waits["spark.cores.max"] == "6"
+    assert waits["spark.scheduler.minRegisteredResourcesRatio"] == "1.0"
+    for master in ("local[2]", "spark://10.231.0.1:7077"):
+        assert "spark.cores.max" not in base_conf(master)
 
 
 def test_session_confs_differ_only_in_manager():

@@ -1,6 +1,7 @@
 """RDD shuffles A/B: Spark's sort shuffle vs the plugin on local-cluster[2,1,1024]."""
 
 import hashlib
+import random
 from operator import add
 
 import pytest
@@ -9,7 +10,7 @@ from ab_conf import LOCAL_AB, UCX_AVAILABLE, UCX_VARIANTS
 pytestmark = pytest.mark.integration
 
 ab = LOCAL_AB
-RECORD_BYTES = 300 * 1024  # > maxSizeInFlight (1m) / 5
+RECORD_BYTES = 300 * 1024  # > maxSizeInFlight (1m) / 5, and > the push variant's block limit
 
 
 @ab.workload(unordered=True)
@@ -70,7 +71,8 @@ def empty(spark):
 @ab.workload(unordered=True)
 def large_records(spark):
     def record(i):
-        return i % 5, bytes([i % 251]) * RECORD_BYTES
+        # Incompressible, so that a block holding one is as large on disk as in memory.
+        return i % 5, random.Random(i).randbytes(RECORD_BYTES)
 
     rdd = spark.sparkContext.parallelize(range(24), 4).map(record)
     digests = rdd.groupByKey(3).mapValues(
