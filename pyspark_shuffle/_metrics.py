@@ -24,6 +24,7 @@ COUNTER_NAMES = (
     "chunk_fallbacks",
     "chunks_at_peers",
     "chunks_in_ranges",
+    "chunks_one_sided",
     "requests",
     "requests_by_transport",
     "transport_fallbacks",
@@ -82,7 +83,9 @@ def metrics(spark: Any) -> Dict[str, Any]:
       chunk or of the chunks of consecutive small partitions at one owner, and those that could
       not be fetched, whose blocks were read from their map outputs; ``chunks_at_peers``: chunks
       read at a peer their owner had handed them off to; ``chunks_in_ranges``: chunks read as
-      part of a partition range's one request.
+      part of a partition range's one request; ``chunks_one_sided``: chunks read one-sided out of
+      their holder's memory (``transport="ucx"``), each a read of its own that the holder does
+      not serve.
     - ``stored_reduce_tasks`` / ``stored_reduce_tasks_on_owner``: reduce tasks that read from
       stores, and those of them that ran on the executor whose store held most of their stored
       bytes (in ``mode="push"``: their partition's owner).

@@ -51,6 +51,12 @@ READER_PARITY_OFF_CONF = {
 UCX_AVAILABLE = _ucx.library_dir() is not None
 UCX_VARIANTS = {"ucx-shm": "posix,cma,self"} if UCX_AVAILABLE else {}
 
+#: mode="push" over UCX (shared memory), with stores large enough to hold every merged chunk:
+#: owners expose the chunks they merged and reduce tasks read them one-sided.
+UCX_PUSH_VARIANTS = (
+    {"push-ucx": {"order": "critical", "mode": "push", "transport": "ucx"}} if UCX_AVAILABLE else {}
+)
+
 #: mode="push" with small stores (64 KiB; they free up only as Spark unregisters shuffles, so
 #: later workloads find them fuller) and small chunks: blocks pushed to their owners in the
 #: background and merged (in memory, handed off to the other executor by a full store, or moved
@@ -74,10 +80,12 @@ LOCAL_VARIANTS = dict(
     FETCH_ORDER_VARIANTS,
     push=PUSH_VARIANT,
     **{name: {"order": "adaptive", "transport": "ucx"} for name in UCX_VARIANTS},
+    **UCX_PUSH_VARIANTS,
 )
 LOCAL_VARIANT_CONF = dict(
     {"naive": READER_PARITY_OFF_CONF},
     **{name: {"spark.executorEnv.UCX_TLS": tls} for name, tls in UCX_VARIANTS.items()},
+    **{name: {"spark.executorEnv.UCX_TLS": "posix,cma,self"} for name in UCX_PUSH_VARIANTS},
 )
 
 #: The RDD and the SQL/AQE workloads (test_rdd_ab, test_sql_ab) run in this one comparison, so

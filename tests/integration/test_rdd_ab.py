@@ -5,7 +5,7 @@ import random
 from operator import add
 
 import pytest
-from ab_conf import LOCAL_AB, UCX_AVAILABLE, UCX_VARIANTS
+from ab_conf import LOCAL_AB, UCX_AVAILABLE, UCX_PUSH_VARIANTS, UCX_VARIANTS
 
 pytestmark = pytest.mark.integration
 
@@ -100,7 +100,14 @@ def test_same_result(name):
 def test_both_sides_ran_their_manager():
     result = ab.run()
     assert result.sort.manager_class.endswith("SortShuffleManager")
-    assert set(result.plugins) == {"adaptive", "naive", "pairwise", "push", *UCX_VARIANTS}
+    assert set(result.plugins) == {
+        "adaptive",
+        "naive",
+        "pairwise",
+        "push",
+        *UCX_VARIANTS,
+        *UCX_PUSH_VARIANTS,
+    }
     for side in result.plugins.values():
         assert side.manager_class.endswith("AdaptiveShuffleManager")
 
@@ -147,6 +154,15 @@ def test_ucx_variants_read_the_other_executor_through_ucx_only():
         assert set(counters["bytes_by_transport"]) == {"local", "ucx"}, (variant, counters)
         assert set(counters["requests_by_transport"]) == {"ucx"}, (variant, counters)
         assert counters["transport_fallbacks"] == 0, (variant, counters)
+
+
+@pytest.mark.skipif(not UCX_AVAILABLE, reason="no UCX libraries: pip install 'pyspark-shuffle[ucx]'")
+def test_push_over_ucx_reads_merged_chunks_one_sided():
+    counters = ab.run().plugins["push-ucx"].metrics["application"]
+    assert counters["chunks_one_sided"] > 0 and counters["chunk_fallbacks"] == 0, counters
+    # Chunks and files of the other executor alike: one-sided reads only.
+    assert set(counters["bytes_by_transport"]) == {"local", "ucx"}, counters
+    assert counters["transport_fallbacks"] == 0, counters
 
 
 def test_reduce_by_key_values():

@@ -94,7 +94,9 @@ private[spark] class AdaptiveShuffleManager(conf: SparkConf)
 
   /** Executors (and a local-mode driver) in mode=push. */
   private[this] lazy val pushExecutor =
-    if (mode == Mode.Push) Some(new PushExecutor(conf, files, executorMetrics)) else None
+    if (mode == Mode.Push)
+      Some(new PushExecutor(conf, files, executorMetrics, () => transports.remoteMemory))
+    else None
 
   private[this] lazy val servingResolver =
     pushExecutor.map(_.resolver).getOrElse(files)
@@ -235,6 +237,7 @@ private[spark] class AdaptiveShuffleManager(conf: SparkConf)
         startPartition,
         endPartition)
       val blocks = byAddress.toSeq
+      val chain = transports.forReduceTask(env)
       val merged = for {
         p <- pushExecutor
         h = handle.asInstanceOf[AdaptiveShuffleHandle[_, _, _]]
@@ -254,14 +257,16 @@ private[spark] class AdaptiveShuffleManager(conf: SparkConf)
           startPartition,
           endPartition,
           RpcUtils.askRpcTimeout(env.conf).duration),
-        rangeBytes = p.chunkSize)
+        rangeBytes = p.chunkSize,
+        oneSided = transports.readsOneSided)
       merged.foreach { m =>
         counters.chunksAtPeers += m.chunksAtPeers
         counters.chunksInRanges += m.chunksInRanges
+        counters.chunksOneSided += m.exposed.size
       }
-      val chain = transports.forReduceTask(env)
-      val transport =
-        if (merged.nonEmpty) new MergedTransport(transports.network(env), chain) else chain
+      val transport = merged.fold(chain) { m =>
+        new MergedTransport(transports.forExposedBlocks(env, m.exposed), chain)
+      }
       new ShuffleBlockFetcher(
         context,
         transport,
@@ -303,9 +308,10 @@ private[spark] class AdaptiveShuffleManager(conf: SparkConf)
   private[spark] def mergeStore: Option[MergeStore] = pushExecutor.map(_.merges)
 
   override def stop(): Unit = {
-    transports.stop()
     pushDriver.foreach(_.stop())
+    // Before the transports: its chunks may be registered with their UCX node.
     pushExecutor.foreach(_.stop())
+    transports.stop()
     sortShuffle.stop()
   }
 }

@@ -10,15 +10,15 @@ import org.scalatest.concurrent.Eventually
 
 import org.apache.spark.{LocalSparkContext, ShuffleDependency, SparkConf, SparkContext, SparkException, SparkFunSuite, TestUtils}
 import org.apache.spark.internal.config.{AUTH_SECRET, IO_ENCRYPTION_ENABLED, NETWORK_AUTH_ENABLED, SHUFFLE_HOST_LOCAL_DISK_READING_ENABLED, SHUFFLE_MANAGER}
-import org.apache.spark.shuffle.adaptive.config.AdaptiveShuffleConf.{TESTING_SERVE_DELAY, TRANSPORT, UCX_LIBRARY_PATH}
+import org.apache.spark.shuffle.adaptive.config.AdaptiveShuffleConf.{MODE, PUSH_PLACE_BY_SIZE_AFTER, TESTING_SERVE_DELAY, TRANSPORT, UCX_LIBRARY_PATH}
 import org.apache.spark.shuffle.adaptive.dummy.ExecutorProbe
 import org.apache.spark.shuffle.adaptive.testing.{DelayedShuffleBlockResolver, SlowServingAdaptiveShuffleManager}
 import org.apache.spark.shuffle.adaptive.transport.ucx.UcxRegistry
 
 /**
  * The UCX transport on `local-cluster`: what `auto` and `ucx` do without the UCX libraries, with
- * I/O encryption and with `spark.authenticate`, and an executor lost after its map outputs were
- * registered.
+ * I/O encryption and with `spark.authenticate`, merged chunks of mode=push, and an executor lost
+ * after its map outputs were registered.
  */
 class UcxClusterSuite extends SparkFunSuite with LocalSparkContext with Eventually {
 
@@ -127,6 +127,32 @@ class UcxClusterSuite extends SparkFunSuite with LocalSparkContext with Eventual
     assert(sums(sc) === expected)
     val bytes = bytesByTransport(sc)
     assert(bytes.keySet === Set("local", "netty"), bytes)
+  }
+
+  test("mode=push: owners expose the chunks they merged, which reduce tasks read one-sided") {
+    assume(ucxLibraries.nonEmpty, s"the UCX libraries (${UCX_LIBRARY_PATH.key}) are not set")
+    sc = new SparkContext(
+      "local-cluster[2,1,1024]",
+      "test",
+      conf("ucx", ucxLibraries).set(MODE, "push").set(PUSH_PLACE_BY_SIZE_AFTER, 0.0))
+    TestUtils.waitUntilExecutorsUp(sc, 2, 60000)
+    // Both executors own partitions: the driver knows their block managers before the map stage.
+    val executors = sc.getExecutorIds()
+    executors.foreach(ExecutorProbe.location(sc, _))
+    // 40 reduce tasks, half their partitions owned by the executor a task does not run on.
+    val shuffled = sc.parallelize(1 to 40000, 8).map(x => (x % 400, x)).reduceByKey(_ + _, 40)
+    sc.submitMapStage(shuffled.dependencies.head.asInstanceOf[ShuffleDependency[Int, Int, Int]])
+      .get()
+    PushProbe.awaitPushed(sc, executors)
+    assert(shuffled.collectAsMap() === (1 to 40000).groupBy(_ % 400).map { case (k, xs) =>
+      k -> xs.sum
+    })
+    val counters = appCounters(sc)
+    def count(name: String) = counters(name).asInstanceOf[Long]
+    assert(count("chunks_one_sided") > 0 && count("chunk_fallbacks") === 0, counters)
+    // Every byte from the other executor came by one-sided reads, chunks included.
+    assert(bytesByTransport(sc).keySet === Set("local", "ucx"), counters)
+    assert(count("bytes_from_stores") > 0, counters)
   }
 
   test("an executor lost after registering its map outputs: its regions go, results stay right") {

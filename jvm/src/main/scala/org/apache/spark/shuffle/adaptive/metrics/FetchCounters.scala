@@ -22,6 +22,7 @@ import scala.collection.mutable
  *    whose blocks were read from their map outputs instead; `chunks_at_peers`: chunks planned
  *    at a peer, where their owner had handed them off (remote-memory spill);
  *    `chunks_in_ranges`: chunks planned as part of a partition range's one request;
+ *    `chunks_one_sided`: chunks planned as one-sided reads (UCX) of their holder's memory;
  *  - `bytes_crossed_twice`: bytes read from another executor's store that had come there from
  *    a third (pushed or spilled): they crossed the network after the map task and again now;
  *  - `stored_reduce_tasks` / `stored_reduce_tasks_on_owner`: tasks that read from stores, and
@@ -66,6 +67,7 @@ private[spark] final class FetchCounters extends Serializable {
   var chunkFallbacks = 0L
   var chunksAtPeers = 0L
   var chunksInRanges = 0L
+  var chunksOneSided = 0L
   var requests = 0L
   val requestsByTransport: mutable.Map[String, Long] = mutable.TreeMap.empty
   var transportFallbacks = 0L
@@ -165,6 +167,7 @@ private[spark] final class FetchCounters extends Serializable {
     chunkFallbacks += other.chunkFallbacks
     chunksAtPeers += other.chunksAtPeers
     chunksInRanges += other.chunksInRanges
+    chunksOneSided += other.chunksOneSided
     requests += other.requests
     other.requestsByTransport.foreach { case (k, v) => add(requestsByTransport, k, v) }
     transportFallbacks += other.transportFallbacks
@@ -214,6 +217,7 @@ private[spark] final class FetchCounters extends Serializable {
       "chunk_fallbacks" -> chunkFallbacks,
       "chunks_at_peers" -> chunksAtPeers,
       "chunks_in_ranges" -> chunksInRanges,
+      "chunks_one_sided" -> chunksOneSided,
       "requests" -> requests,
       "requests_by_transport" -> requestsByTransport.toMap,
       "transport_fallbacks" -> transportFallbacks,

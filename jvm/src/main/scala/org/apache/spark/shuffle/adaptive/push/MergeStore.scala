@@ -3,7 +3,7 @@ package org.apache.spark.shuffle.adaptive.push
 import java.io.{File, IOException}
 import java.nio.ByteBuffer
 import java.util.concurrent.ConcurrentHashMap
-import java.util.concurrent.atomic.AtomicLong
+import java.util.concurrent.atomic.{AtomicBoolean, AtomicLong}
 
 import scala.collection.mutable
 import scala.jdk.CollectionConverters._
@@ -17,6 +17,7 @@ import org.apache.spark.network.buffer.{ManagedBuffer, NettyManagedBuffer, NioMa
 import org.apache.spark.network.client.StreamCallbackWithID
 import org.apache.spark.network.util.TransportConf
 import org.apache.spark.shuffle.adaptive.store.{RunStream, RunUpload, StoreMemory}
+import org.apache.spark.shuffle.adaptive.transport.{ExposedBuffer, RemoteMemory, RemoteRegion}
 import org.apache.spark.storage.{BlockManagerId, ShuffleBlockBatchId}
 
 /**
@@ -44,6 +45,12 @@ import org.apache.spark.storage.{BlockManagerId, ShuffleBlockBatchId}
  * ([[MergedFile]], one per shuffle), again the hottest partitions' first. A run is left in its
  * map output's file only when neither memory nor disk takes it.
  *
+ * Where `remote` lets peers read this executor's memory one-sided (UCX), a layout exposes the
+ * chunks in memory of the partitions it seals, each as one buffer (a copy where its blocks are
+ * slices of several runs), and names their regions: reduce tasks read them with no request
+ * served here. An exposed chunk stays in memory until its shuffle goes (it is neither handed off,
+ * as it is sealed, nor moved to disk), so no read finds its region gone.
+ *
  * Everything of a shuffle goes when it is removed; runs of it that arrive later are dropped.
  * `onChange` hears of every change in what is held. Thread-safe.
  */
@@ -51,6 +58,7 @@ private[spark] final class MergeStore(
     val memory: StoreMemory,
     chunkSize: Long,
     disk: MergeStore.Disk,
+    remote: () => Option[RemoteMemory],
     onChange: MergeStore => Unit)
     extends Logging {
 
@@ -59,6 +67,7 @@ private[spark] final class MergeStore(
   private[this] val movedToDisk = new AtomicLong
   private[this] val movedToPeers = new AtomicLong
   private[this] val heldForPeers = new AtomicLong
+  private[this] val exposureFailed = new AtomicBoolean
 
   /** Bytes of chunks moved from memory to disk so far. */
   def bytesMovedToDisk: Long = movedToDisk.get
@@ -216,7 +225,7 @@ private[spark] final class MergeStore(
   private def makeRoom(bytes: Long): Unit = synchronized {
     val wanted = math.max(bytes, chunkSize) - (memory.capacity - memory.used)
     if (wanted <= 0) return
-    val inOrder = hottestFirst((_, _) => true).iterator
+    val inOrder = hottestFirst((_, chunk) => chunk.region.isEmpty).iterator
     var freed = 0L
     try {
       while (freed < wanted && inOrder.hasNext) {
@@ -258,9 +267,27 @@ private[spark] final class MergeStore(
   def summary(shuffleId: Int): Seq[MergedPartition] =
     Option(shuffles.get(shuffleId)).fold(Seq.empty[MergedPartition])(s => s.synchronized(s.summary))
 
-  /** The chunks of partitions `[start, end)`, which are sealed from now on. */
-  def layout(shuffleId: Int, start: Int, end: Int): Seq[MergedChunk] =
-    merges(shuffleId).fold(Seq.empty[MergedChunk])(s => s.synchronized(s.seal(start, end)))
+  /**
+   * The chunks of partitions `[start, end)`, which are sealed from now on; for a peer, those in
+   * memory exposed to one-sided reads where `remote` allows them (this executor's own tasks read
+   * its chunks in place).
+   */
+  def layout(shuffleId: Int, start: Int, end: Int, forPeer: Boolean): Seq[MergedChunk] = {
+    val exposing = if (forPeer) remote() else None
+    merges(shuffleId).fold(Seq.empty[MergedChunk]) { s =>
+      s.synchronized(s.seal(start, end, chunk => exposing.foreach(expose(chunk, _))))
+    }
+  }
+
+  private def expose(chunk: Chunk, to: RemoteMemory): Unit =
+    try chunk.expose(to)
+    catch {
+      case NonFatal(e) =>
+        // Such chunks are read through the block server: say so once, not per chunk.
+        if (!exposureFailed.getAndSet(true)) {
+          logWarning("Merged chunks could not be exposed to one-sided reads", e)
+        }
+    }
 
   /**
    * A chunk's bytes: a view of them in memory, or a segment of its shuffle's merged file; none
@@ -284,7 +311,7 @@ private[spark] final class MergeStore(
   def removeShuffle(shuffleId: Int): Unit = {
     removed.add(shuffleId)
     Option(shuffles.remove(shuffleId)).foreach { s =>
-      memory.release(s.synchronized { s.removed = true; s.bytes })
+      memory.release(s.synchronized { s.removed = true; s.unexpose(); s.bytes })
       disk.remove(shuffleId)
       onChange(this)
     }
@@ -409,12 +436,19 @@ private final class ShuffleMerges {
     .toSeq
     .sortBy(_.partition)
 
-  def seal(start: Int, end: Int): Seq[MergedChunk] = (start until end).flatMap { p =>
-    val merge = partitions.getOrElseUpdate(p, new PartitionMerge)
-    merge.isSealed = true
-    merge.open = None
-    merge.chunks.map(_.describe)
-  }
+  /** Seals partitions `[start, end)`, hands `expose` their chunks in memory not exposed yet. */
+  def seal(start: Int, end: Int, expose: Chunk => Unit): Seq[MergedChunk] =
+    (start until end).flatMap { p =>
+      val merge = partitions.getOrElseUpdate(p, new PartitionMerge)
+      merge.isSealed = true
+      merge.open = None
+      if (!removed) {
+        merge.chunks.filter(c => c.inMemory && !c.leaving && c.region.isEmpty).foreach(expose)
+      }
+      merge.chunks.map(_.describe)
+    }
+
+  def unexpose(): Unit = chunks.foreach(_.unexpose())
 
   def range(start: Int, end: Int): Option[ManagedBuffer] =
     if (removed || !(start until end).forall(isSealed)) None
@@ -447,6 +481,7 @@ private final class Chunk(val id: Int, val partition: Int) {
   private[this] var lengths = new Array[Long](4)
   private[this] var blocks = 0
   private[this] var onDisk: Option[(MergedFile, Long)] = None
+  private[this] var exposure: Option[ExposedBuffer] = None
   var hostedAt: Option[BlockManagerId] = None
   var bytes = 0L
 
@@ -454,6 +489,33 @@ private final class Chunk(val id: Int, val partition: Int) {
   var leaving = false
 
   def inMemory: Boolean = onDisk.isEmpty && hostedAt.isEmpty
+
+  def region: Option[RemoteRegion] = exposure.map(_.region)
+
+  /**
+   * Lets peers read the bytes in memory one-sided, as one buffer: its blocks are slices of the
+   * runs they arrived in, so they are copied into one unless a single direct slice holds them.
+   * The copy is not reserved again: the runs' memory is freed as their slices go.
+   */
+  def expose(remote: RemoteMemory): Unit = {
+    val whole = slices.toSeq match {
+      case Seq(only) if only.isDirect => only
+      case many =>
+        val copy = ByteBuffer.allocateDirect(bytes.toInt)
+        many.foreach(slice => copy.put(slice.duplicate()))
+        copy.flip()
+    }
+    slices.clear()
+    slices += whole
+    exposure = Some(remote.expose(whole))
+  }
+
+  def unexpose(): Unit = {
+    // The node may have stopped first, with the executor: its registrations went with it.
+    try exposure.foreach(_.close())
+    catch { case NonFatal(_) => }
+    exposure = None
+  }
 
   def movedTo(file: MergedFile, offset: Long): Unit = {
     onDisk = Some((file, offset))
@@ -495,7 +557,8 @@ private final class Chunk(val id: Int, val partition: Int) {
       partition,
       java.util.Arrays.copyOf(mapIds, blocks),
       java.util.Arrays.copyOf(lengths, blocks),
-      hostedAt)
+      hostedAt,
+      region)
 }
 
 /** A chunk on its way to a peer (see [[MergeStore.takeForHandOff]]). */

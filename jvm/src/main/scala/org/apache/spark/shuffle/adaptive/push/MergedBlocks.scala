@@ -6,19 +6,22 @@ import java.nio.charset.StandardCharsets.UTF_8
 
 import org.roaringbitmap.longlong.Roaring64NavigableMap
 
+import org.apache.spark.shuffle.adaptive.transport.RemoteRegion
 import org.apache.spark.storage.{BlockId, BlockManagerId, ShuffleBlockBatchId}
 
 /**
  * One chunk of a reduce partition merged at its owner: the blocks of `mapIds` (map ids as in
  * their MapStatus) in that order, `lengths` bytes each, back to back. `hostedAt` is the peer
  * that holds it when the owner handed it off (remote-memory spill); otherwise the owner does.
+ * `region` is where peers read it one-sided, if its holder exposed it (UCX).
  */
 private[spark] final case class MergedChunk(
     chunkId: Int,
     partition: Int,
     mapIds: Array[Long],
     lengths: Array[Long],
-    hostedAt: Option[BlockManagerId] = None) {
+    hostedAt: Option[BlockManagerId] = None,
+    region: Option[RemoteRegion] = None) {
   def bytes: Long = lengths.sum
 }
 
@@ -219,13 +222,15 @@ private[spark] object MergedBlocks {
 
   /**
    * Chunk count, then per chunk: id, partition, block count, each block's map id and length,
-   * and where it is held (0: at the owner; 1: at a peer, then its executor id, host and port).
+   * where it is held (0: at the owner; 1: at a peer, then its executor id, host and port), and
+   * its region (0: none; 1: address, remote key length, remote key, length).
    */
   def encode(chunks: Seq[MergedChunk]): ByteBuffer = {
     val hosts = chunks.map(
       _.hostedAt.map(a => (a.executorId.getBytes(UTF_8), a.host.getBytes(UTF_8), a.port)))
-    val size = 4 + chunks.iterator.map(c => 13 + 16 * c.mapIds.length).sum +
-      hosts.iterator.flatten.map { case (id, host, _) => 12 + id.length + host.length }.sum
+    val size = 4 + chunks.iterator.map(c => 14 + 16 * c.mapIds.length).sum +
+      hosts.iterator.flatten.map { case (id, host, _) => 12 + id.length + host.length }.sum +
+      chunks.iterator.flatMap(_.region).map(20 + _.rkey.length).sum
     val out = ByteBuffer.allocate(size).putInt(chunks.size)
     chunks.zip(hosts).foreach { case (c, host) =>
       out.putInt(c.chunkId).putInt(c.partition).putInt(c.mapIds.length)
@@ -240,6 +245,11 @@ private[spark] object MergedBlocks {
             .putInt(hostName.length)
             .put(hostName)
             .putInt(port)
+      }
+      c.region match {
+        case None => out.put(0.toByte)
+        case Some(r) =>
+          out.put(1.toByte).putLong(r.address).putInt(r.rkey.length).put(r.rkey).putLong(r.length)
       }
     }
     out.flip()
@@ -257,11 +267,12 @@ private[spark] object MergedBlocks {
         mapIds(i) = buf.getLong
         lengths(i) = buf.getLong
       }
-      def text() = {
+      def bytes() = {
         val bytes = new Array[Byte](buf.getInt)
         buf.get(bytes)
-        new String(bytes, UTF_8)
+        bytes
       }
+      def text() = new String(bytes(), UTF_8)
       val hostedAt =
         if (buf.get == 0) None
         else {
@@ -269,7 +280,14 @@ private[spark] object MergedBlocks {
           val host = text()
           Some(BlockManagerId(executorId, host, buf.getInt))
         }
-      MergedChunk(chunkId, partition, mapIds, lengths, hostedAt)
+      val region =
+        if (buf.get == 0) None
+        else {
+          val address = buf.getLong
+          val rkey = bytes()
+          Some(RemoteRegion(address, rkey, buf.getLong))
+        }
+      MergedChunk(chunkId, partition, mapIds, lengths, hostedAt, region)
     }
   }
 }

@@ -11,6 +11,7 @@ import org.apache.spark.network.buffer.ManagedBuffer
 import org.apache.spark.network.shuffle.BlockFetchingListener
 import org.apache.spark.shuffle.adaptive.fetch.ChunkPart
 import org.apache.spark.shuffle.adaptive.flow.BlockRef
+import org.apache.spark.shuffle.adaptive.transport.RemoteRegion
 import org.apache.spark.storage.{BlockId, BlockManagerId, ShuffleBlockId}
 
 /**
@@ -23,12 +24,14 @@ import org.apache.spark.storage.{BlockId, BlockManagerId, ShuffleBlockId}
  *               merged at owners of two versions of the table has chunks of the same id at each)
  * @param chunksAtPeers how many of those chunks are read at a peer their owner handed them to
  * @param chunksInRanges how many chunks are read as part of a partition range's request
+ * @param exposed the chunks read one-sided, by holder and id, with their regions there
  */
 private[spark] final case class MergedReads(
     blocks: Seq[(BlockManagerId, MergedReads.Blocks)],
     chunks: Map[(BlockManagerId, BlockId), IndexedSeq[ChunkPart]],
     chunksAtPeers: Int,
-    chunksInRanges: Int)
+    chunksInRanges: Int,
+    exposed: Map[(BlockManagerId, BlockId), RemoteRegion])
 
 private[spark] object MergedReads extends Logging {
 
@@ -45,13 +48,16 @@ private[spark] object MergedReads extends Logging {
    * request of up to `rangeBytes` ([[MergedBlocks.range]]): a coalesced reduce task reads many
    * small partitions, each merged into one small chunk, and would otherwise pay a request and a
    * stream per partition. A partition of more than `rangeBytes`, or one with a chunk left out,
-   * is read a chunk per request, and so is a chunk its owner handed off, at its peer.
+   * is read a chunk per request, and so is a chunk its owner handed off, at its peer. With
+   * `oneSided` (the task reads through UCX), a chunk its holder exposed is read alone, one-sided
+   * out of its region: a read the holder does not serve costs it nothing per request.
    */
   def plan(
       shuffleId: Int,
       byAddress: Seq[(BlockManagerId, Blocks)],
       layouts: Seq[(BlockManagerId, Seq[MergedChunk])],
-      rangeBytes: Long): MergedReads = {
+      rangeBytes: Long,
+      oneSided: Boolean): MergedReads = {
     val needed = mutable.HashMap.empty[(Long, Int), (BlockManagerId, Int)]
     byAddress.foreach { case (home, blocks) =>
       blocks.foreach {
@@ -85,21 +91,23 @@ private[spark] object MergedReads extends Logging {
     val chunks = Map.newBuilder[(BlockManagerId, BlockId), IndexedSeq[ChunkPart]]
     val reads = Seq.newBuilder[(BlockManagerId, (BlockId, Long, Int))]
     var inRanges = 0
+    val exposed = Map.newBuilder[(BlockManagerId, BlockId), RemoteRegion]
     def read(at: BlockManagerId, id: BlockId, bytes: Long, parts: IndexedSeq[ChunkPart]): Unit = {
       chunks += (at, id) -> parts
       reads += at -> ((id, bytes, -1))
     }
     // A chunk in a request of its own, where it is held.
-    def readChunk(owner: BlockManagerId, chunk: MergedChunk, parts: IndexedSeq[ChunkPart]): Unit =
-      read(
-        chunk.hostedAt.getOrElse(owner),
-        MergedBlocks.chunk(shuffleId, chunk),
-        chunk.bytes,
-        parts)
+    def readChunk(owner: BlockManagerId, chunk: MergedChunk, parts: IndexedSeq[ChunkPart]): Unit = {
+      val holder = chunk.hostedAt.getOrElse(owner)
+      val id = MergedBlocks.chunk(shuffleId, chunk)
+      read(holder, id, chunk.bytes, parts)
+      if (oneSided) chunk.region.foreach(region => exposed += (holder, id) -> region)
+    }
+    def alone(chunk: MergedChunk) = chunk.hostedAt.isDefined || oneSided && chunk.region.isDefined
     layouts.foreach { case (owner, layout) =>
       val selected = layout.map(chunk => chunk -> select(chunk))
       selected.foreach {
-        case (chunk, Some(parts)) if chunk.hostedAt.isDefined =>
+        case (chunk, Some(parts)) if alone(chunk) =>
           readChunk(owner, chunk, parts)
         case _ =>
       }
@@ -127,14 +135,15 @@ private[spark] object MergedReads extends Logging {
       val held = selected.filter(_._1.hostedAt.isEmpty).groupBy(_._1.partition).toSeq.sortBy(_._1)
       held.foreach { case (_, of) =>
         val bytes = of.iterator.map(_._1.bytes).sum
-        if (of.forall(_._2.isDefined) && bytes <= rangeBytes) {
+        // A range holds every chunk of its partitions that the owner has.
+        if (of.forall { case (c, parts) => parts.isDefined && !alone(c) } && bytes <= rangeBytes) {
           if (rangeTotal + bytes > rangeBytes) flush()
           range ++= of.map { case (chunk, parts) => chunk -> parts.get }
           rangeTotal += bytes
         } else {
           flush()
           of.foreach {
-            case (chunk, Some(parts)) =>
+            case (chunk, Some(parts)) if !alone(chunk) =>
               readChunk(owner, chunk, parts)
             case _ =>
           }
@@ -157,7 +166,8 @@ private[spark] object MergedReads extends Logging {
       merged,
       result,
       result.keys.count { case (_, id) => MergedBlocks.Hosted.unapply(id).isDefined },
-      inRanges)
+      inRanges,
+      exposed.result())
   }
 
   /**
@@ -177,7 +187,8 @@ private[spark] object MergedReads extends Logging {
     val self = env.blockManager.blockManagerId.executorId
     val asked = OwnerTable.ranges(owners, start, end).map { case (owner, from, until) =>
       val layout =
-        if (owner.executorId == self) Future.successful(own.layout(shuffleId, from, until))
+        if (owner.executorId == self)
+          Future.successful(own.layout(shuffleId, from, until, forPeer = false))
         else ask(env, owner, MergedBlocks.layout(shuffleId, from, until))(MergedBlocks.decode)
       owner -> layout
     }

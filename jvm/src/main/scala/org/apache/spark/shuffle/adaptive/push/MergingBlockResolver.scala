@@ -31,7 +31,8 @@ private[spark] final class MergingBlockResolver(
   override def getBlockData(blockId: BlockId, dirs: Option[Array[String]]): ManagedBuffer =
     blockId match {
       case MergedBlocks.Layout(shuffleId, start, end) =>
-        new NioManagedBuffer(MergedBlocks.encode(merges.layout(shuffleId, start, end)))
+        new NioManagedBuffer(
+          MergedBlocks.encode(merges.layout(shuffleId, start, end, forPeer = true)))
       case MergedBlocks.Chunk(shuffleId, chunkId) =>
         merges
           .chunk(shuffleId, chunkId)

@@ -7,20 +7,22 @@ import org.apache.spark.internal.config.EXECUTOR_MEMORY
 import org.apache.spark.shuffle.adaptive.config.AdaptiveShuffleConf.{DefaultStoreFraction, PUSH_CHUNK_SIZE, PUSH_MAX_BLOCK_SIZE, PUSH_QUEUE_SIZE, PUSH_SPILL_TO_PEERS, STORE_MAX_SIZE}
 import org.apache.spark.shuffle.adaptive.metrics.ExecutorShuffleMetrics
 import org.apache.spark.shuffle.adaptive.store.StoreMemory
-import org.apache.spark.shuffle.adaptive.transport.MapOutputServing
+import org.apache.spark.shuffle.adaptive.transport.{MapOutputServing, RemoteMemory}
 
 /**
  * This executor's end of mode=push: its [[MergeStore]] of the partitions it owns, the owner
  * tables the driver sends ([[OwnerTables]]), the resolver
  * that serves them ([[MergingBlockResolver]], from the start: any executor may be an owner), its
  * pusher, and its hand-off of chunks to peers once its store is full ([[ChunkHandOff]], unless
- * `push.spillToPeers` is off). Its store's usage and its push queue go to `metrics` (this
+ * `push.spillToPeers` is off). Peers read its chunks one-sided where `remoteMemory` lets them
+ * (UCX). Its store's usage and its push queue go to `metrics` (this
  * executor's metrics source) as they change.
  */
 private[spark] final class PushExecutor(
     conf: SparkConf,
     files: IndexShuffleBlockResolver,
-    metrics: => Option[ExecutorShuffleMetrics]) {
+    metrics: => Option[ExecutorShuffleMetrics],
+    remoteMemory: () => Option[RemoteMemory]) {
 
   val chunkSize: Long = conf.get(PUSH_CHUNK_SIZE)
 
@@ -31,7 +33,12 @@ private[spark] final class PushExecutor(
     SparkTransportConf.fromSparkConf(conf, "shuffle"))
 
   val merges =
-    new MergeStore(new StoreMemory(PushExecutor.capacity(conf)), chunkSize, disk, _ => changed())
+    new MergeStore(
+      new StoreMemory(PushExecutor.capacity(conf)),
+      chunkSize,
+      disk,
+      remoteMemory,
+      _ => changed())
 
   // Made by the first change past the mark: SparkEnv is complete by then.
   private[this] lazy val handOff = ChunkHandOff(SparkEnv.get, merges)

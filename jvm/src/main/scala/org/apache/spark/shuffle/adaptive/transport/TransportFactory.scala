@@ -3,6 +3,7 @@ package org.apache.spark.shuffle.adaptive.transport
 import org.apache.spark.{SparkConf, SparkEnv}
 import org.apache.spark.shuffle.adaptive.config.AdaptiveShuffleConf.{TRANSPORT, Transport}
 import org.apache.spark.shuffle.adaptive.transport.ucx.{UcxBlockTransport, UcxRuntime}
+import org.apache.spark.storage.{BlockId, BlockManagerId}
 
 /**
  * Chooses how this executor serves its map outputs and how its reduce tasks read each peer's:
@@ -54,6 +55,26 @@ private[spark] final class TransportFactory(conf: SparkConf) {
     case Some(u) => new UcxBlockTransport(u.node, u.directory, u.pool, next)
     case None => next
   }
+
+  /** Whether this executor's reduce tasks read one-sided (UCX started here). */
+  def readsOneSided: Boolean = startedUcx.isDefined
+
+  /**
+   * How a reduce task reads blocks that are neither map outputs nor in files (merged chunks):
+   * those of `regions`, which their holder exposed, by one-sided reads where UCX runs, the others
+   * through Spark's block transfer service.
+   */
+  def forExposedBlocks(
+      env: SparkEnv,
+      regions: Map[(BlockManagerId, BlockId), RemoteRegion]): BlockTransport =
+    startedUcx match {
+      case Some(u) if regions.nonEmpty =>
+        new UcxBlockTransport(u.node, u.directory, u.pool, network(env), regions)
+      case _ => network(env)
+    }
+
+  /** What lets peers read this executor's buffers one-sided, once UCX started here. */
+  def remoteMemory: Option[RemoteMemory] = startedUcx.map(_.remoteMemory)
 
   def removed(shuffleId: Int): Unit = startedUcx.foreach(_.serving.removed(shuffleId))
 

@@ -90,12 +90,17 @@ object DriverScaleBench {
 
     // An owner's end: one partition into which every map output was merged.
     val store =
-      new MergeStore(new StoreMemory(Long.MaxValue), 4L << 20, MergeStoreSuite.noDisk, _ => ())
+      new MergeStore(
+        new StoreMemory(Long.MaxValue),
+        4L << 20,
+        MergeStoreSuite.noDisk,
+        () => None,
+        _ => ())
     val data = ByteBuffer.allocateDirect(blockSize.toInt)
     val (_, appendMs) = timed((0 until maps).foreach { m =>
       store.append(0, m.toLong, 0, Array(blockSize), data.duplicate())
     })
-    val (layout, layoutMs) = timed(store.layout(0, 0, 1))
+    val (layout, layoutMs) = timed(store.layout(0, 0, 1, forPeer = true))
     val layoutBytes = MergedBlocks.encode(layout).remaining
     println(
       f"push  owner: $maps blocks of one partition appended in $appendMs%.0f ms " +
@@ -110,7 +115,8 @@ object DriverScaleBench {
     }
     // The first plan runs cold; a long job's reduce tasks run warm.
     val plans =
-      (1 to 5).map(_ => timed(MergedReads.plan(0, byAddress, Seq(ids.head -> layout), 4L << 20)))
+      (1 to 5).map(_ =>
+        timed(MergedReads.plan(0, byAddress, Seq(ids.head -> layout), 4L << 20, false)))
     val planMs = plans.map(_._2)
     println(
       f"push  reduce task of $maps blocks: layout from its owner $layoutMs%.1f ms, plan " +

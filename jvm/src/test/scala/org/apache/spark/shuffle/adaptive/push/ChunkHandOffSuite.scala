@@ -20,7 +20,7 @@ class ChunkHandOffSuite extends AnyFunSuite with Eventually {
   /** A store of 1000 bytes holding 800: partition 0 in 100-byte chunks, 300 bytes elsewhere. */
   private def fullStore(): MergeStore = {
     val memory = new StoreMemory(1000)
-    val s = new MergeStore(memory, 100, new MergeStore.Disk(() => null, null), _ => ())
+    val s = new MergeStore(memory, 100, new MergeStore.Disk(() => null, null), () => None, _ => ())
     def push(mapId: Long, partition: Int, size: Int): Unit = {
       assert(memory.reserve(size))
       s.append(0, mapId, partition, Array(size.toLong), ByteBuffer.allocateDirect(size))
@@ -65,7 +65,10 @@ class ChunkHandOffSuite extends AnyFunSuite with Eventually {
     p.handOff(s).round()
     assert(s.memory.used === 500 && s.bytesHandedOff === 300)
     assert(p.sent.map(_._1).toSet === Set("2") && p.sent.forall(_._2 == 0))
-    assert(s.layout(0, 0, 1).map(_.hostedAt.map(_.executorId)).count(_.contains("2")) === 3)
+    assert(
+      s.layout(0, 0, 1, forPeer = true)
+        .map(_.hostedAt.map(_.executorId))
+        .count(_.contains("2")) === 3)
   }
 
   test("a peer that refuses is not sent to again in the round; the next with room is") {
@@ -74,7 +77,11 @@ class ChunkHandOffSuite extends AnyFunSuite with Eventually {
     p.handOff(s).round()
     assert(p.sent.map(_._1).distinct === Seq("2", "1", "3"))
     assert(s.memory.used === 500 && s.bytesHandedOff === 300)
-    assert(s.layout(0, 0, 4).flatMap(_.hostedAt).map(_.executorId).sorted === Seq("1", "1", "3"))
+    assert(
+      s.layout(0, 0, 4, forPeer = true).flatMap(_.hostedAt).map(_.executorId).sorted === Seq(
+        "1",
+        "1",
+        "3"))
   }
 
   test("with no room anywhere nothing moves, and no round starts again before the pause") {

@@ -4,11 +4,14 @@ import java.io.File
 import java.nio.ByteBuffer
 import java.nio.file.Files
 
+import scala.collection.mutable
+
 import org.scalatest.funsuite.AnyFunSuite
 
 import org.apache.spark.SparkConf
 import org.apache.spark.network.netty.SparkTransportConf
 import org.apache.spark.shuffle.adaptive.store.{RunUpload, StoreMemory}
+import org.apache.spark.shuffle.adaptive.transport.{ExposedBuffer, RemoteMemory, RemoteRegion}
 import org.apache.spark.storage.{BlockManagerId, ShuffleBlockBatchId}
 
 class MergeStoreSuite extends AnyFunSuite {
@@ -26,9 +29,10 @@ class MergeStoreSuite extends AnyFunSuite {
   private def store(
       capacity: Long,
       chunkSize: Long,
-      disk: MergeStore.Disk = noDisk): (MergeStore, StoreMemory) = {
+      disk: MergeStore.Disk = noDisk,
+      remote: Option[RemoteMemory] = None): (MergeStore, StoreMemory) = {
     val memory = new StoreMemory(capacity)
-    (new MergeStore(memory, chunkSize, disk, _ => ()), memory)
+    (new MergeStore(memory, chunkSize, disk, () => remote, _ => ()), memory)
   }
 
   /** A run of map `mapId`'s blocks for partitions from 0, streamed here by another executor. */
@@ -60,7 +64,7 @@ class MergeStoreSuite extends AnyFunSuite {
     push(s, m, 1, 0, 60, 10)
     push(s, m, 2, 0, 30, 0)
     push(s, m, 3, 0, 50, 20)
-    val layout = s.layout(0, 0, 2)
+    val layout = s.layout(0, 0, 2, forPeer = true)
     assert(layout.map(c => (c.partition, c.mapIds.toSeq, c.lengths.toSeq)) ===
       Seq((0, Seq(1L, 2L), Seq(60L, 30L)), (0, Seq(3L), Seq(50L)), (1, Seq(1L, 3L), Seq(10L, 20L))))
     assert(bytesOf(s, layout.head).toSeq === (Seq.fill(60)(16.toByte) ++ Seq.fill(30)(32.toByte)))
@@ -70,10 +74,10 @@ class MergeStoreSuite extends AnyFunSuite {
   test("a chunk is described alike to every layout request, however many blocks it holds") {
     val (s, m) = store(1 << 20, chunkSize = 1 << 20)
     (1 to 16).foreach(mapId => push(s, m, mapId, 0, 3))
-    val first = s.layout(0, 0, 1)
+    val first = s.layout(0, 0, 1, forPeer = true)
     assert(first.head.mapIds.toSeq === (1L to 16L))
-    assert(s.layout(0, 0, 1).head.mapIds.toSeq === (1L to 16L))
-    assert(s.layout(0, 0, 1).head.lengths.toSeq === Seq.fill(16)(3L))
+    assert(s.layout(0, 0, 1, forPeer = true).head.mapIds.toSeq === (1L to 16L))
+    assert(s.layout(0, 0, 1, forPeer = true).head.lengths.toSeq === Seq.fill(16)(3L))
   }
 
   test("a map output already merged is not appended again (a retried or speculative task)") {
@@ -81,17 +85,19 @@ class MergeStoreSuite extends AnyFunSuite {
     assert(push(s, m, 1, 0, 10, 10) === 20)
     assert(push(s, m, 1, 0, 10, 10) === 0)
     assert(push(s, m, 1, 1, 10) === 0)
-    assert(s.layout(0, 0, 2).map(_.mapIds.toSeq) === Seq(Seq(1L), Seq(1L)))
+    assert(s.layout(0, 0, 2, forPeer = true).map(_.mapIds.toSeq) === Seq(Seq(1L), Seq(1L)))
     assert(m.used === 20)
   }
 
   test("a layout seals its partitions: later blocks of them stay in their files") {
     val (s, m) = store(1000, chunkSize = 100)
     push(s, m, 1, 0, 10, 10)
-    assert(s.layout(0, 0, 1).map(_.mapIds.toSeq) === Seq(Seq(1L)))
+    assert(s.layout(0, 0, 1, forPeer = true).map(_.mapIds.toSeq) === Seq(Seq(1L)))
     assert(push(s, m, 2, 0, 10, 10) === 10, "partition 1 was not sealed")
-    assert(s.layout(0, 0, 1).map(_.mapIds.toSeq) === Seq(Seq(1L)), "the same layout again")
-    assert(s.layout(0, 1, 2).map(_.mapIds.toSeq) === Seq(Seq(1L, 2L)))
+    assert(
+      s.layout(0, 0, 1, forPeer = true).map(_.mapIds.toSeq) === Seq(Seq(1L)),
+      "the same layout again")
+    assert(s.layout(0, 1, 2, forPeer = true).map(_.mapIds.toSeq) === Seq(Seq(1L, 2L)))
   }
 
   test("runs streamed by other executors are held if they fit, else dropped; removal frees all") {
@@ -99,9 +105,12 @@ class MergeStoreSuite extends AnyFunSuite {
     receive(s, 1, 40, 20)
     // Failing the stream would close the connection other pushes share.
     receive(s, 2, 30, 20)
-    assert(m.used === 60 && s.layout(0, 0, 2).map(_.mapIds.toSeq) === Seq(Seq(1L), Seq(1L)))
+    assert(
+      m.used === 60 && s.layout(0, 0, 2, forPeer = true).map(_.mapIds.toSeq) === Seq(
+        Seq(1L),
+        Seq(1L)))
     s.removeShuffle(0)
-    assert(m.used === 0 && s.layout(0, 0, 2).isEmpty && s.chunk(0, 0).isEmpty)
+    assert(m.used === 0 && s.layout(0, 0, 2, forPeer = true).isEmpty && s.chunk(0, 0).isEmpty)
     assert(push(s, m, 3, 0, 10) === 0, "nothing of a removed shuffle is merged any more")
   }
 
@@ -115,7 +124,7 @@ class MergeStoreSuite extends AnyFunSuite {
     // 25 more bytes do not fit: partition 0 (80 bytes merged) moves to disk, a chunk at a time,
     // until a chunk's worth is free; partition 1's small chunk stays in memory.
     receive(s, 4, 20, 5)
-    val layout = s.layout(0, 0, 2)
+    val layout = s.layout(0, 0, 2, forPeer = true)
     assert(
       layout.map(c => (c.partition, c.mapIds.toSeq)) ===
         Seq((0, Seq(1L)), (0, Seq(2L)), (0, Seq(3L)), (0, Seq(4L)), (1, Seq(1L, 2L, 4L))))
@@ -132,6 +141,34 @@ class MergeStoreSuite extends AnyFunSuite {
     dir.delete()
   }
 
+  test("a layout for a peer exposes the chunks it seals as one buffer each, kept in memory") {
+    val dir = Files.createTempDirectory("merge-store").toFile
+    val remote = new RecordingRemoteMemory
+    val (s, m) = store(100, chunkSize = 30, disk = diskIn(dir), remote = Some(remote))
+    receive(s, 1, 10, 5)
+    receive(s, 2, 10, 5)
+    assert(s.layout(0, 0, 1, forPeer = false).forall(_.region.isEmpty), "its own tasks read here")
+    assert(remote.exposed.isEmpty)
+    val layout = s.layout(0, 0, 2, forPeer = true)
+    assert(
+      layout.map(c => (c.partition, c.region.map(_.length))) === Seq(0 -> Some(20), 1 -> Some(10)))
+    // Partition 0's blocks came in two runs: copied into one buffer, in layout order.
+    val exposed = remote.exposed.map(b => b.duplicate())
+    assert(exposed.forall(_.isDirect) && exposed.map(_.remaining) === Seq(20, 10))
+    val bytes = new Array[Byte](20)
+    exposed.head.get(bytes)
+    assert(bytes.toSeq === Seq.fill(10)(16.toByte) ++ Seq.fill(10)(32.toByte))
+    assert(bytesOf(s, layout.head).toSeq === bytes.toSeq)
+    assert(s.layout(0, 0, 2, forPeer = true).map(_.region) === layout.map(_.region), "exposed once")
+    // 80 bytes do not fit: the exposed chunks stay in memory, so the run stays in its file.
+    receive(s, 3, 0, 0, 80)
+    assert(s.bytesMovedToDisk === 0 && m.used === 30)
+    assert(bytesOf(s, layout.head).toSeq === bytes.toSeq)
+    s.removeShuffle(0)
+    assert(remote.closed === 2 && m.used === 0)
+    dir.delete()
+  }
+
   test("a range serves the chunks held of sealed partitions back to back, in layout order") {
     val dir = Files.createTempDirectory("merge-store").toFile
     val (s, m) = store(100, chunkSize = 30, disk = diskIn(dir))
@@ -141,7 +178,7 @@ class MergeStoreSuite extends AnyFunSuite {
     receive(s, 4, 20, 5) // partition 0's first chunk moves to disk
     assert(s.bytesMovedToDisk === 30)
     assert(s.range(0, 0, 4).isEmpty, "not before a layout sealed every partition of it")
-    val layout = s.layout(0, 0, 4)
+    val layout = s.layout(0, 0, 4, forPeer = true)
     val range = s.range(0, 0, 4).get.nioByteBuffer()
     val bytes = new Array[Byte](range.remaining)
     range.get(bytes)
@@ -157,7 +194,7 @@ class MergeStoreSuite extends AnyFunSuite {
   test("a range leaves out the chunks handed off to peers") {
     val (s, _) = hotAndCold()
     s.takeForHandOff(100).foreach(c => assert(s.handedOff(c, peer)))
-    val layout = s.layout(0, 0, 2)
+    val layout = s.layout(0, 0, 2, forPeer = true)
     val held = layout.filter(_.hostedAt.isEmpty)
     assert(held.size === layout.size - 1)
     assert(s.range(0, 0, 2).get.size === held.map(_.bytes).sum)
@@ -168,7 +205,7 @@ class MergeStoreSuite extends AnyFunSuite {
     val (s, m) = store(50, chunkSize = 30, disk = diskIn(dir))
     receive(s, 1, 30)
     receive(s, 2, 60)
-    assert(s.layout(0, 0, 1).map(_.mapIds.toSeq) === Seq(Seq(1L)))
+    assert(s.layout(0, 0, 1, forPeer = true).map(_.mapIds.toSeq) === Seq(Seq(1L)))
     assert(s.bytesMovedToDisk === 0 && m.used === 30 && dir.listFiles().isEmpty)
     s.removeShuffle(0)
     dir.delete()
@@ -183,21 +220,31 @@ class MergeStoreSuite extends AnyFunSuite {
       bytes.get(array)
       Files.write(file.toPath, array)
       assert(s.appendFromFile(0, 7, 1, 3, file, Array(0L, 5, 5, 13)) === 8)
-      assert(s.layout(0, 0, 3).map(c => (c.partition, c.lengths.toSeq)) === Seq((2, Seq(8L))))
-      assert(bytesOf(s, s.layout(0, 2, 3).head).toSeq === Seq.fill(8)((7 * 16 + 2).toByte))
+      assert(
+        s.layout(0, 0, 3, forPeer = true).map(c => (c.partition, c.lengths.toSeq)) === Seq(
+          (2, Seq(8L))))
+      assert(
+        bytesOf(s, s.layout(0, 2, 3, forPeer = true).head).toSeq === Seq.fill(8)(
+          (7 * 16 + 2).toByte))
       assert(m.used === 8)
     } finally file.delete()
   }
 
   test("layouts and merged block ids survive their encoding") {
     val peer = BlockManagerId("12", "host-é", 7337)
+    val region = RemoteRegion(0x7f0012345678L, Array[Byte](1, 2, 3), 1L << 33)
     val chunks = Seq(
-      MergedChunk(3, 7, Array(5L, 9L), Array(100L, 1L << 33)),
+      MergedChunk(3, 7, Array(5L, 9L), Array(100L, 1L << 33), region = Some(region)),
       MergedChunk(4, 8, Array(), Array()),
       MergedChunk(5, 7, Array(6L), Array(10L), hostedAt = Some(peer)))
     val decoded = MergedBlocks.decode(MergedBlocks.encode(chunks))
-    def fields(c: MergedChunk) =
-      (c.chunkId, c.partition, c.mapIds.toSeq, c.lengths.toSeq, c.hostedAt)
+    def fields(c: MergedChunk) = (
+      c.chunkId,
+      c.partition,
+      c.mapIds.toSeq,
+      c.lengths.toSeq,
+      c.hostedAt,
+      c.region.map(r => (r.address, r.rkey.toSeq, r.length)))
     assert(decoded.map(fields) === chunks.map(fields))
     val id = MergedBlocks.chunk(2, chunks.head)
     assert(MergedBlocks.isMerged(id) && MergedBlocks.Chunk.unapply(id) === Some((2, 3)))
@@ -279,7 +326,7 @@ class MergeStoreSuite extends AnyFunSuite {
     assert(upload.remaining === headerLength + 100 && upload.get(headerLength) === 16.toByte)
     leaving.foreach(c => assert(s.handedOff(c, peer)))
     assert(m.used === 150 && s.bytesHandedOff === 200)
-    val layout = s.layout(0, 0, 2)
+    val layout = s.layout(0, 0, 2, forPeer = true)
     assert(
       layout.map(c => (c.partition, c.hostedAt)) ===
         Seq((0, Some(peer)), (0, Some(peer)), (0, None), (1, None)))
@@ -293,17 +340,17 @@ class MergeStoreSuite extends AnyFunSuite {
     assert(taken.map(_.partition) === Seq(0, 0, 0, 1))
     taken.foreach(s.kept)
     push(s, m, 4, 1, 20)
-    assert(s.layout(0, 1, 2).map(_.mapIds.toSeq) === Seq(Seq(1L), Seq(4L)))
+    assert(s.layout(0, 1, 2, forPeer = true).map(_.mapIds.toSeq) === Seq(Seq(1L), Seq(4L)))
   }
 
   test("a chunk whose partition a layout sealed while it was on its way stays where it was") {
     val (s, m) = hotAndCold()
     val leaving = s.takeForHandOff(100)
     assert(s.takeForHandOff(1000).forall(_.chunkId != leaving.head.chunkId), "taken once")
-    val sealedLayout = s.layout(0, 0, 1)
+    val sealedLayout = s.layout(0, 0, 1, forPeer = true)
     assert(!s.handedOff(leaving.head, peer))
     assert(m.used === 350 && s.bytesHandedOff === 0)
-    assert(s.layout(0, 0, 1).map(_.hostedAt) === sealedLayout.map(_.hostedAt))
+    assert(s.layout(0, 0, 1, forPeer = true).map(_.hostedAt) === sealedLayout.map(_.hostedAt))
     assert(bytesOf(s, sealedLayout.find(_.chunkId == leaving.head.chunkId).get).length === 100)
     assert(s.takeForHandOff(1000).isEmpty, "sealed partitions' chunks stay")
   }
@@ -319,7 +366,7 @@ class MergeStoreSuite extends AnyFunSuite {
     receive(s, 3, 30, 10)
     assert(s.bytesMovedToDisk === 30)
     s.kept(leaving.head)
-    val layout = s.layout(0, 0, 1)
+    val layout = s.layout(0, 0, 1, forPeer = true)
     assert(layout.map(_.mapIds.toSeq) === Seq(Seq(1L), Seq(2L), Seq(3L)))
     assert(layout.forall(_.hostedAt.isEmpty) && bytesOf(s, layout.head).length === 30)
     s.removeShuffle(0)
@@ -353,7 +400,7 @@ class MergeStoreSuite extends AnyFunSuite {
     val held = s.hostedChunk(0, 4, 0).get.nioByteBuffer()
     assert(held.remaining === 300 && held.get(0) === 0.toByte)
     assert(s.hostedChunk(0, 4, 1).isEmpty && s.hostedChunk(0, 5, 0).isEmpty)
-    assert(s.layout(0, 4, 5).isEmpty, "a hosted chunk is in no layout here")
+    assert(s.layout(0, 4, 5, forPeer = true).isEmpty, "a hosted chunk is in no layout here")
     // Another owner's chunk of the same partition and id (a table's second version) is refused:
     // the first one's owner names this executor in its layout, so the first stays.
     assert(!handOff(s, 4, 0, 100))
@@ -385,6 +432,18 @@ class MergeStoreSuite extends AnyFunSuite {
     assert(PushMapOutputServing.pieces(offsets, 0, 6, 1000, 40) === Seq((0, 1), (3, 4), (5, 6)))
     assert(PushMapOutputServing.pieces(offsets, 0, 6, 1000, 50) === Seq((0, 4), (5, 6)))
     assert(PushMapOutputServing.pieces(offsets, 1, 2, 1000, 40).isEmpty)
+  }
+}
+
+/** Exposes buffers at made-up addresses and counts the ones released. */
+private final class RecordingRemoteMemory extends RemoteMemory {
+  val exposed = mutable.ArrayBuffer.empty[ByteBuffer]
+  var closed = 0
+
+  override def expose(buffer: ByteBuffer): ExposedBuffer = synchronized {
+    exposed += buffer
+    val region = RemoteRegion(4096L * exposed.size, Array(exposed.size.toByte), buffer.remaining)
+    new ExposedBuffer(region, () => synchronized(closed += 1))
   }
 }
 

@@ -2,6 +2,7 @@ package org.apache.spark.shuffle.adaptive.push
 
 import org.scalatest.funsuite.AnyFunSuite
 
+import org.apache.spark.shuffle.adaptive.transport.RemoteRegion
 import org.apache.spark.storage.{BlockId, BlockManagerId, ShuffleBlockId}
 
 class MergedReadsSuite extends AnyFunSuite {
@@ -26,7 +27,8 @@ class MergedReadsSuite extends AnyFunSuite {
       .toMap
 
   test("merged blocks are read as their chunk at its owner, the others from their homes") {
-    val plan = MergedReads.plan(0, needed(1, 2, 3, 4), Seq(owner -> Seq(chunk(0, 3, 1, 2))), 1000)
+    val plan =
+      MergedReads.plan(0, needed(1, 2, 3, 4), Seq(owner -> Seq(chunk(0, 3, 1, 2))), 1000, false)
     val id = MergedBlocks.chunk(0, chunk(0, 3, 1, 2))
     assert(listed(plan) === Map("a" -> Set("shuffle_0_4_5"), "o" -> Set(id.name)))
     val parts = plan.chunks((owner, id))
@@ -41,7 +43,8 @@ class MergedReadsSuite extends AnyFunSuite {
 
   test("blocks of attempts Spark did not keep or maps outside the range are skipped") {
     // Map 9 is a lost attempt, map 4 outside this task's map range: 2 of 4 blocks needed.
-    val plan = MergedReads.plan(0, needed(1, 2), Seq(owner -> Seq(chunk(0, 9, 1, 4, 2))), 1000)
+    val plan =
+      MergedReads.plan(0, needed(1, 2), Seq(owner -> Seq(chunk(0, 9, 1, 4, 2))), 1000, false)
     val parts = plan.chunks.values.head
     assert(
       parts.map(p => (p.block.blockId.name, p.offset)) ===
@@ -50,7 +53,7 @@ class MergedReadsSuite extends AnyFunSuite {
   }
 
   test("a chunk mostly of blocks the task does not need is not read; its blocks come from files") {
-    val plan = MergedReads.plan(0, needed(1), Seq(owner -> Seq(chunk(0, 1, 7, 8))), 1000)
+    val plan = MergedReads.plan(0, needed(1), Seq(owner -> Seq(chunk(0, 1, 7, 8))), 1000, false)
     assert(plan.chunks.isEmpty && listed(plan) === Map("b" -> Set("shuffle_0_1_5")))
   }
 
@@ -60,14 +63,15 @@ class MergedReadsSuite extends AnyFunSuite {
         0,
         needed(1, 3),
         Seq(owner -> Seq(chunk(0, 1, 3)), a -> Seq(chunk(1, 3))),
-        1000)
+        1000,
+        oneSided = false)
     assert(plan.chunks.keySet === Set((owner, MergedBlocks.chunk(0, chunk(0, 1, 3)): BlockId)))
     assert(listed(plan) === Map("o" -> Set(MergedBlocks.chunk(0, chunk(0, 1, 3)).name)))
   }
 
   test("a chunk its owner handed off is read at the peer that holds it") {
     val handedOff = chunk(0, 1, 2).copy(hostedAt = Some(a))
-    val plan = MergedReads.plan(0, needed(1, 2, 3), Seq(owner -> Seq(handedOff)), 1000)
+    val plan = MergedReads.plan(0, needed(1, 2, 3), Seq(owner -> Seq(handedOff)), 1000, false)
     val id = MergedBlocks.chunk(0, handedOff)
     assert(MergedBlocks.Hosted.unapply(id) === Some((0, 5, 0)))
     assert(listed(plan) === Map("a" -> Set(id.name), "b" -> Set("shuffle_0_3_5")))
@@ -86,7 +90,8 @@ class MergedReadsSuite extends AnyFunSuite {
 
   test("the chunks of consecutive partitions read whole come in one request, up to its size") {
     val layout = (5 to 8).map(p => small(p - 5, p))
-    val plan = MergedReads.plan(0, coalesced, Seq(owner -> layout), rangeBytes = 600)
+    val plan =
+      MergedReads.plan(0, coalesced, Seq(owner -> layout), rangeBytes = 600, oneSided = false)
     val range = MergedBlocks.range(0, 5, 8)
     val last = MergedBlocks.chunk(0, layout.last)
     assert(listed(plan) === Map("o" -> Set(range.name, last.name)))
@@ -118,7 +123,7 @@ class MergedReadsSuite extends AnyFunSuite {
       val m = if (home == a) 4L else 3L
       home -> (blocks :+ ((ShuffleBlockId(0, m, 8): BlockId, 100L, m.toInt)))
     }
-    val plan = MergedReads.plan(0, needs, Seq(owner -> layout), rangeBytes = 300)
+    val plan = MergedReads.plan(0, needs, Seq(owner -> layout), rangeBytes = 300, oneSided = false)
     assert(listed(plan)("o") === Set(0, 1, 3, 4, 5).map(i => MergedBlocks.chunk(0, layout(i)).name))
     assert(plan.chunks.keys.forall(k =>
       MergedBlocks.Range.unapply(k._2).isEmpty) && plan.chunksInRanges == 0)
@@ -126,7 +131,8 @@ class MergedReadsSuite extends AnyFunSuite {
 
   test("a chunk handed off is read at its peer and leaves the owner's range whole") {
     val layout = Seq(small(0, 5), small(1, 6).copy(hostedAt = Some(a)), small(2, 7))
-    val plan = MergedReads.plan(0, coalesced, Seq(owner -> layout), rangeBytes = 1000)
+    val plan =
+      MergedReads.plan(0, coalesced, Seq(owner -> layout), rangeBytes = 1000, oneSided = false)
     val range = MergedBlocks.range(0, 5, 8)
     assert(listed(plan)("o") === Set(range.name))
     assert(listed(plan)("a") contains MergedBlocks.chunk(0, layout(1)).name)
@@ -139,6 +145,22 @@ class MergedReadsSuite extends AnyFunSuite {
     assert(plan.chunksAtPeers === 1)
   }
 
+  test("a task that reads one-sided reads each exposed chunk alone, with its region") {
+    val region = RemoteRegion(4096L, Array[Byte](7), 200L)
+    // Partitions 5 and 6 exposed; 7 and 8 not (say, on disk at the owner).
+    val layout = (5 to 8).map(p => small(p - 5, p).copy(region = Some(region).filter(_ => p < 7)))
+    val oneSided = MergedReads.plan(0, coalesced, Seq(owner -> layout), 1000, oneSided = true)
+    val exposedIds = layout.take(2).map(c => (owner, MergedBlocks.chunk(0, c): BlockId))
+    assert(oneSided.exposed === exposedIds.map(_ -> region).toMap)
+    assert(
+      listed(oneSided)("o") === (exposedIds
+        .map(_._2.name) :+ MergedBlocks.range(0, 7, 9).name).toSet)
+    assert(oneSided.chunksInRanges === 2)
+    // Read through the block server, the same chunks come in one range.
+    val served = MergedReads.plan(0, coalesced, Seq(owner -> layout), 1000, oneSided = false)
+    assert(served.exposed.isEmpty && listed(served)("o") === Set(MergedBlocks.range(0, 5, 9).name))
+  }
+
   test("chunks of one id at owners of two table versions are told apart by their holder") {
     // Maps 1 and 2 pushed partition 5 to owner o by the first table, maps 3 and 4 to a by the
     // second: each merged it into its own chunk 0.
@@ -146,7 +168,8 @@ class MergedReadsSuite extends AnyFunSuite {
       0,
       needed(1, 2, 3, 4),
       Seq(owner -> Seq(chunk(0, 1, 2)), a -> Seq(chunk(0, 3, 4))),
-      1000)
+      1000,
+      oneSided = false)
     val id = MergedBlocks.chunk(0, chunk(0, 1, 2))
     assert(plan.chunks.keySet === Set[(BlockManagerId, BlockId)]((owner, id), (a, id)))
     assert(

@@ -6,15 +6,16 @@ import scala.util.control.NonFatal
 
 import org.apache.spark.network.shuffle.DownloadFileManager
 import org.apache.spark.network.shuffle.checksum.Cause
-import org.apache.spark.shuffle.adaptive.transport.{BlockTransport, TransportListener}
-import org.apache.spark.storage.{BlockId, BlockManagerId, ShuffleBlockId}
+import org.apache.spark.shuffle.adaptive.transport.{BlockTransport, RemoteRegion, TransportListener}
+import org.apache.spark.storage.{BlockId, BlockManagerId, ShuffleBlockBatchId, ShuffleBlockId}
 
 /**
  * Reads blocks of peers that serve their map outputs through UCX with one-sided reads straight
  * out of the peer's memory-mapped data files: the peer runs no request handler, copies nothing
  * and serializes nothing. Blocks of one map output that lie next to each other in its file are
- * one read. Peers without a UCX worker, map outputs without a region, and requests large enough
- * for Spark to stream them to disk (`downloads`) go to `fallback`.
+ * one read. A block of `exposed` (at its holder: a merged chunk) is one read of its region.
+ * Peers without a UCX worker, map outputs without a region, and requests large enough for Spark
+ * to stream them to disk (`downloads`) go to `fallback`.
  *
  * The bytes are those of the file: compressed, checksummed and, with I/O encryption on,
  * encrypted as written; the fetcher unwraps and checks them as it does Netty's.
@@ -23,7 +24,8 @@ private[spark] final class UcxBlockTransport(
     node: UcxNode,
     directory: UcxDirectory,
     pool: UcxBufferPool,
-    fallback: BlockTransport)
+    fallback: BlockTransport,
+    exposed: Map[(BlockManagerId, BlockId), RemoteRegion] = Map.empty)
     extends BlockTransport {
 
   override def name: String = UcxBlockTransport.Name
@@ -40,8 +42,16 @@ private[spark] final class UcxBlockTransport(
     if (worker.isEmpty || downloads.isDefined) {
       fallback.fetch(address, blockIds, listener, downloads)
     } else {
-      val (reads, unread) = plan(address.executorId, blockIds)
-      reads.foreach(start(address.executorId, worker.get, _, listener))
+      val whole = blockIds.flatMap { id =>
+        exposed.get((address, id)).flatMap(UcxBlockTransport.wholeRead(id, _)).map(id -> _)
+      }.toMap
+      // Blocks that are neither exposed nor of a map output are never read through UCX.
+      val (mapOutputs, others) = blockIds
+        .filterNot(whole.contains)
+        .partition(UcxRegion.mapOutputOf(_).isDefined)
+      if (others.nonEmpty) fallback.fetch(address, others, listener, downloads)
+      val (reads, unread) = plan(address.executorId, mapOutputs)
+      (whole.values ++ reads).foreach(start(address.executorId, worker.get, _, listener))
       val why = new IllegalStateException(s"no UCX region of this map output on $address")
       BlockTransport.fallBack(fallback, address, unread.map(_ -> why), listener, downloads)
     }
@@ -130,6 +140,24 @@ private[spark] object UcxBlockTransport {
   val MaxRead: Long = Int.MaxValue - 8
 
   final case class Block(id: BlockId, offset: Long, length: Long)
+
+  /**
+   * The read of a block that is all of `region`. Its remote key is kept as the region of
+   * `(shuffle, mapId)` of the block's id: ids of exposed blocks are negative, unlike any map
+   * output's, and unique at their holder.
+   */
+  def wholeRead(id: BlockId, region: RemoteRegion): Option[Read] = id match {
+    case ShuffleBlockBatchId(shuffleId, mapId, _, _) if region.length <= MaxRead =>
+      Some(
+        Read(
+          shuffleId,
+          mapId,
+          UcxRegion(region.address, region.rkey, Array(0L, region.length)),
+          0L,
+          region.length,
+          Seq(Block(id, 0L, region.length))))
+    case _ => None
+  }
 
   /** One one-sided read: `length` bytes at `offset` of a region, holding `blocks`. */
   final case class Read(

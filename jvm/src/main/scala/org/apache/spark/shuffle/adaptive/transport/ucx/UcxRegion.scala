@@ -29,10 +29,13 @@ private[spark] final case class UcxRegion(address: Long, rkey: Array[Byte], offs
 
 private[spark] object UcxRegion {
 
-  /** The map output a block belongs to, `(shuffleId, mapId)`. */
+  /**
+   * The map output a block belongs to, `(shuffleId, mapId)`; none for ids with a negative map
+   * id, which name other blocks (merged chunks) and have no region of a map output.
+   */
   def mapOutputOf(blockId: BlockId): Option[(Int, Long)] = blockId match {
-    case ShuffleBlockId(shuffleId, mapId, _) => Some((shuffleId, mapId))
-    case ShuffleBlockBatchId(shuffleId, mapId, _, _) => Some((shuffleId, mapId))
+    case ShuffleBlockId(shuffleId, mapId, _) if mapId >= 0 => Some((shuffleId, mapId))
+    case ShuffleBlockBatchId(shuffleId, mapId, _, _) if mapId >= 0 => Some((shuffleId, mapId))
     case _ => None
   }
 }

@@ -9,7 +9,10 @@ import org.apache.spark.internal.config.Network.NETWORK_TIMEOUT
 import org.apache.spark.shuffle.adaptive.config.AdaptiveShuffleConf._
 import org.apache.spark.shuffle.adaptive.transport.ucx.UcxRegistry.RegisterWorker
 
-/** An executor's UCX parts, shared by its tasks: the node, the directory, the pool, serving. */
+/**
+ * An executor's UCX parts, shared by its tasks: the node, the directory, the pool, serving (of
+ * map outputs and of other buffers, such as merged chunks).
+ */
 private[spark] final class UcxRuntime private (env: SparkEnv, val node: UcxNode) {
 
   private[this] val registry = UcxRegistry.ref(env)
@@ -24,6 +27,8 @@ private[spark] final class UcxRuntime private (env: SparkEnv, val node: UcxNode)
       math.max(1, env.conf.get(EXECUTOR_CORES)))
 
   val serving = new UcxMapOutputServing(env.executorId, node, registry, directory)
+
+  val remoteMemory = new UcxRemoteMemory(node)
 
   registry.askSync[Boolean](RegisterWorker(env.executorId, node.address))
 

@@ -2,6 +2,7 @@ package org.apache.spark.shuffle.adaptive.transport.ucx
 
 import org.scalatest.funsuite.AnyFunSuite
 
+import org.apache.spark.shuffle.adaptive.transport.RemoteRegion
 import org.apache.spark.storage.{RDDBlockId, ShuffleBlockBatchId, ShuffleBlockId}
 
 /** How blocks map to byte ranges of a region and to one-sided reads; no UCX needed. */
@@ -20,6 +21,16 @@ class UcxReadPlanSuite extends AnyFunSuite {
     assert(region.length === 40L)
     assert(UcxRegion.mapOutputOf(ShuffleBlockBatchId(3, 7, 1, 4)) === Some((3, 7L)))
     assert(UcxRegion.mapOutputOf(RDDBlockId(1, 0)) === None)
+  }
+
+  test("an exposed block is one read of its whole region, its key kept under its own id") {
+    val chunk = ShuffleBlockBatchId(3, -9, 5, 6)
+    assert(UcxRegion.mapOutputOf(chunk) === None, "no map output has a negative id")
+    val read = UcxBlockTransport.wholeRead(chunk, RemoteRegion(1L << 30, Array[Byte](4), 700L)).get
+    assert((read.shuffleId, read.mapId, read.offset, read.length) === ((3, -9L, 0L, 700L)))
+    assert(read.region.address === (1L << 30) && read.blocks.map(_.id) === Seq(chunk))
+    assert(
+      UcxBlockTransport.wholeRead(ShuffleBlockId(3, -9, 5), RemoteRegion(0L, Array(), 1)).isEmpty)
   }
 
   test("adjacent blocks of a map output are one read, gaps split reads") {
