@@ -304,8 +304,10 @@ private[spark] object AdaptiveShuffleConf {
           "map outputs. Merging pays for small blocks, whose reads cost more per request than " +
           "per byte; pushing a large block costs a copy over the network and into the owner's " +
           "store and saves little, as it is already one large read. The default is the " +
-          "break-even measured where every node shares two cores; raise it (Spark's push-based " +
-          "shuffle uses 1m) where the network or disk seeks, not CPU, bound the shuffle.")
+          "break-even measured where every node shares two cores. Raise it (Spark's push-based " +
+          "shuffle uses 1m) where disk seeks bound the shuffle, not where the network does: a " +
+          "pushed block crosses the network to its owner and, unless the reduce task runs there, " +
+          "again to the reduce task.")
       .version("0.1.0")
       .bytesConf(ByteUnit.BYTE)
       .obeying(Size(1, Long.MaxValue))
