@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any, Callable, List, Optional, Tuple, TypeVar
 
 from . import _jars, _jvm, _ucx
-from ._jvm import PLUGIN_CLASSES, SHUFFLE_MANAGER_CLASS
+from ._jvm import PLUGIN_CLASSES, RELIABLE_DATA_IO_CLASS, SHUFFLE_MANAGER_CLASS
 from .configure_options import OPTIONS, validate_options
 from .values import format_size, parse_size
 
@@ -35,7 +35,11 @@ def configure(builder: B, **options: Any) -> B:
     - ``score_load_weight`` and ``score_wait_weight``: the adaptive source score's weights;
     - ``transport``: "netty" (default), "ucx" (one-sided reads through UCX; needs
       ``pip install 'pyspark-shuffle[ucx]'``, whose libraries are passed to the JVM as
-      ``ucx_library_path``) or "auto" (UCX where it starts, else Netty); ``ucx_timeout``.
+      ``ucx_library_path``) or "auto" (UCX where it starts, else Netty); ``ucx_timeout``;
+    - ``push_reliability``: with ``mode="push"``, "none" (default) or "replicated" (a lost
+      executor's map outputs are read from the copies merged at other executors instead of
+      being run again; also sets ``spark.shuffle.sort.io.plugin.class`` to the plugin's
+      ShuffleDataIO, which tells Spark so).
 
     ``conf/configuration.md`` describes each key.
 
@@ -48,6 +52,7 @@ def configure(builder: B, **options: Any) -> B:
     get, set_ = _accessors(builder)
     _check_in_flight(settings, get(MAX_SIZE_IN_FLIGHT_KEY))
     _check_push_mode(settings, get)
+    _set_reliability(settings, get)
     plugin_jars = _jars.jar_paths()
     _prepare_running_driver(builder, plugin_jars)
     jars = get("spark.jars")
@@ -134,6 +139,34 @@ def _check_push_mode(settings: dict, get: Callable[[str], Optional[str]]) -> Non
             f"mode={mode!r} ({mode_key}) needs {SHUFFLE_SERVICE_KEY}=false: the external shuffle "
             "service serves map-output files only; allowed modes with it: 'pull'"
         )
+
+
+DATA_IO_KEY = "spark.shuffle.sort.io.plugin.class"
+
+
+def _set_reliability(settings: dict, get: Callable[[str], Optional[str]]) -> None:
+    """push_reliability='replicated' tells Spark, through the plugin's ShuffleDataIO, that map
+    outputs outlive their executors; it needs mode='push', whose merged copies they are, and
+    no other ShuffleDataIO."""
+    key = OPTIONS["push_reliability"].key
+    if settings.get(key, get(key) or "none") != "replicated":
+        return
+    mode_key = OPTIONS["mode"].key
+    mode = settings.get(mode_key, get(mode_key) or "pull")
+    if mode != "push":
+        raise ValueError(
+            f"push_reliability='replicated' ({key}) needs mode='push' ({mode_key}), got "
+            f"mode={mode!r}: the copies that make a map output safe are the merged ones; "
+            "allowed push_reliability without it: 'none'"
+        )
+    data_io = get(DATA_IO_KEY)
+    if data_io not in (None, RELIABLE_DATA_IO_CLASS):
+        raise ValueError(
+            f"push_reliability='replicated' ({key}) needs {DATA_IO_KEY}={RELIABLE_DATA_IO_CLASS}, "
+            f"and the builder sets {data_io}; allowed push_reliability with another "
+            "ShuffleDataIO: 'none'"
+        )
+    settings[DATA_IO_KEY] = RELIABLE_DATA_IO_CLASS
 
 
 def _accessors(builder: Any) -> Tuple[Callable[[str], Optional[str]], Callable[[str, str], Any]]:

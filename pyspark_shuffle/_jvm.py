@@ -11,6 +11,9 @@ from typing import Any, Optional, Sequence
 #: ``spark.shuffle.manager`` value that selects the plugin.
 SHUFFLE_MANAGER_CLASS = "org.apache.spark.shuffle.adaptive.AdaptiveShuffleManager"
 
+#: spark.shuffle.sort.io.plugin.class under push_reliability="replicated".
+RELIABLE_DATA_IO_CLASS = "org.apache.spark.shuffle.adaptive.AdaptiveShuffleDataIO"
+
 #: Spark's default shuffle manager (``spark.shuffle.manager=sort``).
 SORT_SHUFFLE_MANAGER_CLASS = "org.apache.spark.shuffle.sort.SortShuffleManager"
 

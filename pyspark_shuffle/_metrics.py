@@ -57,7 +57,8 @@ def metrics(spark: Any) -> Dict[str, Any]:
         {"manager": "<class of the driver's shuffle manager>",
          "application": {<counters>},               # all finished reduce tasks
          "executors": {"<executor id>": {<counters>}},  # per executor the tasks ran on
-         "push": {"<shuffle id>": {<summary>}}}      # mode="push", else {}
+         "push": {"<shuffle id>": {<summary>}},     # mode="push", else {}
+         "losses": {<counts>}}                       # push_reliability="replicated", else {}
 
     ``spark`` is a running SparkSession (or SparkContext). The driver first waits until its
     listener has handled every event already posted, so every finished task is counted. When the
@@ -133,6 +134,11 @@ def metrics(spark: Any) -> Dict[str, Any]:
     ``owners_answered``, and ``driver_state_bytes``, what the summary keeps on the driver (per
     partition a size and a compressed bitmap of the map outputs merged). Pushes still queued
     when the stage ended are merged later and are not in it.
+
+    ``losses`` (``push_reliability="replicated"``): ``executors_lost``, the executors the driver
+    lost whose map outputs it checked, and of those map outputs ``map_outputs_kept`` (every
+    non-empty block merged at a live executor: not run again) and ``map_outputs_rerun`` (marked
+    for a rerun).
     """
     sc = java_spark_context(spark)
     return json.loads(str(python_api(spark).metricsJson(sc)))

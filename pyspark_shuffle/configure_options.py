@@ -41,6 +41,7 @@ KEYWORDS = {
     "push_max_block_size": "push.maxBlockSize",
     "push_spill_to_peers": "push.spillToPeers",
     "push_place_by_size_after": "push.placeBySizeAfter",
+    "push_reliability": "push.reliability",
     "testing_serve_delay": "testing.serveDelay",
 }
 

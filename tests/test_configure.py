@@ -5,7 +5,7 @@ from pyspark import SparkConf
 from pyspark.sql import SparkSession
 
 import pyspark_shuffle
-from pyspark_shuffle._jvm import SHUFFLE_MANAGER_CLASS
+from pyspark_shuffle._jvm import RELIABLE_DATA_IO_CLASS, SHUFFLE_MANAGER_CLASS
 
 KEY = "spark.shuffle.adaptive.fetch.inFlightIncrement"
 
@@ -127,6 +127,26 @@ def test_configure_transport_ucx_without_ucx_fails_at_once(monkeypatch):
 def test_configure_rejects_an_unknown_transport():
     with pytest.raises(ValueError, match=r"'rdma'.*spark.shuffle.adaptive.transport.*'auto', 'ucx', 'netty'"):
         pyspark_shuffle.configure(SparkConf(loadDefaults=False), transport="rdma")
+
+
+def test_configure_replicated_push_sets_the_plugins_data_io_and_refuses_what_it_cannot_use():
+    conf = pyspark_shuffle.configure(
+        SparkConf(loadDefaults=False), mode="push", push_reliability="Replicated"
+    )
+    assert conf.get("spark.shuffle.adaptive.push.reliability") == "replicated"
+    assert conf.get("spark.shuffle.sort.io.plugin.class") == RELIABLE_DATA_IO_CLASS
+    # Without replication, Spark's own ShuffleDataIO stays.
+    plain = pyspark_shuffle.configure(SparkConf(loadDefaults=False), mode="push")
+    assert plain.get("spark.shuffle.sort.io.plugin.class") is None
+    with pytest.raises(
+        ValueError, match=r"push_reliability='replicated'.*mode='push'.*got mode='pull'.*'none'"
+    ):
+        pyspark_shuffle.configure(SparkConf(loadDefaults=False), push_reliability="replicated")
+    other = SparkConf(loadDefaults=False).set("spark.shuffle.sort.io.plugin.class", "com.example.IO")
+    with pytest.raises(ValueError, match=r"spark.shuffle.sort.io.plugin.class=.*com.example.IO"):
+        pyspark_shuffle.configure(other, mode="push", push_reliability="replicated")
+    with pytest.raises(ValueError, match=r"'twice'.*push.reliability.*'none', 'replicated'"):
+        pyspark_shuffle.configure(SparkConf(loadDefaults=False), mode="push", push_reliability="twice")
 
 
 def test_configure_push_mode_refuses_the_external_shuffle_service():

@@ -73,12 +73,23 @@ PUSH_VARIANT = {
     "push_max_block_size": "256k",
 }
 
+#: mode="push" with push_reliability="replicated": every non-empty block pushed (the block limit
+#: does not apply), an executor's own partitions to the other executor, and each map task
+#: returning once its pushes arrived, so every map stage ends with its outputs merged.
+REPLICATED_PUSH_VARIANT = {
+    "order": "adaptive",
+    "mode": "push",
+    "push_chunk_size": "16k",
+    "push_reliability": "replicated",
+}
+
 #: On local-cluster the adaptive and pairwise orders run with those features on (Spark's
 #: defaults) and the naive order with them off, so the network path is checked A/B there too;
 #: then mode="push" (critical order) and UCX (adaptive order).
 LOCAL_VARIANTS = dict(
     FETCH_ORDER_VARIANTS,
     push=PUSH_VARIANT,
+    **{"push-replicated": REPLICATED_PUSH_VARIANT},
     **{name: {"order": "adaptive", "transport": "ucx"} for name in UCX_VARIANTS},
     **UCX_PUSH_VARIANTS,
 )

@@ -105,6 +105,7 @@ def test_both_sides_ran_their_manager():
         "naive",
         "pairwise",
         "push",
+        "push-replicated",
         *UCX_VARIANTS,
         *UCX_PUSH_VARIANTS,
     }
@@ -128,6 +129,7 @@ def test_same_host_blocks_are_read_from_files_unless_turned_off():
         "application": {},
         "executors": {},
         "push": {},
+        "losses": {},
     }
 
 
@@ -142,6 +144,17 @@ def test_push_variant_reads_merged_chunks_and_files():
     assert summaries and all(s["owners_answered"] == s["owners_asked"] == 2 for s in summaries)
     assert all(s["merged_bytes"] <= s["shuffle_bytes"] for s in summaries), metrics["push"]
     assert any(s["merged_bytes"] > 0 and s["driver_state_bytes"] > 0 for s in summaries), metrics["push"]
+
+
+def test_replicated_push_merges_every_map_output_before_its_stage_ends():
+    metrics = ab.run().plugins["push-replicated"].metrics
+    counters = metrics["application"]
+    assert counters["chunks_read"] > 0 and counters["chunk_fallbacks"] == 0, counters
+    assert metrics["losses"] == {"executors_lost": 0, "map_outputs_kept": 0, "map_outputs_rerun": 0}
+    # Of the bytes the MapStatuses report, which round each block's size up (by up to a tenth):
+    # a map output pushed in part would bring a summary well below that.
+    ratios = [s["merged_ratio"] for s in metrics["push"].values()]
+    assert ratios and min(ratios) > 0.9, metrics["push"]
 
 
 @pytest.mark.skipif(not UCX_AVAILABLE, reason="no UCX libraries: pip install 'pyspark-shuffle[ucx]'")

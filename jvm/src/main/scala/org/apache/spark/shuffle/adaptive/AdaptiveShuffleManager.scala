@@ -10,10 +10,10 @@ import org.apache.spark.shuffle._
 import org.apache.spark.shuffle.adaptive.compat.{ServingShuffleManager, SparkCompat}
 import org.apache.spark.shuffle.adaptive.fetch.{AdaptiveShuffleReader, BatchFetch, BlockManagerLocalBlocks, ChunkPart, DirectMemoryBackoff, FetchSettings, ShuffleBlockFetcher}
 import org.apache.spark.shuffle.adaptive.flow.PeerTraffic
-import org.apache.spark.internal.config.SHUFFLE_SERVICE_ENABLED
+import org.apache.spark.internal.config.{SHUFFLE_IO_PLUGIN_CLASS, SHUFFLE_SERVICE_ENABLED}
 import org.apache.spark.shuffle.adaptive.metrics.{ExecutorShuffleMetrics, FetchCounters, FetchMetricsAccumulator, FetchMetricsListener, PluginMetricsSource, ShuffleReadReporter}
 import org.apache.spark.shuffle.adaptive.push.{MergedReads, MergedTransport, MergeStore, OwnerTable, PushDriver, PushExecutor, PushQueue, ShuffleMergeSummary}
-import org.apache.spark.shuffle.adaptive.config.AdaptiveShuffleConf.{MODE, Mode, TRANSPORT, Transport}
+import org.apache.spark.shuffle.adaptive.config.AdaptiveShuffleConf.{MODE, Mode, PUSH_RELIABILITY, ReliableDataIO, Reliability, TRANSPORT, Transport}
 import org.apache.spark.shuffle.adaptive.transport.{MapOutputServing, ServingShuffleWriter, TransportFactory}
 import org.apache.spark.shuffle.adaptive.transport.ucx.UcxRegistry
 import org.apache.spark.shuffle.sort.SortShuffleManager
@@ -82,6 +82,16 @@ private[spark] class AdaptiveShuffleManager(conf: SparkConf)
     !(mode != Mode.Pull && conf.get(SHUFFLE_SERVICE_ENABLED)),
     s"${MODE.key}=$mode needs " +
       s"${SHUFFLE_SERVICE_ENABLED.key}=false: the external shuffle service serves files only")
+
+  private[this] val replicated = conf.get(PUSH_RELIABILITY) == Reliability.Replicated
+
+  require(
+    !replicated || mode == Mode.Push && conf.get(SHUFFLE_IO_PLUGIN_CLASS) == ReliableDataIO,
+    s"${PUSH_RELIABILITY.key}=${Reliability.Replicated} needs ${MODE.key}=${Mode.Push} and " +
+      s"${SHUFFLE_IO_PLUGIN_CLASS.key}=$ReliableDataIO (pyspark_shuffle.configure sets it), " +
+      s"which tells Spark that a lost executor's map outputs are held elsewhere; got " +
+      s"${MODE.key}=$mode and ${SHUFFLE_IO_PLUGIN_CLASS.key}=${conf.get(SHUFFLE_IO_PLUGIN_CLASS)}; " +
+      s"allowed values of ${PUSH_RELIABILITY.key} without them: ${Reliability.None}")
 
   private[this] val sortShuffle = new SortShuffleManager(conf)
   private[this] lazy val files = mapOutputFiles(sortShuffle.shuffleBlockResolver)
@@ -256,9 +266,11 @@ private[spark] class AdaptiveShuffleManager(conf: SparkConf)
           owners,
           startPartition,
           endPartition,
+          replicated,
           RpcUtils.askRpcTimeout(env.conf).duration),
         rangeBytes = p.chunkSize,
-        oneSided = transports.readsOneSided)
+        oneSided = transports.readsOneSided,
+        lostHomes = owners.iterator.flatMap(_.lost).toSet)
       merged.foreach { m =>
         counters.chunksAtPeers += m.chunksAtPeers
         counters.chunksInRanges += m.chunksInRanges
@@ -303,6 +315,10 @@ private[spark] class AdaptiveShuffleManager(conf: SparkConf)
   /** Driver only, in mode=push: what the owners had merged when each map stage ended. */
   private[spark] def mergeSummaryReport: Map[Int, ShuffleMergeSummary] =
     pushDriver.fold(Map.empty[Int, ShuffleMergeSummary])(_.report)
+
+  /** Driver only, under push.reliability=replicated: lost executors and their map outputs. */
+  private[spark] def lossReport: Map[String, Long] =
+    pushDriver.fold(Map.empty[String, Long])(_.losses)
 
   /** This executor's merged partitions, in mode=push. */
   private[spark] def mergeStore: Option[MergeStore] = pushExecutor.map(_.merges)

@@ -3,8 +3,8 @@ package org.apache.spark.shuffle.adaptive
 import org.scalatest.{BeforeAndAfterAll, Tag}
 
 import org.apache.spark.{HashPartitioner, ShuffleDependency, ShuffleSuite, SparkContext, SparkEnv, TestUtils}
-import org.apache.spark.internal.config.SHUFFLE_MANAGER
-import org.apache.spark.shuffle.adaptive.config.AdaptiveShuffleConf.{MODE, PUSH_CHUNK_SIZE, PUSH_MAX_BLOCK_SIZE, STORE_MAX_SIZE}
+import org.apache.spark.internal.config.{SHUFFLE_IO_PLUGIN_CLASS, SHUFFLE_MANAGER}
+import org.apache.spark.shuffle.adaptive.config.AdaptiveShuffleConf.{MODE, PUSH_CHUNK_SIZE, PUSH_MAX_BLOCK_SIZE, PUSH_RELIABILITY, Reliability, ReliableDataIO, STORE_MAX_SIZE}
 import org.apache.spark.shuffle.adaptive.dummy.ExecutorProbe
 
 /**
@@ -18,8 +18,8 @@ import org.apache.spark.shuffle.adaptive.dummy.ExecutorProbe
  * so its reader never sees the corrupt file. That test runs with stores of 0 bytes, where every
  * block is read from its file as in mode=pull, and must detect the corruption.
  */
-class AdaptivePushShuffleSuite extends ShuffleSuite with BeforeAndAfterAll {
-  private val storeSize: Long = 64L * 1024
+abstract class PushShuffleContract extends ShuffleSuite with BeforeAndAfterAll {
+  protected val storeSize: Long = 64L * 1024
 
   // Chunks and pushed runs well below the stores' size, so that stores take some of them, and
   // every block of the suite's small shuffles pushed.
@@ -43,6 +43,23 @@ class AdaptivePushShuffleSuite extends ShuffleSuite with BeforeAndAfterAll {
     } else {
       super.test(testName, testTags: _*)(testFun)
     }
+}
+
+/**
+ * Spark's `ShuffleSuite` under push.reliability=replicated: every block pushed, an executor's own
+ * partitions to the next owner, map tasks returning once their pushes arrived, and Spark told
+ * that the shuffle's storage is reliable.
+ */
+class AdaptiveReplicatedPushShuffleSuite extends PushShuffleContract {
+  override def beforeAll(): Unit = {
+    super.beforeAll()
+    conf.set(PUSH_RELIABILITY, Reliability.Replicated)
+    conf.set(SHUFFLE_IO_PLUGIN_CLASS, ReliableDataIO)
+  }
+}
+
+/** [[PushShuffleContract]] with push.reliability=none, and what mode=push does of its own. */
+class AdaptivePushShuffleSuite extends PushShuffleContract {
 
   /**
    * Groups 8 map tasks' pairs into 6 partitions on two executors (after `beforeReduce` ran with

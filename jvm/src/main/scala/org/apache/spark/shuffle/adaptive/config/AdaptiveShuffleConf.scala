@@ -297,6 +297,37 @@ private[spark] object AdaptiveShuffleConf {
       .obeying(Number(0, 1))
       .createWithDefault(0.1)
 
+  /** The values of push.reliability. */
+  object Reliability {
+    val None = "none"
+    val Replicated = "replicated"
+    val All: Seq[String] = Seq(None, Replicated)
+  }
+
+  /** The ShuffleDataIO that tells Spark a shuffle outlives its map executors (replicated). */
+  val ReliableDataIO = "org.apache.spark.shuffle.adaptive.AdaptiveShuffleDataIO"
+
+  val PUSH_RELIABILITY: ConfigEntry[String] =
+    ConfigBuilder(Prefix + "push.reliability")
+      .doc(
+        "mode=push: 'none' keeps one copy of what was not pushed, in its map output's file: " +
+          "a lost executor's map outputs are computed again, as with Spark's sort shuffle. " +
+          "'replicated' makes the pushed copy count as the map output: every non-empty block is " +
+          "pushed (push.maxBlockSize does not apply), the blocks an executor would merge itself " +
+          "go to the next owner in the table instead, and a map task returns once its blocks " +
+          "were pushed (or spark.rpc.askTimeout passed), so a map output is held by another " +
+          "executor when the map stage ends. Spark is told the shuffle's storage is reliable " +
+          "(needs spark.shuffle.sort.io.plugin.class=" + ReliableDataIO + ", which " +
+          "pyspark_shuffle.configure sets), so it keeps a lost executor's map outputs; reduce " +
+          "tasks read its blocks from the merged chunks, and the driver marks for a rerun only " +
+          "the lost executor's map outputs that some block of was not merged elsewhere. " +
+          "Dynamic allocation then runs without the external shuffle service.")
+      .version("0.1.0")
+      .stringConf
+      .transform(_.toLowerCase(Locale.ROOT))
+      .obeying(Choice(Reliability.All))
+      .createWithDefault(Reliability.None)
+
   val PUSH_MAX_BLOCK_SIZE: ConfigEntry[Long] =
     ConfigBuilder(Prefix + "push.maxBlockSize")
       .doc(
@@ -350,5 +381,6 @@ private[spark] object AdaptiveShuffleConf {
     PUSH_MAX_BLOCK_SIZE,
     PUSH_SPILL_TO_PEERS,
     PUSH_PLACE_BY_SIZE_AFTER,
+    PUSH_RELIABILITY,
     TESTING_SERVE_DELAY)
 }

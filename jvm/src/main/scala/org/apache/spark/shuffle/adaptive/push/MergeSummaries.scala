@@ -5,6 +5,7 @@ import java.util.concurrent.{ConcurrentHashMap, TimeUnit}
 import scala.collection.mutable
 import scala.concurrent.{Await, Future}
 import scala.concurrent.duration.FiniteDuration
+import scala.jdk.CollectionConverters._
 import scala.util.control.NonFatal
 
 import org.roaringbitmap.longlong.Roaring64NavigableMap
@@ -94,8 +95,30 @@ private[spark] final class MergeSummaries(
     }
   }
 
+  /** The owner table's versions of each registered shuffle. */
+  def registered: Map[Int, Seq[OwnerTable]] =
+    owners.asScala.toMap.flatMap { case (id, tables) => tables().map(id.intValue -> _) }
+
   /** Asks every owner in any of `tables` at once and keeps what they answered. */
   def collect(shuffleId: Int, tables: Seq[OwnerTable]): ShuffleMergeSummary = {
+    val summary = gather(shuffleId, tables)
+    // A shuffle removed while its owners answered keeps no summary.
+    if (owners.containsKey(shuffleId)) {
+      synchronized {
+        summaries(shuffleId) = summary
+        // Shuffle ids grow with time: the smallest is the oldest.
+        while (summaries.size > MergeSummaries.Kept) summaries -= summaries.firstKey
+      }
+      published(summary)
+    }
+    summary
+  }
+
+  /**
+   * What the owners in any of `tables` (those not lost) merged of `shuffleId` so far, asked
+   * all at once; kept nowhere.
+   */
+  def gather(shuffleId: Int, tables: Seq[OwnerTable]): ShuffleMergeSummary = {
     val table = tables.head
     val asked = OwnerTable.ranges(tables, 0, table.numPartitions).map(_._1).distinct
     val answers = asked.map(ask(_, shuffleId)).map { answer =>
@@ -113,7 +136,7 @@ private[spark] final class MergeSummaries(
         chunks += p.chunks
       }
     }
-    val summary = new ShuffleMergeSummary(
+    new ShuffleMergeSummary(
       shuffleId,
       bytes,
       maps,
@@ -121,16 +144,6 @@ private[spark] final class MergeSummaries(
       asked.size,
       answers.count(_.isDefined),
       shuffleBytes(shuffleId))
-    // A shuffle removed while its owners answered keeps no summary.
-    if (owners.containsKey(shuffleId)) {
-      synchronized {
-        summaries(shuffleId) = summary
-        // Shuffle ids grow with time: the smallest is the oldest.
-        while (summaries.size > MergeSummaries.Kept) summaries -= summaries.firstKey
-      }
-      published(summary)
-    }
-    summary
   }
 
   def stop(): Unit = {

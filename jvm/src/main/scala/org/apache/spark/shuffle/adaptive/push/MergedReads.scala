@@ -41,8 +41,9 @@ private[spark] object MergedReads extends Logging {
    * Takes from `byAddress` (the map output tracker's view: what the task must read, map
    * outputs Spark keeps only) every block that a chunk of `layouts` holds, and reads that chunk
    * instead. A chunk is read when at least half its bytes are blocks the task needs (the rest,
-   * of maps outside the task's range or of attempts Spark did not keep, are skipped); a block
-   * is read once, from the first chunk that holds it.
+   * of maps outside the task's range or of attempts Spark did not keep, are skipped), or when it
+   * holds a needed block whose map output's executor is among `lostHomes` (the chunk is then its
+   * only copy); a block is read once, from the first chunk that holds it.
    *
    * The chunks an owner holds of consecutive partitions the task reads whole are read in one
    * request of up to `rangeBytes` ([[MergedBlocks.range]]): a coalesced reduce task reads many
@@ -57,7 +58,8 @@ private[spark] object MergedReads extends Logging {
       byAddress: Seq[(BlockManagerId, Blocks)],
       layouts: Seq[(BlockManagerId, Seq[MergedChunk])],
       rangeBytes: Long,
-      oneSided: Boolean): MergedReads = {
+      oneSided: Boolean,
+      lostHomes: Set[String] = Set.empty): MergedReads = {
     val needed = mutable.HashMap.empty[(Long, Int), (BlockManagerId, Int)]
     byAddress.foreach { case (home, blocks) =>
       blocks.foreach {
@@ -83,7 +85,8 @@ private[spark] object MergedReads extends Logging {
         part
       }
       val parts = keyedParts.map(_._2)
-      if (parts.nonEmpty && 2 * parts.iterator.map(_.length).sum >= chunk.bytes) {
+      val onlyCopy = parts.exists(part => lostHomes(part.home.executorId))
+      if (parts.nonEmpty && (onlyCopy || 2 * parts.iterator.map(_.length).sum >= chunk.bytes)) {
         taken ++= keyedParts.map(_._1)
         Some(parts)
       } else None
@@ -171,8 +174,8 @@ private[spark] object MergedReads extends Logging {
   }
 
   /**
-   * Asks each owner of partitions `[start, end)` in any version of the table for their layout
-   * (which seals them there),
+   * Asks each owner of partitions `[start, end)` in any version of the table (and each replica,
+   * where `replicated`) for their layout (which seals them there),
    * this executor's own store directly and the others through Spark's block transfer service,
    * all at once. An owner that does not answer within `timeout` merged nothing for this task.
    */
@@ -183,9 +186,10 @@ private[spark] object MergedReads extends Logging {
       owners: Seq[OwnerTable],
       start: Int,
       end: Int,
+      replicated: Boolean,
       timeout: FiniteDuration): Seq[(BlockManagerId, Seq[MergedChunk])] = {
     val self = env.blockManager.blockManagerId.executorId
-    val asked = OwnerTable.ranges(owners, start, end).map { case (owner, from, until) =>
+    val asked = OwnerTable.ranges(owners, start, end, replicated).map { case (owner, from, until) =>
       val layout =
         if (owner.executorId == self)
           Future.successful(own.layout(shuffleId, from, until, forPeer = false))

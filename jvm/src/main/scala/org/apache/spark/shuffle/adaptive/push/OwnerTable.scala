@@ -33,9 +33,40 @@ private[spark] final case class OwnerTable(
    * order; owners of no partition in the range are left out.
    */
   def ranges(start: Int, end: Int): Seq[(BlockManagerId, Int, Int)] =
+    spans(start, end).collect {
+      case (k, from, until) if !lost(owners(k).executorId) => (owners(k), from, until)
+    }
+
+  /**
+   * The owners of partitions `[start, end)` as [[ranges]] lists them, and after them, under
+   * push.reliability=replicated, the replica of each owner's range (lost owners' ranges
+   * included): whom a reduce task asks for layouts.
+   */
+  def holders(start: Int, end: Int, replicated: Boolean): Seq[(BlockManagerId, Int, Int)] =
+    if (!replicated) ranges(start, end)
+    else
+      ranges(start, end) ++ spans(start, end).flatMap { case (k, from, until) =>
+        replicaOf(owners(k)).map((_, from, until))
+      }
+
+  /**
+   * Under push.reliability=replicated, where `owner` sends the blocks of its own map outputs
+   * for its own partitions, so that losing it loses none of them: the next owner in the table
+   * that is not lost; none with no such other owner.
+   */
+  def replicaOf(owner: BlockManagerId): Option[BlockManagerId] = {
+    val k = owners.indexOf(owner)
+    if (k < 0) None
+    else
+      (1 until owners.size).iterator
+        .map(step => owners((k + step) % owners.size))
+        .find(next => !lost(next.executorId))
+  }
+
+  private def spans(start: Int, end: Int): Seq[(Int, Int, Int)] =
     owners.indices.iterator
-      .map(k => (owners(k), math.max(start, firstPartition(k)), math.min(end, endOf(k))))
-      .filter { case (owner, from, until) => from < until && !lost(owner.executorId) }
+      .map(k => (k, math.max(start, firstPartition(k)), math.min(end, endOf(k))))
+      .filter { case (_, from, until) => from < until }
       .toSeq
 
   /** The most bytes of `sizes` (one per partition) that one owner's range holds. */
@@ -84,11 +115,16 @@ private[spark] object OwnerTable {
   }
 
   /**
-   * The owners of partitions `[start, end)` in any of `versions`, each with the ranges it owns
-   * in one version or another, overlapping ones joined: whom a reduce task asks for layouts.
+   * The owners of partitions `[start, end)` in any of `versions` (with their replicas where
+   * `replicated`), each with the ranges it holds in one version or another, overlapping ones
+   * joined: whom a reduce task asks for layouts.
    */
-  def ranges(versions: Seq[OwnerTable], start: Int, end: Int): Seq[(BlockManagerId, Int, Int)] = {
-    val owned = versions.flatMap(_.ranges(start, end))
+  def ranges(
+      versions: Seq[OwnerTable],
+      start: Int,
+      end: Int,
+      replicated: Boolean = false): Seq[(BlockManagerId, Int, Int)] = {
+    val owned = versions.flatMap(_.holders(start, end, replicated))
     owned.map(_._1).distinct.flatMap { owner =>
       val joined = List.newBuilder[(Int, Int)]
       owned

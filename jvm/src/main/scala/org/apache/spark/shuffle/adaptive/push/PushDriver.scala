@@ -5,18 +5,19 @@ import java.util.concurrent.ConcurrentHashMap
 import scala.reflect.ClassTag
 import scala.util.control.NonFatal
 
-import org.apache.spark.SparkContext
+import org.apache.spark.{MapOutputTrackerMaster, SparkContext}
 import org.apache.spark.internal.Logging
 import org.apache.spark.network.buffer.NioManagedBuffer
 import org.apache.spark.shuffle.adaptive.compat.SparkCompat
-import org.apache.spark.shuffle.adaptive.config.AdaptiveShuffleConf.PUSH_PLACE_BY_SIZE_AFTER
+import org.apache.spark.shuffle.adaptive.config.AdaptiveShuffleConf.{PUSH_PLACE_BY_SIZE_AFTER, PUSH_RELIABILITY, Reliability}
 import org.apache.spark.storage.{BlockManagerId, StorageLevel}
 import org.apache.spark.util.{RpcUtils, ThreadUtils}
 
 /**
  * The driver's end of mode=push: the summaries of what owners merged by each map stage's end
- * ([[MergeSummaries]]) and the placement of owners by size ([[OwnerPlacement]], unless
- * `push.placeBySizeAfter` is 0), both listeners with threads of their own.
+ * ([[MergeSummaries]]), the placement of owners by size ([[OwnerPlacement]], unless
+ * `push.placeBySizeAfter` is 0) and, under push.reliability=replicated, what becomes of a lost
+ * executor's map outputs ([[LostMapOutputs]]): listeners with threads of their own.
  *
  * @param executors the block managers of the executors that run tasks (the driver's, in local
  *                  mode)
@@ -55,6 +56,21 @@ private[spark] final class PushDriver(
    * A push shuffle: `tables` gives its owner table's versions, and `addVersion` keeps a newer
    * one in its handle (before it is sent to the executors).
    */
+  /** push.reliability=replicated: the lost executors' map outputs not held elsewhere. */
+  private[this] val lostOutputs =
+    Some(sc.conf.get(PUSH_RELIABILITY)).filter(_ == Reliability.Replicated).map { _ =>
+      val lost = new LostMapOutputs(
+        () => summaries.registered.keys,
+        (id, gone) => {
+          val alive = executors().map(_.executorId).toSet - gone
+          val tables = summaries.registered.getOrElse(id, Nil).map(_.keepingOnly(alive))
+          if (tables.isEmpty) Array.empty else summaries.gather(id, tables).mapsMerged
+        },
+        sc.env.mapOutputTracker.asInstanceOf[MapOutputTrackerMaster])
+      sc.addSparkListener(lost)
+      lost
+    }
+
   def register(
       shuffleId: Int,
       numMaps: Int,
@@ -73,6 +89,9 @@ private[spark] final class PushDriver(
   }
 
   def report: Map[Int, ShuffleMergeSummary] = summaries.all
+
+  /** push.reliability=replicated: executors lost and their map outputs kept and rerun. */
+  def losses: Map[String, Long] = lostOutputs.fold(Map.empty[String, Long])(_.counts)
 
   /** Uploads `table` to every executor, whose pushers take it from their next map output on. */
   private def send(shuffleId: Int, table: OwnerTable): Unit = {
@@ -100,6 +119,7 @@ private[spark] final class PushDriver(
   def stop(): Unit = {
     summaries.stop()
     placement.foreach(_.stop())
+    lostOutputs.foreach(_.stop())
   }
 }
 

@@ -4,10 +4,11 @@ import org.apache.spark.{SparkConf, SparkEnv}
 import org.apache.spark.network.netty.SparkTransportConf
 import org.apache.spark.shuffle.IndexShuffleBlockResolver
 import org.apache.spark.internal.config.EXECUTOR_MEMORY
-import org.apache.spark.shuffle.adaptive.config.AdaptiveShuffleConf.{DefaultStoreFraction, PUSH_CHUNK_SIZE, PUSH_MAX_BLOCK_SIZE, PUSH_QUEUE_SIZE, PUSH_SPILL_TO_PEERS, STORE_MAX_SIZE}
+import org.apache.spark.shuffle.adaptive.config.AdaptiveShuffleConf.{DefaultStoreFraction, PUSH_CHUNK_SIZE, PUSH_MAX_BLOCK_SIZE, PUSH_QUEUE_SIZE, PUSH_RELIABILITY, PUSH_SPILL_TO_PEERS, Reliability, STORE_MAX_SIZE}
 import org.apache.spark.shuffle.adaptive.metrics.ExecutorShuffleMetrics
 import org.apache.spark.shuffle.adaptive.store.StoreMemory
 import org.apache.spark.shuffle.adaptive.transport.{MapOutputServing, RemoteMemory}
+import org.apache.spark.util.RpcUtils
 
 /**
  * This executor's end of mode=push: its [[MergeStore]] of the partitions it owns, the owner
@@ -25,6 +26,9 @@ private[spark] final class PushExecutor(
     remoteMemory: () => Option[RemoteMemory]) {
 
   val chunkSize: Long = conf.get(PUSH_CHUNK_SIZE)
+
+  /** push.reliability=replicated: every block is held by an executor other than its map's. */
+  val replicated: Boolean = conf.get(PUSH_RELIABILITY) == Reliability.Replicated
 
   // Merged files go where Spark keeps this executor's other temporary blocks (its local dirs,
   // removed with the executor); SparkEnv is complete by the time a chunk moves there.
@@ -63,7 +67,8 @@ private[spark] final class PushExecutor(
     tables,
     new PushQueue(conf.get(PUSH_QUEUE_SIZE).getOrElse(merges.memory.capacity)),
     chunkSize,
-    conf.get(PUSH_MAX_BLOCK_SIZE),
+    if (replicated) Long.MaxValue else conf.get(PUSH_MAX_BLOCK_SIZE),
+    Some(RpcUtils.askRpcTimeout(conf).duration).filter(_ => replicated),
     () => report())
   @volatile private[this] var pushing = false
 

@@ -1,8 +1,10 @@
 package org.apache.spark.shuffle.adaptive.push
 
 import java.io.File
-import java.util.concurrent.TimeUnit
+import java.util.concurrent.{TimeoutException, TimeUnit}
 
+import scala.concurrent.{Await, Promise}
+import scala.concurrent.duration.FiniteDuration
 import scala.util.control.NonFatal
 
 import org.apache.spark.SparkEnv
@@ -23,7 +25,9 @@ import org.apache.spark.util.ThreadUtils
  * pays for small blocks, whose reads cost more per request than per byte, and a large block read
  * from its file is already one large read. The owners merge what they can hold; the rest stays in the
  * map output's file, which is kept in every case and is where reduce tasks read whatever was not
- * merged.
+ * merged. Under push.reliability=replicated (`replication`, how long a map task waits for its
+ * pushes), every non-empty block is pushed, this executor's own partitions to their replica
+ * ([[OwnerTable.replicaOf]]), and the map task returns once they were.
  *
  * What a map task pays: cutting its output into runs and queueing them. No driver message, no
  * disk read, no network wait.
@@ -37,6 +41,7 @@ private[spark] final class PushMapOutputServing(
     val queue: PushQueue,
     chunkSize: Long,
     maxBlockSize: Long,
+    replication: Option[FiniteDuration],
     changed: () => Unit)
     extends Logging {
 
@@ -53,15 +58,20 @@ private[spark] final class PushMapOutputServing(
         dataFile: File,
         offsets: Array[Long]): Unit = {
       val owners = tables.newestOf(shuffleId, carried)
-      val byOwner = owners.ranges(0, owners.numPartitions).map { case (owner, start, end) =>
-        owner -> PushMapOutputServing.pieces(offsets, start, end, chunkSize, maxBlockSize)
+      val self = SparkEnv.get.blockManager.blockManagerId
+      val byOwner = PushMapOutputServing.targets(owners, self, replication.isDefined).map {
+        case (target, ranges) =>
+          target -> ranges.flatMap { case (start, end) =>
+            PushMapOutputServing.pieces(offsets, start, end, chunkSize, maxBlockSize)
+          }
       }
-      val pieces = PushMapOutputServing.interleaved(SparkEnv.get.executorId, byOwner)
+      val pieces = PushMapOutputServing.interleaved(self.executorId, byOwner)
       val sizes = pieces.map { case (_, (start, end)) => offsets(end) - offsets(start) }
       val pushing = pieces.take(queue.offer(sizes))
       changed()
       if (pushing.isEmpty) return
       val bytes = sizes.take(pushing.size).sum
+      val pushed = Promise[Unit]()
       pusher.execute { () =>
         try push(shuffleId, mapId, dataFile, offsets, pushing)
         catch {
@@ -72,6 +82,18 @@ private[spark] final class PushMapOutputServing(
         } finally {
           queue.done(bytes)
           changed()
+          pushed.success(())
+        }
+      }
+      // Replicated: the MapStatus leaves once the copies are at their holders, so that the map
+      // stage ends with every map output held twice.
+      replication.foreach { timeout =>
+        try Await.ready(pushed.future, timeout)
+        catch {
+          case _: TimeoutException =>
+            logWarning(
+              s"Map output $mapId of shuffle $shuffleId was not pushed within $timeout; " +
+                "until it is, losing this executor reruns its map task")
         }
       }
     }
@@ -111,6 +133,24 @@ private[spark] final class PushMapOutputServing(
 }
 
 private[spark] object PushMapOutputServing {
+
+  /**
+   * Where a map output of executor `self` sends the blocks of each owner's partitions (ranges
+   * `[start, end)` in partition order): to their owner; where `replicated`, `self`'s own
+   * partitions to its replica in `table` instead, so that every block is held by an executor
+   * other than the one whose file holds it.
+   */
+  def targets(
+      table: OwnerTable,
+      self: BlockManagerId,
+      replicated: Boolean): Seq[(BlockManagerId, Seq[(Int, Int)])] = {
+    val ranges = table.ranges(0, table.numPartitions).map { case (owner, start, end) =>
+      val target =
+        if (replicated && owner == self) table.replicaOf(owner).getOrElse(owner) else owner
+      target -> (start, end)
+    }
+    ranges.map(_._1).distinct.map(t => t -> ranges.collect { case (`t`, range) => range })
+  }
 
   /**
    * The runs for each owner, one owner's at a time in turn, starting with the owner that follows

@@ -22,7 +22,8 @@ object PythonApi {
   /**
    * The plugin's counters for the application so far, as JSON
    * `{"manager": class, "application": {...}, "executors": {id: {...}}, "push": {shuffle id:
-   * {...}}}` (see FetchCounters and ShuffleMergeSummary; `push` is empty unless mode=push);
+   * {...}}, "losses": {...}}` (see FetchCounters, ShuffleMergeSummary and LostMapOutputs; `push`
+   * is empty unless mode=push, `losses` unless push.reliability=replicated);
    * `application` is empty
    * when another shuffle manager runs. Waits until the listener has seen
    * every event already posted, so the counters include all finished tasks.
@@ -33,8 +34,14 @@ object PythonApi {
       case adaptive: AdaptiveShuffleManager =>
         sc.listenerBus.waitUntilEmpty()
         adaptive.fetchMetrics.snapshot() +
-          ("push" -> adaptive.mergeSummaryReport.map { case (id, s) => id.toString -> s.toMap })
-      case _ => Map("application" -> Map.empty, "executors" -> Map.empty, "push" -> Map.empty)
+          ("push" -> adaptive.mergeSummaryReport.map { case (id, s) => id.toString -> s.toMap }) +
+          ("losses" -> adaptive.lossReport)
+      case _ =>
+        Map(
+          "application" -> Map.empty,
+          "executors" -> Map.empty,
+          "push" -> Map.empty,
+          "losses" -> Map.empty)
     }
     json.writeValueAsString(snapshot + ("manager" -> manager.getClass.getName))
   }

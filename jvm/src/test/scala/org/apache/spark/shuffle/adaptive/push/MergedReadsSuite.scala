@@ -57,6 +57,13 @@ class MergedReadsSuite extends AnyFunSuite {
     assert(plan.chunks.isEmpty && listed(plan) === Map("b" -> Set("shuffle_0_1_5")))
   }
 
+  test("...unless a needed block's map output is lost with its executor: the chunk is its copy") {
+    val chunks = Seq(owner -> Seq(chunk(0, 1, 7, 8)))
+    val plan = MergedReads.plan(0, needed(1), chunks, 1000, false, lostHomes = Set("b"))
+    assert(listed(plan) === Map("o" -> Set(MergedBlocks.chunk(0, chunk(0, 1, 7, 8)).name)))
+    assert(plan.chunks.values.head.map(_.block.blockId.name) === Seq("shuffle_0_1_5"))
+  }
+
   test("a block held by two chunks is read from the first") {
     val plan =
       MergedReads.plan(

@@ -85,4 +85,55 @@ class OwnerTableSuite extends AnyFunSuite {
     tables.remove(3)
     assert(tables.newestOf(3, v0) eq v0)
   }
+
+  test(
+    "replicated: an owner's own partitions go to the next owner not lost, and readers ask both " +
+      "the owners and the replicas, lost owners' replicas included") {
+    val all = executors("0", "1", "2")
+    val table = OwnerTable.uniform(9, all)
+    assert(all.map(table.replicaOf(_).map(_.executorId)) === Seq(Some("1"), Some("2"), Some("0")))
+    assert(table.replicaOf(BlockManagerId("9", "host-9", 7000)).isEmpty)
+    assert(OwnerTable.uniform(9, executors("0")).replicaOf(all.head).isEmpty)
+    def holders(t: OwnerTable, replicated: Boolean) =
+      t.holders(2, 7, replicated).map { case (o, f, u) => (o.executorId, f, u) }
+    assert(holders(table, replicated = false) === Seq(("0", 2, 3), ("1", 3, 6), ("2", 6, 7)))
+    assert(
+      holders(table, replicated = true) === Seq(
+        ("0", 2, 3),
+        ("1", 3, 6),
+        ("2", 6, 7),
+        ("1", 2, 3),
+        ("2", 3, 6),
+        ("0", 6, 7)))
+    val lost1 = table.keepingOnly(Set("0", "2"))
+    assert(lost1.replicaOf(all.head).map(_.executorId) === Some("2"))
+    assert(
+      holders(lost1, replicated = true) === Seq(
+        ("0", 2, 3),
+        ("2", 6, 7),
+        ("2", 2, 3),
+        ("2", 3, 6),
+        ("0", 6, 7)))
+    // Joined per holder across versions, as a reduce task asks them.
+    assert(OwnerTable.ranges(Seq(lost1), 0, 9, replicated = true).map { case (o, f, u) =>
+      (o.executorId, f, u)
+    } === Seq(("0", 0, 3), ("0", 6, 9), ("2", 0, 9)))
+  }
+
+  test(
+    "replicated: a map output sends its own executor's partitions to the replica, joined with " +
+      "the replica's own range; without it, every range to its owner") {
+    val all = executors("0", "1", "2")
+    val table = OwnerTable.uniform(9, all)
+    def targets(self: Int, replicated: Boolean) =
+      PushMapOutputServing.targets(table, all(self), replicated).map { case (t, rs) =>
+        t.executorId -> rs
+      }
+    assert(
+      targets(1, replicated = false) === Seq(
+        "0" -> Seq((0, 3)),
+        "1" -> Seq((3, 6)),
+        "2" -> Seq((6, 9))))
+    assert(targets(1, replicated = true) === Seq("0" -> Seq((0, 3)), "2" -> Seq((3, 6), (6, 9))))
+  }
 }

@@ -1,0 +1,103 @@
+package org.apache.spark.shuffle.adaptive.push
+
+import java.util.concurrent.TimeUnit
+import java.util.concurrent.atomic.AtomicLong
+
+import scala.util.control.NonFatal
+
+import org.roaringbitmap.longlong.Roaring64NavigableMap
+
+import org.apache.spark.MapOutputTrackerMaster
+import org.apache.spark.internal.Logging
+import org.apache.spark.scheduler.{SparkListener, SparkListenerExecutorRemoved}
+import org.apache.spark.util.ThreadUtils
+
+/**
+ * push.reliability=replicated, on the driver. Spark keeps a lost executor's map outputs
+ * registered, since the shuffle's storage is declared reliable ([[AdaptiveShuffleDataIO]]):
+ * reduce tasks read their blocks from the chunks merged at other executors. When an executor is
+ * removed, this class unregisters, on a thread of its own, each of its map outputs of which some
+ * non-empty block is merged at no live holder (`merged`: per partition, the map ids the live
+ * holders of a shuffle merged), so that Spark reruns exactly those map tasks when a stage next
+ * needs them. A reduce task that reaches such a block before that fails to fetch it from the
+ * lost executor, and Spark then reruns every map task of that executor: right, only dearer.
+ *
+ * @param shuffles the push shuffles registered now
+ */
+private[spark] final class LostMapOutputs(
+    shuffles: () => Iterable[Int],
+    merged: (Int, String) => Array[Roaring64NavigableMap],
+    tracker: MapOutputTrackerMaster)
+    extends SparkListener
+    with Logging {
+
+  private[this] val thread = ThreadUtils.newDaemonSingleThreadExecutor("shuffle-lost-outputs")
+  private[this] val lost = new AtomicLong
+  private[this] val kept = new AtomicLong
+  private[this] val unregistered = new AtomicLong
+
+  override def onExecutorRemoved(removed: SparkListenerExecutorRemoved): Unit =
+    thread.execute { () =>
+      try executorLost(removed.executorId)
+      catch {
+        case NonFatal(e) =>
+          logWarning(s"Map outputs of lost executor ${removed.executorId} not checked", e)
+      }
+    }
+
+  /** Unregisters the map outputs of `executorId` that are not held elsewhere. */
+  def executorLost(executorId: String): Unit = {
+    shuffles().foreach { shuffleId =>
+      tracker.shuffleStatuses.get(shuffleId).foreach { status =>
+        val theirs = status.withMapStatuses { statuses =>
+          statuses.iterator.zipWithIndex.collect {
+            case (s, index) if s != null && s.location.executorId == executorId =>
+              (index, s.mapId, s.location, (p: Int) => s.getSizeForBlock(p))
+          }.toSeq
+        }
+        if (theirs.nonEmpty) {
+          val maps = merged(shuffleId, executorId)
+          val rerun = LostMapOutputs
+            .notHeld(theirs.map { case (index, id, _, size) => (index, id, size) }, maps)
+            .toSet
+          theirs.foreach { case (index, _, location, _) =>
+            if (rerun(index)) tracker.unregisterMapOutput(shuffleId, index, location)
+          }
+          unregistered.addAndGet(rerun.size)
+          kept.addAndGet(theirs.size - rerun.size)
+          logInfo(
+            s"Executor $executorId lost: ${theirs.size - rerun.size} of its ${theirs.size} map " +
+              s"outputs of shuffle $shuffleId are held elsewhere; ${rerun.size} will be rerun")
+        }
+      }
+    }
+    // Last: a loss counted is one whose map outputs were all checked.
+    lost.incrementAndGet()
+  }
+
+  /** Executors lost, and their map outputs kept and unregistered, so far. */
+  def counts: Map[String, Long] = Map(
+    "executors_lost" -> lost.get,
+    "map_outputs_kept" -> kept.get,
+    "map_outputs_rerun" -> unregistered.get)
+
+  def stop(): Unit = {
+    thread.shutdownNow()
+    thread.awaitTermination(10, TimeUnit.SECONDS)
+  }
+}
+
+private[spark] object LostMapOutputs {
+
+  /**
+   * The indices of `maps` (index, map id, size of its block of a partition) of which a non-empty
+   * block of some partition p is not among `merged(p)` (null: none merged).
+   */
+  def notHeld(maps: Seq[(Int, Long, Int => Long)], merged: Array[Roaring64NavigableMap]): Seq[Int] =
+    maps.collect {
+      case (index, mapId, size)
+          if merged.indices
+            .exists(p => size(p) > 0 && (merged(p) == null || !merged(p).contains(mapId))) =>
+        index
+    }
+}

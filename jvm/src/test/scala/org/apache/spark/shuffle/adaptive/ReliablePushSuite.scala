@@ -1,0 +1,175 @@
+package org.apache.spark.shuffle.adaptive
+
+import java.util.concurrent.atomic.AtomicInteger
+
+import scala.concurrent.duration._
+
+import org.scalatest.concurrent.Eventually
+
+import org.apache.spark.{LocalSparkContext, ShuffleDependency, SparkConf, SparkContext, SparkFunSuite, TestUtils}
+import org.apache.spark.internal.config.{SHUFFLE_IO_PLUGIN_CLASS, SHUFFLE_MANAGER}
+import org.apache.spark.rdd.{RDD, ShuffledRDD}
+import org.apache.spark.scheduler.{SparkListener, SparkListenerTaskEnd}
+import org.apache.spark.shuffle.adaptive.config.AdaptiveShuffleConf.{MODE, Mode, PUSH_QUEUE_SIZE, PUSH_RELIABILITY, Reliability, ReliableDataIO, STORE_MAX_SIZE}
+import org.apache.spark.shuffle.adaptive.dummy.{DestinationPartitioner, DummySpec, ExecutorProbe, PinnedRDD}
+
+/**
+ * push.reliability on three executors: every map task runs on executor 0, which is then lost
+ * (killed by the driver, its files gone with it) after the map stage; what runs again to read
+ * the shuffle is counted.
+ */
+class ReliablePushSuite extends SparkFunSuite with LocalSparkContext with Eventually {
+  import SkewedShuffles.shuffledDigest
+
+  private val MiB = 1024L * 1024
+  private val spec = DummySpec(
+    totalBytes = 12 * MiB,
+    partitionBytes = MiB / 2,
+    skew = 1.0,
+    seed = 7,
+    compressible = false)
+
+  private def conf(reliability: String): SparkConf = new SparkConf()
+    .set(SHUFFLE_MANAGER, classOf[AdaptiveShuffleManager].getName)
+    .set(MODE, Mode.Push)
+    .set(PUSH_RELIABILITY, reliability)
+    .set(SHUFFLE_IO_PLUGIN_CLASS, ReliableDataIO)
+
+  private def start(reliability: String, queueSize: Long = 64 * MiB): Unit = {
+    val c = conf(reliability)
+      .set(STORE_MAX_SIZE, 64 * MiB)
+      .set(PUSH_QUEUE_SIZE, queueSize)
+      // The pinned map tasks wait for executor 0 rather than run elsewhere.
+      .set("spark.locality.wait", "120s")
+    sc = new SparkContext("local-cluster[3,1,1024]", "test", c)
+    TestUtils.waitUntilExecutorsUp(sc, 3, 60000)
+    // Owners are the executors whose block managers the driver knows when the map stage starts.
+    Seq("0", "1", "2").foreach(ExecutorProbe.location(sc, _))
+  }
+
+  private def manager: AdaptiveShuffleManager =
+    sc.env.shuffleManager.asInstanceOf[AdaptiveShuffleManager]
+
+  private def application(): Map[String, Any] = {
+    sc.listenerBus.waitUntilEmpty()
+    manager.fetchMetrics.snapshot()("application").asInstanceOf[Map[String, Any]]
+  }
+
+  /** Runs the map stage of `shuffled` (no wait for pushes), then loses executor 0. */
+  private def mapStageThenLoseExecutor0(shuffled: RDD[_]): Unit = {
+    val dependency = shuffled.dependencies.head.asInstanceOf[ShuffleDependency[_, _, _]]
+    sc.submitMapStage(dependency).get()
+    sc.killAndReplaceExecutor("0")
+    eventually(timeout(60.seconds), interval(100.millis)) {
+      assert(!sc.env.blockManager.master.getMemoryStatus.keys.exists(_.executorId == "0"))
+    }
+  }
+
+  /** Map tasks that ran while `body` did. */
+  private def mapTasksDuring(body: => Unit): Int = {
+    val ran = new AtomicInteger
+    val listener = new SparkListener {
+      override def onTaskEnd(end: SparkListenerTaskEnd): Unit =
+        if (end.taskType == "ShuffleMapTask") ran.incrementAndGet()
+    }
+    sc.addSparkListener(listener)
+    try {
+      body
+      sc.listenerBus.waitUntilEmpty()
+    } finally sc.removeSparkListener(listener)
+    ran.get
+  }
+
+  private def awaitLossChecked(): Map[String, Long] =
+    eventually(timeout(60.seconds), interval(100.millis)) {
+      val losses = manager.lossReport
+      assert(losses.get("executors_lost") === Some(1L), losses)
+      losses
+    }
+
+  test("replicated needs mode=push and the plugin's ShuffleDataIO, and says so") {
+    val noDataIO = intercept[IllegalArgumentException] {
+      new AdaptiveShuffleManager(conf(Reliability.Replicated).remove(SHUFFLE_IO_PLUGIN_CLASS))
+    }
+    assert(
+      Seq(PUSH_RELIABILITY.key, SHUFFLE_IO_PLUGIN_CLASS.key, ReliableDataIO, Reliability.None)
+        .forall(noDataIO.getMessage.contains),
+      noDataIO.getMessage)
+    val pull = intercept[IllegalArgumentException] {
+      new AdaptiveShuffleManager(conf(Reliability.Replicated).set(MODE, Mode.Pull))
+    }
+    assert(pull.getMessage.contains(s"${MODE.key}=${Mode.Push}"), pull.getMessage)
+    def reliable(c: SparkConf) = new AdaptiveShuffleDataIO(c).driver().supportsReliableStorage()
+    assert(reliable(conf(Reliability.Replicated)))
+    assert(!reliable(conf(Reliability.None)))
+    assert(!reliable(conf(Reliability.Replicated).set(MODE, Mode.Pull)))
+  }
+
+  test(
+    "replicated: losing the executor that ran every map task reruns none of them; reduce " +
+      "tasks read its blocks out of the other executors' chunks") {
+    start(Reliability.Replicated)
+    val shuffled = SkewedShuffles.onExecutor(sc, spec, "0")
+    val numMaps = shuffled.dependencies.head.rdd.partitions.length
+    mapStageThenLoseExecutor0(shuffled)
+    assert(
+      awaitLossChecked() === Map(
+        "executors_lost" -> 1L,
+        "map_outputs_kept" -> numMaps.toLong,
+        "map_outputs_rerun" -> 0L))
+    val rerun = mapTasksDuring {
+      assert(shuffledDigest(shuffled) === SkewedShuffles.expected(sc, spec))
+    }
+    assert(rerun === 0)
+    val app = application()
+    val read = app("bytes_by_transport").asInstanceOf[Map[String, Long]].values.sum
+    assert(read > 0 && app("bytes_from_stores") === read, app)
+    assert(app("chunk_fallbacks") === 0L, app)
+  }
+
+  test("reliability=none: the same loss reruns every map task of the lost executor") {
+    start(Reliability.None)
+    val shuffled = SkewedShuffles.onExecutor(sc, spec, "0")
+    val numMaps = shuffled.dependencies.head.rdd.partitions.length
+    mapStageThenLoseExecutor0(shuffled)
+    val rerun = mapTasksDuring {
+      assert(shuffledDigest(shuffled) === SkewedShuffles.expected(sc, spec))
+    }
+    assert(rerun === numMaps)
+    assert(manager.lossReport.isEmpty)
+  }
+
+  test(
+    "replicated: a map output the push queue could not take whole is the only one the driver " +
+      "unregisters, and the only map task rerun") {
+    // Map 0 writes 20 blocks of 64 KiB, more than the queue takes; maps 1 to 5 write 64 bytes.
+    start(Reliability.Replicated, queueSize = 512 * 1024)
+    val partitions = 20
+    val maps = sc
+      .parallelize(0 until 6, 6)
+      .flatMap { m =>
+        val random = new java.util.Random(m)
+        (0 until partitions).map { p =>
+          val payload = new Array[Byte](if (m == 0) 64 * 1024 else 64)
+          random.nextBytes(payload)
+          p -> payload
+        }
+      }
+    val shuffled = new ShuffledRDD[Int, Array[Byte], Array[Byte]](
+      new PinnedRDD(maps, ExecutorProbe.location(sc, "0")),
+      new DestinationPartitioner(partitions))
+    mapStageThenLoseExecutor0(shuffled)
+    assert(
+      awaitLossChecked() === Map(
+        "executors_lost" -> 1L,
+        "map_outputs_kept" -> 5L,
+        "map_outputs_rerun" -> 1L))
+    val expected = maps.collect().map { case (p, b) => p -> b.mkString(",") }.sorted.toSeq
+    var read = Seq.empty[(Int, String)]
+    val rerun = mapTasksDuring {
+      read = shuffled.collect().map { case (p, b) => p -> b.mkString(",") }.sorted.toSeq
+    }
+    assert(read === expected)
+    assert(rerun === 1)
+  }
+}
