@@ -1,6 +1,8 @@
 """Faults on the multi-host cluster while reducers fetch, under Spark's sort shuffle and the
-plugin: worker 2's link cut and healed, worker 2's executor SIGKILLed. Each job must end with
-exactly the rows of a fault-free run (through Spark's retries and stage recomputation)."""
+plugin (mode pull, and mode push with push_reliability="replicated"): worker 2's link cut and
+healed, worker 2's executor SIGKILLed. Each job must end with exactly the rows of a fault-free
+run (through Spark's retries and stage recomputation); under replicated push, the SIGKILL reruns
+no map task."""
 
 import random
 import threading
@@ -8,6 +10,7 @@ import time
 import zlib
 
 import pytest
+from status_store import map_tasks_completed
 
 from pyspark_shuffle.cluster import find_by_master, kill_executors, set_link
 from pyspark_shuffle.testing import ShuffleComparison
@@ -23,7 +26,8 @@ ab = ShuffleComparison(
         "spark.executor.memory": "768m",
         "spark.scheduler.minRegisteredResourcesRatio": "1.0",
         "spark.scheduler.maxRegisteredResourcesWaitingTime": "120s",
-    }
+    },
+    variants={"plugin": {}, "push-replicated": {"mode": "push", "push_reliability": "replicated"}},
 )
 
 
@@ -56,8 +60,10 @@ def reduce_running(tracker, group):
 
 def with_fault(spark, inject):
     """Run the shuffle in a thread; once its reduce stage has running tasks, ``inject(cluster)``.
-    Returns the rows and what the fault did (and whether the job was still running after it)."""
+    Returns the rows, what the fault did (and whether the job was still running after it) and
+    how many map tasks ran beyond the first MAPS."""
     sc = spark.sparkContext
+    maps_before = map_tasks_completed(spark)
     cluster = find_by_master(sc.master)
     assert cluster is not None, f"no namespace cluster has master {sc.master}"
     group, out = f"fault-{inject.__name__}", {}
@@ -81,7 +87,9 @@ def with_fault(spark, inject):
     running_after = thread.is_alive()
     thread.join(600)
     assert not thread.is_alive(), "the job did not end within 600 s of the fault"
-    return out.get("rows"), out.get("error"), effect, running_after
+    sc._jsc.sc().listenerBus().waitUntilEmpty()
+    reruns = map_tasks_completed(spark) - maps_before - MAPS
+    return out.get("rows"), out.get("error"), effect, running_after, reruns
 
 
 def cut_link(cluster):
@@ -117,9 +125,15 @@ def on_the_cluster(pyspark_shuffle_cluster):
 def test_fault_during_reduce_gives_the_fault_free_rows(name):
     expected = expected_rows()
     comparison = ab.run()
-    for side in (comparison.sort, *comparison.plugins.values()):
-        rows, error, effect, running_after = side.value(name)
-        assert error is None, f"{side.manager_class}: the job failed: {error}"
-        assert effect, f"{side.manager_class}: the fault did nothing ({effect!r})"
-        assert running_after, f"{side.manager_class}: the job ended before the fault ended"
-        assert rows == expected, f"{side.manager_class}: rows differ from a fault-free run"
+    sides = {"sort": comparison.sort, **comparison.plugins}
+    reruns = {}
+    for variant, side in sides.items():
+        rows, error, effect, running_after, reruns[variant] = side.value(name)
+        assert error is None, f"{variant}: the job failed: {error}"
+        assert effect, f"{variant}: the fault did nothing ({effect!r})"
+        assert running_after, f"{variant}: the job ended before the fault ended"
+        assert rows == expected, f"{variant}: rows differ from a fault-free run"
+    print(f"{name}: map tasks rerun {reruns}")
+    if name == "executor_killed_during_reduce":
+        # The lost executor's map outputs were merged at the other workers as the map stage ended.
+        assert reruns["push-replicated"] == 0, reruns

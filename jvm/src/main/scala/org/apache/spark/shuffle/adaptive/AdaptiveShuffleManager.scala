@@ -251,11 +251,14 @@ private[spark] class AdaptiveShuffleManager(conf: SparkConf)
       val merged = for {
         p <- pushExecutor
         h = handle.asInstanceOf[AdaptiveShuffleHandle[_, _, _]]
+        owners <- h.ownerVersions
+        lostHomes = owners.iterator.flatMap(_.lost).toSet
         // A chunk is read when at least half its bytes are needed: a task reading fewer than
         // half the map outputs (AQE's local reader, narrow skew splits) would read none, so it
-        // neither asks for layouts nor seals partitions.
-        if 2L * (math.min(endMapIndex, h.numMaps) - startMapIndex) >= h.numMaps
-        owners <- h.ownerVersions
+        // neither asks for layouts nor seals partitions; unless, replicated, a chunk is the
+        // only copy of some of its blocks left.
+        if 2L * (math.min(endMapIndex, h.numMaps) - startMapIndex) >= h.numMaps ||
+          replicated && blocks.exists { case (home, _) => lostHomes(home.executorId) }
       } yield MergedReads.plan(
         handle.shuffleId,
         blocks,
@@ -270,7 +273,7 @@ private[spark] class AdaptiveShuffleManager(conf: SparkConf)
           RpcUtils.askRpcTimeout(env.conf).duration),
         rangeBytes = p.chunkSize,
         oneSided = transports.readsOneSided,
-        lostHomes = owners.iterator.flatMap(_.lost).toSet)
+        lostHomes = lostHomes)
       merged.foreach { m =>
         counters.chunksAtPeers += m.chunksAtPeers
         counters.chunksInRanges += m.chunksInRanges

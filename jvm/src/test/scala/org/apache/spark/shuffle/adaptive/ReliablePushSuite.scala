@@ -6,12 +6,12 @@ import scala.concurrent.duration._
 
 import org.scalatest.concurrent.Eventually
 
-import org.apache.spark.{LocalSparkContext, ShuffleDependency, SparkConf, SparkContext, SparkFunSuite, TestUtils}
+import org.apache.spark.{LocalSparkContext, Partition, ShuffleDependency, SparkConf, SparkContext, SparkEnv, SparkFunSuite, TaskContext, TestUtils}
 import org.apache.spark.internal.config.{SHUFFLE_IO_PLUGIN_CLASS, SHUFFLE_MANAGER}
 import org.apache.spark.rdd.{RDD, ShuffledRDD}
 import org.apache.spark.scheduler.{SparkListener, SparkListenerTaskEnd}
 import org.apache.spark.shuffle.adaptive.config.AdaptiveShuffleConf.{MODE, Mode, PUSH_QUEUE_SIZE, PUSH_RELIABILITY, Reliability, ReliableDataIO, STORE_MAX_SIZE}
-import org.apache.spark.shuffle.adaptive.dummy.{DestinationPartitioner, DummySpec, ExecutorProbe, PinnedRDD}
+import org.apache.spark.shuffle.adaptive.dummy.{DestinationPartitioner, DummyRDD, DummySpec, ExecutorProbe, PinnedRDD}
 
 /**
  * push.reliability on three executors: every map task runs on executor 0, which is then lost
@@ -125,6 +125,21 @@ class ReliablePushSuite extends SparkFunSuite with LocalSparkContext with Eventu
     val read = app("bytes_by_transport").asInstanceOf[Map[String, Long]].values.sum
     assert(read > 0 && app("bytes_from_stores") === read, app)
     assert(app("chunk_fallbacks") === 0L, app)
+
+    // A skew split's narrow map range, which reads files while their executor lives.
+    val dummy = new DummyRDD(sc, spec)
+    val partitioner = new DestinationPartitioner(spec.numPartitions)
+    val firstTwo = SkewedShuffles.digest(
+      dummy.partitions.iterator
+        .take(2)
+        .flatMap(p => dummy.compute(p, null))
+        .map(r => partitioner.getPartition(r._1) -> r))
+    val dependency =
+      shuffled.dependencies.head.asInstanceOf[ShuffleDependency[Int, Array[Byte], Array[Byte]]]
+    val rerunForSplit = mapTasksDuring {
+      assert(shuffledDigest(new MapRangeReadRDD(dependency, 0, 2)) === firstTwo)
+    }
+    assert(rerunForSplit === 0)
   }
 
   test("reliability=none: the same loss reruns every map task of the lost executor") {
@@ -172,4 +187,29 @@ class ReliablePushSuite extends SparkFunSuite with LocalSparkContext with Eventu
     assert(read === expected)
     assert(rerun === 1)
   }
+}
+
+/** Each reduce partition of a shuffle, read from map outputs `[startMap, endMap)` only. */
+private class MapRangeReadRDD[K, C](
+    dependency: ShuffleDependency[K, _, C],
+    startMap: Int,
+    endMap: Int)
+    extends RDD[(K, C)](dependency.rdd.context, Seq(dependency)) {
+
+  override protected def getPartitions: Array[Partition] =
+    Array.tabulate[Partition](dependency.partitioner.numPartitions)(i =>
+      new Partition { override def index: Int = i })
+
+  override def compute(split: Partition, context: TaskContext): Iterator[(K, C)] =
+    SparkEnv.get.shuffleManager
+      .getReader[K, C](
+        dependency.shuffleHandle,
+        startMap,
+        endMap,
+        split.index,
+        split.index + 1,
+        context,
+        context.taskMetrics().createTempShuffleReadMetrics())
+      .read()
+      .asInstanceOf[Iterator[(K, C)]]
 }
