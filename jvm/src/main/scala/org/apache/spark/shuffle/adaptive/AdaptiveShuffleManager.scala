@@ -273,7 +273,9 @@ private[spark] class AdaptiveShuffleManager(conf: SparkConf)
           RpcUtils.askRpcTimeout(env.conf).duration),
         rangeBytes = p.chunkSize,
         oneSided = transports.readsOneSided,
-        lostHomes = lostHomes)
+        lostHomes = lostHomes,
+        // Replicated, a replica's chunk holds the blocks of one executor's map outputs only.
+        reader = Some(env.executorId).filter(_ => replicated))
       merged.foreach { m =>
         counters.chunksAtPeers += m.chunksAtPeers
         counters.chunksInRanges += m.chunksInRanges

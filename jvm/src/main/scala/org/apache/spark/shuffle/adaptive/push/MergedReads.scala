@@ -43,7 +43,9 @@ private[spark] object MergedReads extends Logging {
    * instead. A chunk is read when at least half its bytes are blocks the task needs (the rest,
    * of maps outside the task's range or of attempts Spark did not keep, are skipped), or when it
    * holds a needed block whose map output's executor is among `lostHomes` (the chunk is then its
-   * only copy); a block is read once, from the first chunk that holds it.
+   * only copy), but not when it is held elsewhere and every block the task needs of it is in a
+   * file of the task's own executor (`reader`); a block is read once, from the first chunk
+   * that holds it.
    *
    * The chunks an owner holds of consecutive partitions the task reads whole are read in one
    * request of up to `rangeBytes` ([[MergedBlocks.range]]): a coalesced reduce task reads many
@@ -59,7 +61,8 @@ private[spark] object MergedReads extends Logging {
       layouts: Seq[(BlockManagerId, Seq[MergedChunk])],
       rangeBytes: Long,
       oneSided: Boolean,
-      lostHomes: Set[String] = Set.empty): MergedReads = {
+      lostHomes: Set[String] = Set.empty,
+      reader: Option[String] = None): MergedReads = {
     val needed = mutable.HashMap.empty[(Long, Int), (BlockManagerId, Int)]
     byAddress.foreach { case (home, blocks) =>
       blocks.foreach {
@@ -69,8 +72,9 @@ private[spark] object MergedReads extends Logging {
       }
     }
     val taken = mutable.HashSet.empty[(Long, Int)]
-    // The parts of `chunk` the task reads, if it reads the chunk, which takes their blocks.
-    def select(chunk: MergedChunk): Option[IndexedSeq[ChunkPart]] = {
+    // The parts of `chunk` (held at `holder`) the task reads, if it reads the chunk, which
+    // takes their blocks.
+    def select(holder: BlockManagerId, chunk: MergedChunk): Option[IndexedSeq[ChunkPart]] = {
       var offset = 0L
       val keyedParts = chunk.mapIds.indices.flatMap { i =>
         val key = (chunk.mapIds(i), chunk.partition)
@@ -86,7 +90,12 @@ private[spark] object MergedReads extends Logging {
       }
       val parts = keyedParts.map(_._2)
       val onlyCopy = parts.exists(part => lostHomes(part.home.executorId))
-      if (parts.nonEmpty && (onlyCopy || 2 * parts.iterator.map(_.length).sum >= chunk.bytes)) {
+      // A replica holds blocks of one executor's map outputs: read on that executor, they are
+      // in its own files.
+      val inOwnFiles =
+        reader.exists(self => holder.executorId != self && parts.forall(_.home.executorId == self))
+      if (parts.nonEmpty && !inOwnFiles &&
+        (onlyCopy || 2 * parts.iterator.map(_.length).sum >= chunk.bytes)) {
         taken ++= keyedParts.map(_._1)
         Some(parts)
       } else None
@@ -108,7 +117,7 @@ private[spark] object MergedReads extends Logging {
     }
     def alone(chunk: MergedChunk) = chunk.hostedAt.isDefined || oneSided && chunk.region.isDefined
     layouts.foreach { case (owner, layout) =>
-      val selected = layout.map(chunk => chunk -> select(chunk))
+      val selected = layout.map(chunk => chunk -> select(chunk.hostedAt.getOrElse(owner), chunk))
       selected.foreach {
         case (chunk, Some(parts)) if alone(chunk) =>
           readChunk(owner, chunk, parts)

@@ -64,6 +64,18 @@ class MergedReadsSuite extends AnyFunSuite {
     assert(plan.chunks.values.head.map(_.block.blockId.name) === Seq("shuffle_0_1_5"))
   }
 
+  test("a chunk held elsewhere of blocks in the reading executor's own files is not read") {
+    // A replica's chunk: the blocks of executor b's map outputs, at the owner o.
+    val chunks = Seq(owner -> Seq(chunk(0, 1, 3)))
+    val onB = MergedReads.plan(0, needed(1, 3), chunks, 1000, false, reader = Some("b"))
+    assert(onB.chunks.isEmpty && listed(onB) === Map("b" -> Set("shuffle_0_1_5", "shuffle_0_3_5")))
+    val onA = MergedReads.plan(0, needed(1, 3), chunks, 1000, false, reader = Some("a"))
+    assert(listed(onA) === Map("o" -> Set(MergedBlocks.chunk(0, chunk(0, 1, 3)).name)))
+    // Held by the reading executor itself: one local read of the chunk.
+    val onO = MergedReads.plan(0, needed(1, 3), chunks, 1000, false, reader = Some("o"))
+    assert(onO.chunks.size === 1)
+  }
+
   test("a block held by two chunks is read from the first") {
     val plan =
       MergedReads.plan(
