@@ -83,10 +83,9 @@ private[spark] class AdaptiveShuffleManager(conf: SparkConf)
     s"${MODE.key}=$mode needs " +
       s"${SHUFFLE_SERVICE_ENABLED.key}=false: the external shuffle service serves files only")
 
-  private[this] val replicated = conf.get(PUSH_RELIABILITY) == Reliability.Replicated
-
   require(
-    !replicated || mode == Mode.Push && conf.get(SHUFFLE_IO_PLUGIN_CLASS) == ReliableDataIO,
+    conf.get(PUSH_RELIABILITY) == Reliability.None || mode == Mode.Push && conf.get(
+      SHUFFLE_IO_PLUGIN_CLASS) == ReliableDataIO,
     s"${PUSH_RELIABILITY.key}=${Reliability.Replicated} needs ${MODE.key}=${Mode.Push} and " +
       s"${SHUFFLE_IO_PLUGIN_CLASS.key}=$ReliableDataIO (pyspark_shuffle.configure sets it), " +
       s"which tells Spark that a lost executor's map outputs are held elsewhere; got " +
@@ -258,7 +257,7 @@ private[spark] class AdaptiveShuffleManager(conf: SparkConf)
         // neither asks for layouts nor seals partitions; unless, replicated, a chunk is the
         // only copy of some of its blocks left.
         if 2L * (math.min(endMapIndex, h.numMaps) - startMapIndex) >= h.numMaps ||
-          replicated && blocks.exists { case (home, _) => lostHomes(home.executorId) }
+          p.replicated && blocks.exists { case (home, _) => lostHomes(home.executorId) }
       } yield MergedReads.plan(
         handle.shuffleId,
         blocks,
@@ -269,13 +268,13 @@ private[spark] class AdaptiveShuffleManager(conf: SparkConf)
           owners,
           startPartition,
           endPartition,
-          replicated,
+          p.replicated,
           RpcUtils.askRpcTimeout(env.conf).duration),
         rangeBytes = p.chunkSize,
         oneSided = transports.readsOneSided,
         lostHomes = lostHomes,
         // Replicated, a replica's chunk holds the blocks of one executor's map outputs only.
-        reader = Some(env.executorId).filter(_ => replicated))
+        reader = Some(env.executorId).filter(_ => p.replicated))
       merged.foreach { m =>
         counters.chunksAtPeers += m.chunksAtPeers
         counters.chunksInRanges += m.chunksInRanges

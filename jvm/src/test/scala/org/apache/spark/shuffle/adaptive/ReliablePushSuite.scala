@@ -6,7 +6,7 @@ import scala.concurrent.duration._
 
 import org.scalatest.concurrent.Eventually
 
-import org.apache.spark.{LocalSparkContext, Partition, ShuffleDependency, SparkConf, SparkContext, SparkEnv, SparkFunSuite, TaskContext, TestUtils}
+import org.apache.spark.{LocalSparkContext, MapOutputTrackerMaster, Partition, ShuffleDependency, SparkConf, SparkContext, SparkEnv, SparkFunSuite, TaskContext, TestUtils}
 import org.apache.spark.internal.config.{SHUFFLE_IO_PLUGIN_CLASS, SHUFFLE_MANAGER}
 import org.apache.spark.rdd.{RDD, ShuffledRDD}
 import org.apache.spark.scheduler.{SparkListener, SparkListenerTaskEnd}
@@ -14,9 +14,9 @@ import org.apache.spark.shuffle.adaptive.config.AdaptiveShuffleConf.{MODE, Mode,
 import org.apache.spark.shuffle.adaptive.dummy.{DestinationPartitioner, DummyRDD, DummySpec, ExecutorProbe, PinnedRDD}
 
 /**
- * push.reliability on three executors: every map task runs on executor 0, which is then lost
- * (killed by the driver, its files gone with it) after the map stage; what runs again to read
- * the shuffle is counted.
+ * push.reliability on three executors: every map task runs on executor 0 (pinned), which is
+ * then lost (killed by the driver, its files gone with it) after the map stage; what runs again
+ * to read the shuffle is counted.
  */
 class ReliablePushSuite extends SparkFunSuite with LocalSparkContext with Eventually {
   import SkewedShuffles.shuffledDigest
@@ -55,15 +55,32 @@ class ReliablePushSuite extends SparkFunSuite with LocalSparkContext with Eventu
     manager.fetchMetrics.snapshot()("application").asInstanceOf[Map[String, Any]]
   }
 
-  /** Runs the map stage of `shuffled` (no wait for pushes), then loses executor 0. */
-  private def mapStageThenLoseExecutor0(shuffled: RDD[_]): Unit = {
+  /**
+   * Runs the map stage of `shuffled` (no wait for pushes), then loses the executor that
+   * `victim` picks (by the map indices each executor holds outputs of, which are almost always
+   * all on executor 0: a map task may start elsewhere before the scheduler has offered executor
+   * 0's core); answers the indices of the map outputs lost with it.
+   */
+  private def mapStageThenLose(
+      shuffled: RDD[_],
+      victim: Map[String, Seq[Int]] => String): Seq[Int] = {
     val dependency = shuffled.dependencies.head.asInstanceOf[ShuffleDependency[_, _, _]]
     sc.submitMapStage(dependency).get()
-    sc.killAndReplaceExecutor("0")
+    val statuses = sc.env.mapOutputTracker
+      .asInstanceOf[MapOutputTrackerMaster]
+      .shuffleStatuses(dependency.shuffleId)
+      .mapStatuses
+    val byExecutor = statuses.indices.groupBy(i => statuses(i).location.executorId)
+    val lost = victim(byExecutor)
+    sc.killAndReplaceExecutor(lost)
     eventually(timeout(60.seconds), interval(100.millis)) {
-      assert(!sc.env.blockManager.master.getMemoryStatus.keys.exists(_.executorId == "0"))
+      assert(!sc.env.blockManager.master.getMemoryStatus.keys.exists(_.executorId == lost))
     }
+    byExecutor(lost)
   }
+
+  /** The executor that holds the most map outputs. */
+  private val busiest = (byExecutor: Map[String, Seq[Int]]) => byExecutor.maxBy(_._2.size)._1
 
   /** Map tasks that ran while `body` did. */
   private def mapTasksDuring(body: => Unit): Int = {
@@ -110,12 +127,11 @@ class ReliablePushSuite extends SparkFunSuite with LocalSparkContext with Eventu
       "tasks read its blocks out of the other executors' chunks") {
     start(Reliability.Replicated)
     val shuffled = SkewedShuffles.onExecutor(sc, spec, "0")
-    val numMaps = shuffled.dependencies.head.rdd.partitions.length
-    mapStageThenLoseExecutor0(shuffled)
+    val lost = mapStageThenLose(shuffled, busiest)
     assert(
       awaitLossChecked() === Map(
         "executors_lost" -> 1L,
-        "map_outputs_kept" -> numMaps.toLong,
+        "map_outputs_kept" -> lost.size.toLong,
         "map_outputs_rerun" -> 0L))
     val rerun = mapTasksDuring {
       assert(shuffledDigest(shuffled) === SkewedShuffles.expected(sc, spec))
@@ -142,15 +158,42 @@ class ReliablePushSuite extends SparkFunSuite with LocalSparkContext with Eventu
     assert(rerunForSplit === 0)
   }
 
+  test(
+    "replicated: dynamic allocation runs without the external shuffle service or shuffle " +
+      "tracking; executors released after the map stage, the shuffle still reads right") {
+    def dynamic(reliability: String) = conf(reliability)
+      .set("spark.dynamicAllocation.enabled", "true")
+      .set("spark.dynamicAllocation.shuffleTracking.enabled", "false")
+      .set("spark.dynamicAllocation.minExecutors", "1")
+      .set("spark.dynamicAllocation.initialExecutors", "3")
+      .set("spark.dynamicAllocation.maxExecutors", "3")
+      .set("spark.dynamicAllocation.executorIdleTimeout", "1s")
+    // Spark refuses the same settings when a lost executor's map outputs would be lost.
+    val refused = intercept[org.apache.spark.SparkException] {
+      sc = new SparkContext("local-cluster[3,1,1024]", "test", dynamic(Reliability.None))
+    }
+    assert(refused.getMessage.contains("Dynamic allocation"), refused.getMessage)
+    sc = new SparkContext("local-cluster[3,1,1024]", "test", dynamic(Reliability.Replicated))
+    // Wherever the map tasks run: idle executors may go at any time.
+    val shuffled = new ShuffledRDD[Int, Array[Byte], Array[Byte]](
+      new DummyRDD(sc, spec),
+      new DestinationPartitioner(spec.numPartitions))
+    sc.submitMapStage(shuffled.dependencies.head.asInstanceOf[ShuffleDependency[_, _, _]]).get()
+    eventually(timeout(60.seconds), interval(100.millis)) {
+      assert(sc.env.blockManager.master.getMemoryStatus.keys.count(!_.isDriver) === 1)
+      assert(manager.lossReport.get("executors_lost").exists(_ >= 1L), manager.lossReport)
+    }
+    assert(shuffledDigest(shuffled) === SkewedShuffles.expected(sc, spec))
+  }
+
   test("reliability=none: the same loss reruns every map task of the lost executor") {
     start(Reliability.None)
     val shuffled = SkewedShuffles.onExecutor(sc, spec, "0")
-    val numMaps = shuffled.dependencies.head.rdd.partitions.length
-    mapStageThenLoseExecutor0(shuffled)
+    val lost = mapStageThenLose(shuffled, busiest)
     val rerun = mapTasksDuring {
       assert(shuffledDigest(shuffled) === SkewedShuffles.expected(sc, spec))
     }
-    assert(rerun === numMaps)
+    assert(rerun === lost.size)
     assert(manager.lossReport.isEmpty)
   }
 
@@ -173,11 +216,12 @@ class ReliablePushSuite extends SparkFunSuite with LocalSparkContext with Eventu
     val shuffled = new ShuffledRDD[Int, Array[Byte], Array[Byte]](
       new PinnedRDD(maps, ExecutorProbe.location(sc, "0")),
       new DestinationPartitioner(partitions))
-    mapStageThenLoseExecutor0(shuffled)
+    // The executor that holds map 0's output is lost.
+    val lost = mapStageThenLose(shuffled, _.find(_._2.contains(0)).get._1)
     assert(
       awaitLossChecked() === Map(
         "executors_lost" -> 1L,
-        "map_outputs_kept" -> 5L,
+        "map_outputs_kept" -> (lost.size - 1L),
         "map_outputs_rerun" -> 1L))
     val expected = maps.collect().map { case (p, b) => p -> b.mkString(",") }.sorted.toSeq
     var read = Seq.empty[(Int, String)]

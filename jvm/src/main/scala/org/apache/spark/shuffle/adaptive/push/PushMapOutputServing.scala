@@ -30,7 +30,7 @@ import org.apache.spark.util.ThreadUtils
  * ([[OwnerTable.replicaOf]]), and the map task returns once they were.
  *
  * What a map task pays: cutting its output into runs and queueing them. No driver message, no
- * disk read, no network wait.
+ * disk read, no network wait (but for its pushes, replicated).
  * What the executor pays: one thread reading its map outputs' files (from the page cache, as they
  * were just written) and sending them under the flow rules every sender follows
  * ([[SpillSender]]). Runs the [[PushQueue]] has no room for stay in their files.
