@@ -39,6 +39,12 @@ private[spark] final class AdaptiveShuffleHandle[K, V, C](
     placed
   }
 
+  /**
+   * mode=push: the versions placed so far, without placing the first (which waits for the map
+   * stage's submission): none before then.
+   */
+  def placedVersions: Option[Seq[OwnerTable]] = synchronized(Option(placed).flatten)
+
   /** mode=push: the newest version of who merges which partitions, the one pushers follow. */
   def owners: Option[OwnerTable] = ownerVersions.map(_.last)
 

@@ -182,7 +182,7 @@ private[spark] class AdaptiveShuffleManager(conf: SparkConf)
         shuffleId,
         handle.numMaps,
         numPartitions,
-        () => handle.ownerVersions,
+        () => handle.placedVersions,
         handle.addOwnerVersion))
     handle
   }

@@ -127,7 +127,14 @@ class ReliablePushSuite extends SparkFunSuite with LocalSparkContext with Eventu
       "tasks read its blocks out of the other executors' chunks") {
     start(Reliability.Replicated)
     val shuffled = SkewedShuffles.onExecutor(sc, spec, "0")
+    val handle = shuffled.dependencies.head
+      .asInstanceOf[ShuffleDependency[_, _, _]]
+      .shuffleHandle
+      .asInstanceOf[AdaptiveShuffleHandle[_, _, _]]
+    // What the driver's services see of the owners is never what places them.
+    assert(handle.placedVersions.isEmpty)
     val lost = mapStageThenLose(shuffled, busiest)
+    assert(handle.placedVersions.exists(_.head.owners.size == 3))
     assert(
       awaitLossChecked() === Map(
         "executors_lost" -> 1L,

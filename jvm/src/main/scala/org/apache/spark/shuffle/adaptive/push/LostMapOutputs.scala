@@ -17,16 +17,18 @@ import org.apache.spark.util.ThreadUtils
  * registered, since the shuffle's storage is declared reliable ([[AdaptiveShuffleDataIO]]):
  * reduce tasks read their blocks from the chunks merged at other executors. When an executor is
  * removed, this class unregisters, on a thread of its own, each of its map outputs of which some
- * non-empty block is merged at no live holder (`merged`: per partition, the map ids the live
- * holders of a shuffle merged), so that Spark reruns exactly those map tasks when a stage next
- * needs them. A reduce task that reaches such a block before that fails to fetch it from the
+ * non-empty block is merged at no live holder (`merged`: per partition, the map ids that the
+ * owners in a shuffle's tables merged, lost ones left out), so that Spark reruns exactly those
+ * map tasks when a stage next needs them. A reduce task that reaches such a block before that fails to fetch it from the
  * lost executor, and Spark then reruns every map task of that executor: right, only dearer.
  *
- * @param shuffles the push shuffles registered now
+ * @param shuffles the push shuffles registered now, with their owner tables' versions
+ * @param alive the executors the driver has
  */
 private[spark] final class LostMapOutputs(
-    shuffles: () => Iterable[Int],
-    merged: (Int, String) => Array[Roaring64NavigableMap],
+    shuffles: () => Map[Int, Seq[OwnerTable]],
+    alive: () => Set[String],
+    merged: (Int, Seq[OwnerTable]) => Array[Roaring64NavigableMap],
     tracker: MapOutputTrackerMaster)
     extends SparkListener
     with Logging {
@@ -47,7 +49,8 @@ private[spark] final class LostMapOutputs(
 
   /** Unregisters the map outputs of `executorId` that are not held elsewhere. */
   def executorLost(executorId: String): Unit = {
-    shuffles().foreach { shuffleId =>
+    val live = alive() - executorId
+    shuffles().foreach { case (shuffleId, tables) =>
       tracker.shuffleStatuses.get(shuffleId).foreach { status =>
         val theirs = status.withMapStatuses { statuses =>
           statuses.iterator.zipWithIndex.collect {
@@ -56,7 +59,7 @@ private[spark] final class LostMapOutputs(
           }.toSeq
         }
         if (theirs.nonEmpty) {
-          val maps = merged(shuffleId, executorId)
+          val maps = merged(shuffleId, tables.map(_.keepingOnly(live)))
           val rerun = LostMapOutputs
             .notHeld(theirs.map { case (index, id, _, size) => (index, id, size) }, maps)
             .toSet

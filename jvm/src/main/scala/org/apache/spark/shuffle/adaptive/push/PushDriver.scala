@@ -60,12 +60,9 @@ private[spark] final class PushDriver(
   private[this] val lostOutputs =
     Some(sc.conf.get(PUSH_RELIABILITY)).filter(_ == Reliability.Replicated).map { _ =>
       val lost = new LostMapOutputs(
-        () => summaries.registered.keys,
-        (id, gone) => {
-          val alive = executors().map(_.executorId).toSet - gone
-          val tables = summaries.registered.getOrElse(id, Nil).map(_.keepingOnly(alive))
-          if (tables.isEmpty) Array.empty else summaries.gather(id, tables).mapsMerged
-        },
+        () => summaries.registered,
+        () => executors().map(_.executorId).toSet,
+        (id, tables) => summaries.gather(id, tables).mapsMerged,
         sc.env.mapOutputTracker.asInstanceOf[MapOutputTrackerMaster])
       sc.addSparkListener(lost)
       lost
