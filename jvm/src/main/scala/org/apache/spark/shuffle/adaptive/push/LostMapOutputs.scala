@@ -19,8 +19,9 @@ import org.apache.spark.util.ThreadUtils
  * removed, this class unregisters, on a thread of its own, each of its map outputs of which some
  * non-empty block is merged at no live holder (`merged`: per partition, the map ids that the
  * owners in a shuffle's tables merged, lost ones left out), so that Spark reruns exactly those
- * map tasks when a stage next needs them. A reduce task that reaches such a block before that fails to fetch it from the
- * lost executor, and Spark then reruns every map task of that executor: right, only dearer.
+ * map tasks when a stage next needs them. A reduce task that reaches such a block before that
+ * fails to fetch it from the lost executor, and Spark then reruns every map task of that
+ * executor: right, only dearer.
  *
  * @param shuffles the push shuffles registered now, with their owner tables' versions
  * @param alive the executors the driver has
