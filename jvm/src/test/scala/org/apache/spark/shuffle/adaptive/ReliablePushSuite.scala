@@ -165,32 +165,64 @@ class ReliablePushSuite extends SparkFunSuite with LocalSparkContext with Eventu
     assert(rerunForSplit === 0)
   }
 
-  test(
-    "replicated: dynamic allocation runs without the external shuffle service or shuffle " +
-      "tracking; executors released after the map stage, the shuffle still reads right") {
-    def dynamic(reliability: String) = conf(reliability)
-      .set("spark.dynamicAllocation.enabled", "true")
-      .set("spark.dynamicAllocation.shuffleTracking.enabled", "false")
-      .set("spark.dynamicAllocation.minExecutors", "1")
-      .set("spark.dynamicAllocation.initialExecutors", "3")
-      .set("spark.dynamicAllocation.maxExecutors", "3")
-      .set("spark.dynamicAllocation.executorIdleTimeout", "1s")
-    // Spark refuses the same settings when a lost executor's map outputs would be lost.
-    val refused = intercept[org.apache.spark.SparkException] {
-      sc = new SparkContext("local-cluster[3,1,1024]", "test", dynamic(Reliability.None))
-    }
-    assert(refused.getMessage.contains("Dynamic allocation"), refused.getMessage)
-    sc = new SparkContext("local-cluster[3,1,1024]", "test", dynamic(Reliability.Replicated))
-    // Wherever the map tasks run: idle executors may go at any time.
+  /** Dynamic allocation from three executors down to one, with neither service nor tracking. */
+  private def dynamic(reliability: String): SparkConf = conf(reliability)
+    .set("spark.dynamicAllocation.enabled", "true")
+    .set("spark.dynamicAllocation.shuffleTracking.enabled", "false")
+    .set("spark.dynamicAllocation.minExecutors", "1")
+    .set("spark.dynamicAllocation.initialExecutors", "3")
+    .set("spark.dynamicAllocation.maxExecutors", "3")
+    .set("spark.dynamicAllocation.executorIdleTimeout", "1s")
+
+  /**
+   * Runs the map stage of a shuffle wherever its tasks go (idle executors may be released at any
+   * time), waits until dynamic allocation has released all executors but one (the master may
+   * have started some again meanwhile) and the driver has checked the map outputs of each, and
+   * answers the shuffle.
+   */
+  private def mapStageThenShrink(): ShuffledRDD[Int, Array[Byte], Array[Byte]] = {
     val shuffled = new ShuffledRDD[Int, Array[Byte], Array[Byte]](
       new DummyRDD(sc, spec),
       new DestinationPartitioner(spec.numPartitions))
     sc.submitMapStage(shuffled.dependencies.head.asInstanceOf[ShuffleDependency[_, _, _]]).get()
     eventually(timeout(60.seconds), interval(100.millis)) {
       assert(sc.env.blockManager.master.getMemoryStatus.keys.count(!_.isDriver) === 1)
-      assert(manager.lossReport.get("executors_lost").exists(_ >= 1L), manager.lossReport)
+      val released = sc.statusStore.executorList(false).count(e => !e.isActive && e.id != "driver")
+      assert(released >= 2)
+      assert(manager.lossReport.get("executors_lost").contains(released.toLong), manager.lossReport)
     }
-    assert(shuffledDigest(shuffled) === SkewedShuffles.expected(sc, spec))
+    shuffled
+  }
+
+  test(
+    "replicated: dynamic allocation without the external shuffle service or shuffle tracking; " +
+      "executors it releases first hand their map outputs to the one that stays (Spark's " +
+      "decommissioning); no map task runs again") {
+    // Spark refuses the same settings when a lost executor's map outputs would be lost.
+    val refused = intercept[org.apache.spark.SparkException] {
+      sc = new SparkContext("local-cluster[3,1,1024]", "test", dynamic(Reliability.None))
+    }
+    assert(refused.getMessage.contains("Dynamic allocation"), refused.getMessage)
+    sc = new SparkContext(
+      "local-cluster[3,1,1024]",
+      "test",
+      dynamic(Reliability.Replicated)
+        .set("spark.decommission.enabled", "true")
+        .set("spark.storage.decommission.enabled", "true")
+        .set("spark.storage.decommission.shuffleBlocks.enabled", "true")
+        .set("spark.storage.decommission.rddBlocks.enabled", "false")
+        // An executor leaves at the first check after its blocks moved (30 s apart by default).
+        .set("spark.storage.decommission.replicationReattemptInterval", "1s"))
+    val shuffled = mapStageThenShrink()
+    assert(manager.lossReport("map_outputs_rerun") === 0L, manager.lossReport)
+    val rerun = mapTasksDuring {
+      assert(shuffledDigest(shuffled) === SkewedShuffles.expected(sc, spec))
+    }
+    assert(rerun === 0)
+    val app = application()
+    // Every map output now lives in the files of the executor that stays, which reads them.
+    val read = app("bytes_by_transport").asInstanceOf[Map[String, Long]]
+    assert(read.keySet === Set("local") && read("local") > 0, app)
   }
 
   test("reliability=none: the same loss reruns every map task of the lost executor") {

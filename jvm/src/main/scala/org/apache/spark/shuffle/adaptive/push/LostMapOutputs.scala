@@ -1,6 +1,6 @@
 package org.apache.spark.shuffle.adaptive.push
 
-import java.util.concurrent.TimeUnit
+import java.util.concurrent.{ConcurrentHashMap, TimeUnit}
 import java.util.concurrent.atomic.AtomicLong
 
 import scala.util.control.NonFatal
@@ -38,6 +38,9 @@ private[spark] final class LostMapOutputs(
   private[this] val lost = new AtomicLong
   private[this] val kept = new AtomicLong
   private[this] val unregistered = new AtomicLong
+  // Spark may announce a removal twice: a decommissioned executor tells the driver it leaves,
+  // then its cluster manager that its process ended. Executor ids are never reused.
+  private[this] val checked = ConcurrentHashMap.newKeySet[String]()
 
   override def onExecutorRemoved(removed: SparkListenerExecutorRemoved): Unit =
     thread.execute { () =>
@@ -49,7 +52,7 @@ private[spark] final class LostMapOutputs(
     }
 
   /** Unregisters the map outputs of `executorId` that are not held elsewhere. */
-  def executorLost(executorId: String): Unit = {
+  def executorLost(executorId: String): Unit = if (checked.add(executorId)) {
     val live = alive() - executorId
     shuffles().foreach { case (shuffleId, tables) =>
       tracker.shuffleStatuses.get(shuffleId).foreach { status =>

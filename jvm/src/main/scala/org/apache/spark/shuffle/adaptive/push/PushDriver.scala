@@ -52,10 +52,6 @@ private[spark] final class PushDriver(
       placing
     }
 
-  /**
-   * A push shuffle: `tables` gives its owner table's versions, and `addVersion` keeps a newer
-   * one in its handle (before it is sent to the executors).
-   */
   /** push.reliability=replicated: the lost executors' map outputs not held elsewhere. */
   private[this] val lostOutputs =
     Some(sc.conf.get(PUSH_RELIABILITY)).filter(_ == Reliability.Replicated).map { _ =>
@@ -68,6 +64,10 @@ private[spark] final class PushDriver(
       lost
     }
 
+  /**
+   * A push shuffle: `tables` gives its owner table's versions, and `addVersion` keeps a newer
+   * one in its handle (before it is sent to the executors).
+   */
   def register(
       shuffleId: Int,
       numMaps: Int,

@@ -3,6 +3,11 @@ package org.apache.spark.shuffle.adaptive.push
 import org.roaringbitmap.longlong.Roaring64NavigableMap
 import org.scalatest.funsuite.AnyFunSuite
 
+import org.apache.spark.{MapOutputTrackerMaster, SparkConf}
+import org.apache.spark.broadcast.BroadcastManager
+import org.apache.spark.scheduler.MapStatus
+import org.apache.spark.storage.BlockManagerId
+
 class LostMapOutputsSuite extends AnyFunSuite {
 
   private def maps(ids: Long*): Roaring64NavigableMap = {
@@ -26,5 +31,43 @@ class LostMapOutputsSuite extends AnyFunSuite {
     assert(LostMapOutputs.notHeld(lost.take(1), merged).isEmpty)
     // Empty map outputs hold nothing to lose.
     assert(LostMapOutputs.notHeld(Seq((0, 13L, (_: Int) => 0L)), merged).isEmpty)
+  }
+
+  test(
+    "a lost executor's map outputs merged nowhere are unregistered, the rest kept; a removal " +
+      "announced twice is checked once") {
+    val conf = new SparkConf()
+    val tracker = new MapOutputTrackerMaster(conf, new BroadcastManager(true, conf), true)
+    try {
+      val (lostHere, elsewhere) =
+        (BlockManagerId("1", "host1", 7001), BlockManagerId("2", "host2", 7002))
+      tracker.registerShuffle(5, 3, 2)
+      // Map 100 (index 0) is merged everywhere; map 101 (index 1) not in partition 1.
+      tracker.registerMapOutput(5, 0, MapStatus(lostHere, Array(10L, 10L), 100L))
+      tracker.registerMapOutput(5, 1, MapStatus(lostHere, Array(10L, 10L), 101L))
+      tracker.registerMapOutput(5, 2, MapStatus(elsewhere, Array(10L, 10L), 102L))
+      val table = OwnerTable(2, Vector(lostHere, elsewhere), Vector(0, 1))
+      var gathered = 0
+      val lost = new LostMapOutputs(
+        () => Map(5 -> Seq(table)),
+        () => Set("1", "2"),
+        (_, tables) => {
+          gathered += 1
+          assert(tables.map(_.lost) === Seq(Set("1")), "would ask the lost executor")
+          Array(maps(100, 101, 102), maps(100, 102))
+        },
+        tracker)
+      lost.executorLost("1")
+      lost.executorLost("1")
+      assert(gathered === 1)
+      val locations = tracker.shuffleStatuses(5).mapStatuses.map(Option(_).map(_.location))
+      assert(locations.toSeq === Seq(Some(lostHere), None, Some(elsewhere)))
+      assert(
+        lost.counts === Map(
+          "executors_lost" -> 1L,
+          "map_outputs_kept" -> 1L,
+          "map_outputs_rerun" -> 1L))
+      lost.stop()
+    } finally tracker.stop()
   }
 }
