@@ -158,3 +158,40 @@ def test_pin_maps_pins_the_dummy_workload(capsys):
     assert parse_args(["--pin-maps"]).pin_hot == 1
     assert "--pin-maps: pins the dummy workload only" in error_of(capsys, ["--pin-maps", "--workload", "sql"])
     assert "executor 3 of 2: it must be between 1 and 2" in error_of(capsys, ["--pin-maps", "3"])
+
+
+def test_kill_points_run_per_workload_skew_and_manager(capsys):
+    from pyspark_shuffle.bench.runner import job_for, plan
+
+    assert parse_args([]).kills == [None]
+    config = parse_args(
+        ["--cluster", "workers=4,memory=1g", "--pin-maps", "--kill", "none,mid-reduce", "--skew", "0,2"]
+    )
+    assert config.kills == [None, "mid-reduce"] and config.kill_worker == 2
+    runs = plan(config)
+    assert len(runs) == 2 * 2 * 2 * 3
+    assert [(r.skew, r.kill) for r in runs[:4]] == [(0, None)] * 2 + [(0, "mid-reduce")] * 2
+    assert job_for(config, runs[0])["kill"] is None
+    job = job_for(config, runs[2])
+    assert job["kill"] == {"point": "mid-reduce", "worker": 2, "cluster": "pss"}
+    # The killed executor's replacement takes its pinned tasks soon.
+    assert job["conf"]["spark.locality.wait.process"] == "1s"
+    unharmed = parse_args(["--pin-maps"])
+    assert "spark.locality.wait.process" not in job_for(unharmed, plan(unharmed)[0])["conf"]
+    three = parse_args(["--cluster", "workers=3", "--kill", "after-map", "--kill-worker", "3"])
+    assert three.kill_worker == 3
+
+
+@pytest.mark.parametrize(
+    "argv, words",
+    [
+        (["--kill", "mid-reduce"], "kills an executor of a namespace cluster; give --cluster"),
+        (["--cluster", "workers=2", "--kill", "mid-map"], "unknown kill point 'mid-map'; choose from none,"),
+        (["--cluster", "workers=2", "--kill", "none,none"], "given twice"),
+        (["--cluster", "workers=2", "--kill", "after-map", "--workload", "join"], "give --workload dummy"),
+        (["--cluster", "workers=2", "--kill", "after-map", "--kill-worker", "3"], "worker 3 of 2"),
+    ],
+)
+def test_kill_errors_name_the_option(capsys, argv, words):
+    err = error_of(capsys, argv)
+    assert "argument --kill" in err and words in err

@@ -11,6 +11,7 @@ def stage(sid, status, start, end, write=0, read=0, run_ms=1000, tasks=2):
         "attemptId": 0,
         "status": status,
         "numTasks": tasks,
+        "numCompleteTasks": tasks if status == "COMPLETE" else 0,
         "submissionTime": f"2026-01-01T00:00:{start:06.3f}GMT",
         "completionTime": f"2026-01-01T00:00:{end:06.3f}GMT",
         "executorRunTime": run_ms,
@@ -54,6 +55,24 @@ def test_summarize_stages_tasks_executors():
     assert s["peak_executor_memory_bytes"] == 140
     assert s["executor_peak_memory_bytes"] == {"0": 120, "1": 140}
     assert [r["kind"] for r in s["stages"]] == ["map", "map", "reduce"]
+    assert s["map_tasks_rerun"] == 0 and s["reduce_tasks_rerun"] == 0
+
+
+def test_tasks_run_again_after_a_loss():
+    # Map stage 0 ran 4 tasks, then 2 of them again in attempt 1; the reduce stage's first
+    # attempt lost 2 tasks to the dead executor and 1 to a fetch failure, its second ran 3.
+    again = dict(stage(0, "COMPLETE", 4, 5, write=100), attemptId=1, numCompleteTasks=2)
+    failed = dict(stage(1, "FAILED", 2, 4, read=50, tasks=6), numCompleteTasks=3, numFailedTasks=3)
+    retried = dict(stage(1, "COMPLETE", 5, 6, read=50, tasks=3), attemptId=1, numKilledTasks=0)
+    stages = [stage(0, "COMPLETE", 0, 2, write=100, tasks=4), again, failed, retried]
+    s = summarize(stages, {}, [])
+    assert s["map_tasks_rerun"] == 2 and s["reduce_tasks_rerun"] == 3
+    assert [(r["stage"], r["attempt"], r["completed"], r["failed"]) for r in s["stages"]] == [
+        (0, 0, 4, 0),
+        (0, 1, 2, 0),
+        (1, 0, 3, 3),
+        (1, 1, 3, 0),
+    ]
 
 
 def test_helpers():

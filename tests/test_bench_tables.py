@@ -7,7 +7,7 @@ import pytest
 from pyspark_shuffle.bench import runner
 from pyspark_shuffle.bench.command_line import parse_args
 from pyspark_shuffle.bench.runner import RECORD_FIELDS, empty_record, plan, run_all
-from pyspark_shuffle.bench.tables import format_table, median, result_mismatches, summarize
+from pyspark_shuffle.bench.tables import format_table, kill_table, median, result_mismatches, summarize
 
 
 def record(manager, skew, wall, workload="dummy", status="ok", peak=100 << 20, result=None):
@@ -214,3 +214,52 @@ def test_push_table_medians_and_absence():
         "plugin": {"chunks_read": 0, "bytes_from_stores": 0},
     }
     assert push_table([pulled]) is None
+
+
+def test_kill_table_compares_each_manager_with_itself_unharmed():
+    def killed(manager, wall, maps, point="mid-reduce"):
+        return dict(
+            record(manager, 0, wall),
+            kill=point,
+            fault={"point": point, "worker": 2, "at_s": wall / 2, "pids": [1]},
+            map_tasks_rerun=maps,
+            reduce_tasks_rerun=4,
+        )
+
+    records = [
+        record("sort", 0, 10.0),
+        record("push", 0, 20.0),
+        killed("sort", 14.0, 16),
+        killed("sort", 13.0, 16),
+        killed("sort", 15.0, 17),
+        killed("push", 20.5, 0),
+        killed("push", 21.0, 0, point="after-map"),
+    ]
+    assert kill_table([record("sort", 0, 10.0)]) is None
+    lines = kill_table(records).splitlines()
+    assert lines[0].split() == [
+        "workload",
+        "skew",
+        "manager",
+        "wall",
+        "s",
+        "vs",
+        "no",
+        "kill",
+        "killed",
+        "at",
+        "s",
+        "maps",
+        "rerun",
+        "reduce",
+        "tasks",
+        "rerun",
+    ]
+    assert lines[2].split() == ["dummy", "kill=mid-reduce", "0", "sort", "14.00", "1.40x", "7.0", "16", "4"]
+    assert lines[3].split() == ["dummy", "kill=mid-reduce", "0", "push", "20.50", "1.02x", "10.2", "0", "4"]
+    assert lines[4].split()[:6] == ["dummy", "kill=after-map", "0", "push", "21.00", "1.05x"]
+    # The main table keeps each kill point apart; results must agree across all of them.
+    assert [s.workload for s in summarize(records)] == ["dummy"] * 2 + ["dummy kill=mid-reduce"] * 2 + [
+        "dummy kill=after-map"
+    ]
+    assert result_mismatches(records) == []

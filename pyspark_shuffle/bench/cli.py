@@ -11,6 +11,7 @@ from .plot import PlotUnavailable, require_matplotlib, write_plot, write_skew_re
 from .runner import plan, run_all
 from .tables import (
     format_table,
+    kill_table,
     network_table,
     push_table,
     result_mismatches,
@@ -54,7 +55,7 @@ def _run(config, argv) -> int:
     summaries = summarize(records)
     print()
     print(format_table(summaries))
-    for extra in (network_table(records), push_table(records)):
+    for extra in (network_table(records), push_table(records), kill_table(records)):
         if extra:
             print()
             print(extra)

@@ -28,6 +28,7 @@ from .config import (
     ManagerSpec,
     check_with_configure,
 )
+from .faults import KILL_POINTS, NO_KILL
 
 # ---- value parsers: each raises argparse.ArgumentTypeError, shown as "argument --x: ..."
 
@@ -162,6 +163,23 @@ def parse_managers(text: str) -> List[ManagerSpec]:
     if not specs:
         raise argparse.ArgumentTypeError("expected managers, e.g. sort,adaptive")
     return specs
+
+
+def parse_kills(text: str) -> List[Optional[str]]:
+    """``"none,mid-reduce"`` -> [None, "mid-reduce"]: the fault points of ``--kill``, no repeats."""
+    kills: List[Optional[str]] = []
+    for item in _items(text):
+        if item not in (NO_KILL, *KILL_POINTS):
+            raise argparse.ArgumentTypeError(
+                f"unknown kill point {item!r}; choose from {', '.join((NO_KILL, *KILL_POINTS))}"
+            )
+        kill = None if item == NO_KILL else item
+        if kill in kills:
+            raise argparse.ArgumentTypeError(f"kill point {item!r} is given twice")
+        kills.append(kill)
+    if not kills:
+        raise argparse.ArgumentTypeError(f"expected one or more of {', '.join((NO_KILL, *KILL_POINTS))}")
+    return kills
 
 
 def _cluster(text: str) -> ClusterSpec:
@@ -299,6 +317,24 @@ def build_parser() -> argparse.ArgumentParser:
         "bytes over the same links",
     )
     add(
+        "--kill",
+        dest="kills",
+        type=parse_kills,
+        default=[None],
+        metavar="LIST",
+        help="namespace cluster: per workload, skew and manager, a run for each point, e.g. "
+        "none,after-map,mid-reduce: none (no fault), after-map (once every map task has finished) "
+        "or mid-reduce (once half the reduce tasks have), where the executor of --kill-worker is "
+        "SIGKILLed; the run records the map tasks and reduce tasks that had to run again",
+    )
+    add(
+        "--kill-worker",
+        type=_positive_int,
+        default=2,
+        metavar="N",
+        help="the namespace-cluster worker whose executor --kill kills (default 2)",
+    )
+    add(
         "--timeout",
         type=_positive_float,
         default=1800.0,
@@ -360,6 +396,21 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> BenchConfig:
                 f"argument --pin-maps: executor {ns.pin_hot} of {executors}: "
                 f"it must be between 1 and {executors}"
             )
+    if ns.kills != [None]:
+        if cluster is None:
+            parser.error(
+                "argument --kill: kills an executor of a namespace cluster; give --cluster "
+                "(or --master of one brought up by `python -m pyspark_shuffle cluster up`)"
+            )
+        if ns.workload != ["dummy"]:
+            parser.error(
+                "argument --kill: times the kill by the dummy workload's stages; give --workload dummy"
+            )
+        if ns.kill_worker > cluster.workers:
+            parser.error(
+                f"argument --kill-worker: worker {ns.kill_worker} of {cluster.workers}: "
+                f"it must be between 1 and {cluster.workers}"
+            )
     config = BenchConfig(
         managers=ns.managers,
         workloads=ns.workload,
@@ -382,6 +433,8 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> BenchConfig:
         cluster=cluster,
         master_url=master_url,
         pin_hot=ns.pin_hot,
+        kills=ns.kills,
+        kill_worker=ns.kill_worker,
     )
     try:
         check_with_configure(config)

@@ -66,6 +66,11 @@ class BenchConfig:
     #: ``--pin-maps``: the dummy workload's tasks pinned, the hottest reduce partition on this
     #: executor (from 1, in host order: a namespace cluster's worker number); None: not pinned.
     pin_hot: Optional[int] = None
+    #: ``--kill``: per (workload, skew, manager), a run for each of these points (None: no fault,
+    #: :data:`~pyspark_shuffle.bench.faults.KILL_POINTS` otherwise) at which the executor of
+    #: namespace-cluster worker ``kill_worker`` is SIGKILLed.
+    kills: List[Optional[str]] = field(default_factory=lambda: [None])
+    kill_worker: int = 2
 
     @property
     def num_partitions(self) -> int:

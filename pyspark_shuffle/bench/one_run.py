@@ -19,6 +19,7 @@ from typing import Any, Dict
 from ..sessions import PLUGIN, SORT, start_session
 from . import sparkmetrics
 from .config import ADAPTIVE
+from .faults import Kill
 from .links import LinkSampler, usage
 from .workloads import WORKLOADS
 
@@ -53,8 +54,9 @@ def run(job: Dict[str, Any]) -> Dict[str, Any]:
         )
         links = job.get("links") or {}
         sampler = LinkSampler({w: link["device"] for w, link in links.items()}) if links else None
+        kill = _kill(sc, job["kill"]) if job.get("kill") else None
         begin, begin_epoch = time.perf_counter(), time.time()
-        with sampler or contextlib.nullcontext():
+        with sampler or contextlib.nullcontext(), kill or contextlib.nullcontext():
             try:
                 outcome["result"] = WORKLOADS[job["workload"]](spark, job)
                 outcome["status"] = "ok"
@@ -62,6 +64,11 @@ def run(job: Dict[str, Any]) -> Dict[str, Any]:
                 outcome["error"] = _error_text(error)
                 outcome["traceback"] = traceback.format_exc()[-4000:]
         outcome["wall_s"] = round(time.perf_counter() - begin, 3)
+        if kill:
+            outcome["fault"] = kill.record()
+            missed = kill.failure()
+            if missed and outcome["status"] == "ok":
+                outcome["status"], outcome["error"] = "failed", missed
         ended, ended_epoch = time.monotonic(), time.time()
         try:
             outcome.update(sparkmetrics.collect(spark, ended))
@@ -87,6 +94,18 @@ def run(job: Dict[str, Any]) -> Dict[str, Any]:
     finally:
         spark.stop()
     return outcome
+
+
+def _kill(sc: Any, kill: Dict[str, Any]) -> Kill:
+    from ..cluster import kill_executors
+
+    return Kill(
+        sc.statusTracker(),
+        sparkmetrics.WORKLOAD_GROUP,
+        kill["point"],
+        kill["worker"],
+        lambda: kill_executors(kill["cluster"], kill["worker"]),
+    )
 
 
 def _error_text(error: BaseException) -> str:

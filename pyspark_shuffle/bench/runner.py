@@ -22,6 +22,7 @@ RECORD_FIELDS = (
     "options",
     "workload",
     "skew",
+    "kill",
     "size_bytes",
     "partition_bytes",
     "num_partitions",
@@ -38,6 +39,8 @@ RECORD_FIELDS = (
     "fetch_wait_ms",
     "max_reduce_partition_bytes",
     "reduce_tasks",
+    "map_tasks_rerun",
+    "reduce_tasks_rerun",
     "peak_executor_memory_bytes",
     "executor_peak_memory_bytes",
     "plugin",
@@ -47,6 +50,7 @@ RECORD_FIELDS = (
     "session_start_s",
     "process_s",
     "stages",
+    "fault",
 )
 
 #: Copied from the child's outcome into the record.
@@ -61,6 +65,8 @@ _OUTCOME_FIELDS = (
     "fetch_wait_ms",
     "max_reduce_partition_bytes",
     "reduce_tasks",
+    "map_tasks_rerun",
+    "reduce_tasks_rerun",
     "peak_executor_memory_bytes",
     "executor_peak_memory_bytes",
     "plugin",
@@ -72,6 +78,7 @@ _OUTCOME_FIELDS = (
     "spans",
     "links",
     "shuffles",
+    "fault",
 )
 
 
@@ -82,12 +89,13 @@ class RunSpec:
     workload: str
     skew: float
     manager: ManagerSpec
+    kill: Optional[str] = None  # the --kill point of this run; None: no fault
 
 
 def plan(config: BenchConfig) -> List[RunSpec]:
-    """Every run in execution order: per repeat, per workload and skew, each manager once, so
-    managers alternate (sort, adaptive, sort, adaptive, ...) and drift hits all of them; the
-    manager order rotates by one each repeat, so none always goes first."""
+    """Every run in execution order: per repeat, per workload, skew and kill point, each manager
+    once, so managers alternate (sort, adaptive, sort, adaptive, ...) and drift hits all of them;
+    the manager order rotates by one each repeat, so none always goes first."""
     runs: List[RunSpec] = []
     managers = list(config.managers)
     for repeat in range(config.repeat):
@@ -95,8 +103,9 @@ def plan(config: BenchConfig) -> List[RunSpec]:
         order = managers[shift:] + managers[:shift]
         for workload in config.workloads:
             for skew in config.skews:
-                for manager in order:
-                    runs.append(RunSpec(len(runs), repeat, workload, skew, manager))
+                for kill in config.kills:
+                    for manager in order:
+                        runs.append(RunSpec(len(runs), repeat, workload, skew, manager, kill))
     return runs
 
 
@@ -129,6 +138,10 @@ def harness_conf(config: BenchConfig, workload: Optional[str] = None) -> Dict[st
     if config.pin_hot is not None:
         # Pinned tasks wait for their executor rather than run elsewhere.
         conf["spark.locality.wait"] = "1h"
+        if config.kills != [None]:
+            # A killed executor's replacement on the same worker (node-local to its pinned tasks,
+            # so on the same link) takes them after a second, not after every other pending task.
+            conf["spark.locality.wait.process"] = "1s"
     conf.update(WORKLOAD_CONF.get(workload, {}))
     conf.update(config.conf)
     return conf
@@ -153,6 +166,9 @@ def job_for(config: BenchConfig, spec: RunSpec) -> Dict[str, Any]:
         "master": config.master,
         "conf": harness_conf(config, spec.workload),
         "links": cluster_links(config),
+        "kill": None
+        if spec.kill is None
+        else {"point": spec.kill, "worker": config.kill_worker, "cluster": config.cluster.name},
     }
 
 
@@ -182,6 +198,7 @@ def empty_record(config: BenchConfig, spec: RunSpec) -> Dict[str, Any]:
         options=spec.manager.options_dict(),
         workload=spec.workload,
         skew=spec.skew,
+        kill=spec.kill,
         size_bytes=config.size_bytes,
         partition_bytes=config.partition_bytes,
         num_partitions=config.num_partitions,
@@ -243,7 +260,7 @@ def run_all(
     for spec in specs:
         log(
             f"[{spec.index + 1}/{len(specs)}] repeat {spec.repeat + 1}/{config.repeat} "
-            f"{spec.workload} skew={spec.skew:g} {spec.manager.label}: running"
+            f"{scenario(spec.workload, spec.kill)} skew={spec.skew:g} {spec.manager.label}: running"
         )
         record = runner(config, spec)
         runs.append(record)
@@ -254,7 +271,7 @@ def run_all(
 
 
 def progress_text(record: Dict[str, Any]) -> str:
-    head = f"{record['workload']} skew={record['skew']:g} {record['manager']}: "
+    head = f"{scenario(record['workload'], record.get('kill'))} skew={record['skew']:g} {record['manager']}: "
     if record["status"] != "ok":
         first = (record.get("error") or "unknown error").splitlines()[0]
         return head + f"FAILED ({first})"
@@ -263,6 +280,12 @@ def progress_text(record: Dict[str, Any]) -> str:
         parts.append(f"map {record['map_stage_s']:.1f}s reduce {record['reduce_stage_s']:.1f}s")
     if record.get("shuffle_write_bytes") is not None:
         parts.append(f"shuffle write {mib(record['shuffle_write_bytes'])}")
+    if record.get("kill"):
+        fault = record.get("fault") or {}
+        parts.append(
+            f"killed worker {fault.get('worker')} at {fault.get('at_s')}s, "
+            f"{record.get('map_tasks_rerun')} map and {record.get('reduce_tasks_rerun')} reduce tasks rerun"
+        )
     if record.get("max_reduce_partition_bytes") is not None:
         parts.append(f"max reduce partition {mib(record['max_reduce_partition_bytes'])}")
     if record.get("peak_executor_memory_bytes") is not None:
@@ -270,6 +293,11 @@ def progress_text(record: Dict[str, Any]) -> str:
     if record.get("process_s") is not None:
         parts.append(f"process {record['process_s']:.1f}s")
     return head + "ok, " + ", ".join(parts)
+
+
+def scenario(workload: str, kill: Optional[str]) -> str:
+    """The workload as tables name it: with its kill point, if any."""
+    return workload if kill is None else f"{workload} kill={kill}"
 
 
 def mib(value: Optional[float]) -> str:

@@ -143,6 +143,8 @@ def summarize(
                 "status": stage.get("status"),
                 "kind": kind,
                 "tasks": stage.get("numTasks"),
+                "completed": stage.get("numCompleteTasks", 0),
+                "failed": (stage.get("numFailedTasks") or 0) + (stage.get("numKilledTasks") or 0),
                 "duration_s": None if start is None or end is None else round(end - start, 3),
                 "executor_run_s": (stage.get("executorRunTime") or 0) / 1000.0,
                 "shuffle_write_bytes": stage.get("shuffleWriteBytes", 0),
@@ -173,9 +175,25 @@ def summarize(
         "fetch_wait_ms": sum(task_fetch_wait_ms(t) for t in read_tasks),
         "max_reduce_partition_bytes": max((task_read_bytes(t) for t in ok_read_tasks), default=0),
         "reduce_tasks": len(ok_read_tasks),
+        **tasks_rerun(stage_rows),
         "peak_executor_memory_bytes": max(peaks.values()) if peaks else None,
         "executor_peak_memory_bytes": peaks,
         "stages": sorted(stage_rows, key=lambda r: (r["stage"], r["attempt"])),
+    }
+
+
+def tasks_rerun(stage_rows: List[Dict[str, Any]]) -> Dict[str, int]:
+    """Map tasks that ran again (completed in all attempts of the map stages, less each stage's
+    tasks in its first attempt) and reduce task attempts that failed or were killed (each runs
+    again), from :func:`summarize`'s stage rows."""
+    first: Dict[int, Dict[str, Any]] = {}
+    for row in stage_rows:
+        if row["kind"] == "map" and row["attempt"] <= first.get(row["stage"], row)["attempt"]:
+            first[row["stage"]] = row
+    completed = sum(r["completed"] for r in stage_rows if r["kind"] == "map")
+    return {
+        "map_tasks_rerun": completed - sum(int(r["tasks"] or 0) for r in first.values()),
+        "reduce_tasks_rerun": sum(r["failed"] for r in stage_rows if r["kind"] == "reduce"),
     }
 
 

@@ -9,8 +9,9 @@ from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 from ..frames import RUN_NUMBERS
 from .config import SORT
 from .links import run_figures
+from .runner import scenario
 
-Key = Tuple[str, float, str]  # workload, skew, manager label
+Key = Tuple[str, float, str]  # workload (with its kill point, if any), skew, manager label
 
 
 @dataclass
@@ -30,10 +31,11 @@ def median(values: Iterable[Optional[float]]) -> Optional[float]:
 
 
 def group_runs(records: Iterable[Dict[str, Any]]) -> Dict[Key, List[Dict[str, Any]]]:
-    """Run records by (workload, skew, manager), in the order first seen."""
+    """Run records by (workload and kill point, skew, manager), in the order first seen."""
     groups: Dict[Key, List[Dict[str, Any]]] = {}
     for record in records:
-        groups.setdefault((record["workload"], float(record["skew"]), record["manager"]), []).append(record)
+        key = (scenario(record["workload"], record.get("kill")), float(record["skew"]), record["manager"])
+        groups.setdefault(key, []).append(record)
     return groups
 
 
@@ -241,6 +243,50 @@ def push_table(records: Sequence[Dict[str, Any]]) -> Optional[str]:
             ]
         )
     return _format(PUSH_COLUMNS, rows)
+
+
+KILL_COLUMNS = (
+    ("workload", "<"),
+    ("skew", ">"),
+    ("manager", "<"),
+    ("wall s", ">"),
+    ("vs no kill", ">"),
+    ("killed at s", ">"),
+    ("maps rerun", ">"),
+    ("reduce tasks rerun", ">"),
+)
+
+
+def kill_table(records: Sequence[Dict[str, Any]]) -> Optional[str]:
+    """What each ``--kill`` cost, medians over the ok runs: the wall time, as a multiple of the
+    same manager's median without a kill (same workload and skew, when the benchmark ran one),
+    when in the workload the executor was killed, the map tasks that ran again and the reduce
+    task attempts that failed or were killed. None when no run killed an executor."""
+    ok = [r for r in records if r.get("status") == "ok"]
+    if not any(r.get("kill") for r in ok):
+        return None
+    # Without a kill, a scenario's name is its workload's.
+    no_kill_wall = {
+        key: median(r.get("wall_s") for r in runs)
+        for key, runs in group_runs(r for r in ok if not r.get("kill")).items()
+    }
+    rows = []
+    for (name, skew, manager), runs in group_runs(r for r in ok if r.get("kill")).items():
+        wall = median(r.get("wall_s") for r in runs)
+        base = no_kill_wall.get((runs[0]["workload"], skew, manager))
+        rows.append(
+            [
+                name,
+                f"{skew:g}",
+                manager,
+                _num(wall, digits=2),
+                "-" if not base or wall is None else f"{wall / base:.2f}x",
+                _num(median((r.get("fault") or {}).get("at_s") for r in runs), digits=1),
+                _num(median(r.get("map_tasks_rerun") for r in runs), digits=0),
+                _num(median(r.get("reduce_tasks_rerun") for r in runs), digits=0),
+            ]
+        )
+    return _format(KILL_COLUMNS, rows)
 
 
 def _merged_by_map_end(summaries: Dict[str, Any]) -> Optional[float]:
