@@ -35,9 +35,12 @@ class ReliablePushSuite extends SparkFunSuite with LocalSparkContext with Eventu
     .set(PUSH_RELIABILITY, reliability)
     .set(SHUFFLE_IO_PLUGIN_CLASS, ReliableDataIO)
 
-  private def start(reliability: String, queueSize: Long = 64 * MiB): Unit = {
+  private def start(
+      reliability: String,
+      queueSize: Long = 64 * MiB,
+      storeSize: Long = 64 * MiB): Unit = {
     val c = conf(reliability)
-      .set(STORE_MAX_SIZE, 64 * MiB)
+      .set(STORE_MAX_SIZE, storeSize)
       .set(PUSH_QUEUE_SIZE, queueSize)
       // The pinned map tasks wait for executor 0 rather than run elsewhere.
       .set("spark.locality.wait", "120s")
@@ -72,11 +75,16 @@ class ReliablePushSuite extends SparkFunSuite with LocalSparkContext with Eventu
       .mapStatuses
     val byExecutor = statuses.indices.groupBy(i => statuses(i).location.executorId)
     val lost = victim(byExecutor)
-    sc.killAndReplaceExecutor(lost)
-    eventually(timeout(60.seconds), interval(100.millis)) {
-      assert(!sc.env.blockManager.master.getMemoryStatus.keys.exists(_.executorId == lost))
-    }
+    lose(lost)
     byExecutor(lost)
+  }
+
+  /** Kills `executorId` (the master starts another) and waits until the driver has lost it. */
+  private def lose(executorId: String): Unit = {
+    sc.killAndReplaceExecutor(executorId)
+    eventually(timeout(60.seconds), interval(100.millis)) {
+      assert(!sc.env.blockManager.master.getMemoryStatus.keys.exists(_.executorId == executorId))
+    }
   }
 
   /** The executor that holds the most map outputs. */
@@ -97,10 +105,10 @@ class ReliablePushSuite extends SparkFunSuite with LocalSparkContext with Eventu
     ran.get
   }
 
-  private def awaitLossChecked(): Map[String, Long] =
+  private def awaitLossChecked(executors: Long = 1): Map[String, Long] =
     eventually(timeout(60.seconds), interval(100.millis)) {
       val losses = manager.lossReport
-      assert(losses.get("executors_lost") === Some(1L), losses)
+      assert(losses.get("executors_lost") === Some(executors), losses)
       losses
     }
 
@@ -124,8 +132,11 @@ class ReliablePushSuite extends SparkFunSuite with LocalSparkContext with Eventu
 
   test(
     "replicated: losing the executor that ran every map task reruns none of them; reduce " +
-      "tasks read its blocks out of the other executors' chunks") {
-    start(Reliability.Replicated)
+      "tasks read its blocks out of the other executors' chunks, in memory and on disk") {
+    // The owners' stores overflow: their chunks go to their disks, not to the executor whose
+    // store is empty (it merges nothing: its own partitions' blocks go to its replica), which
+    // is lost with the only other copy of their blocks.
+    start(Reliability.Replicated, storeSize = 2 * MiB)
     val shuffled = SkewedShuffles.onExecutor(sc, spec, "0")
     val handle = shuffled.dependencies.head
       .asInstanceOf[ShuffleDependency[_, _, _]]
@@ -147,7 +158,7 @@ class ReliablePushSuite extends SparkFunSuite with LocalSparkContext with Eventu
     val app = application()
     val read = app("bytes_by_transport").asInstanceOf[Map[String, Long]].values.sum
     assert(read > 0 && app("bytes_from_stores") === read, app)
-    assert(app("chunk_fallbacks") === 0L, app)
+    assert(app("chunk_fallbacks") === 0L && app("chunks_at_peers") === 0L, app)
 
     // A skew split's narrow map range, which reads files while their executor lives.
     val dummy = new DummyRDD(sc, spec)
@@ -223,6 +234,31 @@ class ReliablePushSuite extends SparkFunSuite with LocalSparkContext with Eventu
     // Every map output now lives in the files of the executor that stays, which reads them.
     val read = app("bytes_by_transport").asInstanceOf[Map[String, Long]]
     assert(read.keySet === Set("local") && read("local") > 0, app)
+  }
+
+  test(
+    "replicated: losing the executor that ran every map task and then its replica reruns the " +
+      "map tasks whose blocks neither live owner held, and only those; the shuffle reads right") {
+    start(Reliability.Replicated)
+    val shuffled = SkewedShuffles.onExecutor(sc, spec, "0")
+    var first = ""
+    mapStageThenLose(shuffled, byExecutor => { first = busiest(byExecutor); first })
+    awaitLossChecked()
+    val table = shuffled.dependencies.head
+      .asInstanceOf[ShuffleDependency[_, _, _]]
+      .shuffleHandle
+      .asInstanceOf[AdaptiveShuffleHandle[_, _, _]]
+      .placedVersions
+      .get
+      .last
+    // Its replica held the blocks of its own partitions: now they are in its files alone, lost.
+    val replica = table.replicaOf(table.owners.find(_.executorId == first).get).get.executorId
+    lose(replica)
+    val rerunByDriver = awaitLossChecked(2)("map_outputs_rerun")
+    val rerun = mapTasksDuring {
+      assert(shuffledDigest(shuffled) === SkewedShuffles.expected(sc, spec))
+    }
+    assert(rerun > 0 && rerun === rerunByDriver, manager.lossReport)
   }
 
   test("reliability=none: the same loss reruns every map task of the lost executor") {

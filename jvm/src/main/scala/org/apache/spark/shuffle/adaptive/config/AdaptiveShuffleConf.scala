@@ -276,7 +276,9 @@ private[spark] object AdaptiveShuffleConf {
           "those it asks (remote-memory spill, DSA w/ SMS), until it is half full or no peer " +
           "has room; an executor takes other owners' chunks only while its store is at most " +
           "half full. Reduce tasks read a handed-off chunk where it went. What neither memory " +
-          "takes moves to the owner's disk. false: straight to disk.")
+          "takes moves to the owner's disk. false: straight to disk. Off under " +
+          "push.reliability=replicated: a chunk at a peer would be lost with the peer, and with " +
+          "it the blocks of the peer's own map outputs it holds.")
       .version("0.1.0")
       .booleanConf
       .obeying(Bool)
@@ -309,19 +311,19 @@ private[spark] object AdaptiveShuffleConf {
 
   val PUSH_RELIABILITY: ConfigEntry[String] =
     ConfigBuilder(Prefix + "push.reliability")
-      .doc(
-        "mode=push: 'none' keeps one copy of what was not pushed, in its map output's file: " +
-          "a lost executor's map outputs are computed again, as with Spark's sort shuffle. " +
-          "'replicated' makes the pushed copy count as the map output: every non-empty block is " +
-          "pushed (push.maxBlockSize does not apply), the blocks an executor would merge itself " +
-          "go to the next owner in the table instead, and a map task returns once its blocks " +
-          "were pushed (or spark.rpc.askTimeout passed), so a map output is held by another " +
-          "executor when the map stage ends. Spark is told the shuffle's storage is reliable " +
-          "(needs spark.shuffle.sort.io.plugin.class=" + ReliableDataIO + ", which " +
-          "pyspark_shuffle.configure sets), so it keeps a lost executor's map outputs; reduce " +
-          "tasks read its blocks from the merged chunks, and the driver marks for a rerun only " +
-          "the lost executor's map outputs that some block of was not merged elsewhere. " +
-          "Dynamic allocation then runs without the external shuffle service.")
+      .doc("mode=push: 'none' keeps one copy of what was not pushed, in its map output's file: " +
+        "a lost executor's map outputs are computed again, as with Spark's sort shuffle. " +
+        "'replicated' makes the pushed copy count as the map output: every non-empty block is " +
+        "pushed (push.maxBlockSize does not apply), the blocks an executor would merge itself " +
+        "go to the next owner in the table instead, and a map task returns once its blocks " +
+        "were pushed (or spark.rpc.askTimeout passed), so a map output is held by another " +
+        "executor when the map stage ends; a full store moves chunks to its own disk, not to " +
+        "peers (push.spillToPeers does not apply). Spark is told the shuffle's storage is reliable " +
+        "(needs spark.shuffle.sort.io.plugin.class=" + ReliableDataIO + ", which " +
+        "pyspark_shuffle.configure sets), so it keeps a lost executor's map outputs; reduce " +
+        "tasks read its blocks from the merged chunks, and the driver marks for a rerun only " +
+        "the lost executor's map outputs that some block of was not merged elsewhere. " +
+        "Dynamic allocation then runs without the external shuffle service.")
       .version("0.1.0")
       .stringConf
       .transform(_.toLowerCase(Locale.ROOT))

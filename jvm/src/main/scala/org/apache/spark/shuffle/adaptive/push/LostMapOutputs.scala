@@ -19,9 +19,10 @@ import org.apache.spark.util.ThreadUtils
  * removed, this class unregisters, on a thread of its own, each of its map outputs of which some
  * non-empty block is merged at no live holder (`merged`: per partition, the map ids that the
  * owners in a shuffle's tables merged, lost ones left out), so that Spark reruns exactly those
- * map tasks when a stage next needs them. A reduce task that reaches such a block before that
- * fails to fetch it from the lost executor, and Spark then reruns every map task of that
- * executor: right, only dearer.
+ * map tasks when a stage next needs them. The outputs of executors lost before, kept then, are
+ * checked again: one of their blocks may have been merged only at this one. A reduce task that
+ * reaches such a block before that fails to fetch it from the lost executor, and Spark then
+ * reruns every map task of that executor: right, only dearer.
  *
  * @param shuffles the push shuffles registered now, with their owner tables' versions
  * @param alive the executors the driver has
@@ -51,30 +52,36 @@ private[spark] final class LostMapOutputs(
       }
     }
 
-  /** Unregisters the map outputs of `executorId` that are not held elsewhere. */
+  /**
+   * Unregisters the map outputs of `executorId`, and of the executors lost before it, that are
+   * not held elsewhere.
+   */
   def executorLost(executorId: String): Unit = if (checked.add(executorId)) {
     val live = alive() - executorId
     shuffles().foreach { case (shuffleId, tables) =>
       tracker.shuffleStatuses.get(shuffleId).foreach { status =>
-        val theirs = status.withMapStatuses { statuses =>
+        val orphans = status.withMapStatuses { statuses =>
           statuses.iterator.zipWithIndex.collect {
-            case (s, index) if s != null && s.location.executorId == executorId =>
+            case (s, index) if s != null && !live(s.location.executorId) =>
               (index, s.mapId, s.location, (p: Int) => s.getSizeForBlock(p))
           }.toSeq
         }
-        if (theirs.nonEmpty) {
+        if (orphans.nonEmpty) {
           val maps = merged(shuffleId, tables.map(_.keepingOnly(live)))
           val rerun = LostMapOutputs
-            .notHeld(theirs.map { case (index, id, _, size) => (index, id, size) }, maps)
+            .notHeld(orphans.map { case (index, id, _, size) => (index, id, size) }, maps)
             .toSet
-          theirs.foreach { case (index, _, location, _) =>
+          orphans.foreach { case (index, _, location, _) =>
             if (rerun(index)) tracker.unregisterMapOutput(shuffleId, index, location)
           }
+          val theirs = orphans.filter(_._3.executorId == executorId).map(_._1)
+          val keptOfTheirs = theirs.count(!rerun(_))
           unregistered.addAndGet(rerun.size)
-          kept.addAndGet(theirs.size - rerun.size)
+          kept.addAndGet(keptOfTheirs)
           logInfo(
-            s"Executor $executorId lost: ${theirs.size - rerun.size} of its ${theirs.size} map " +
-              s"outputs of shuffle $shuffleId are held elsewhere; ${rerun.size} will be rerun")
+            s"Executor $executorId lost: $keptOfTheirs of its ${theirs.size} map outputs of " +
+              s"shuffle $shuffleId are held elsewhere; ${rerun.size} map outputs of it and of " +
+              "executors lost before will be rerun")
         }
       }
     }
@@ -82,7 +89,10 @@ private[spark] final class LostMapOutputs(
     lost.incrementAndGet()
   }
 
-  /** Executors lost, and their map outputs kept and unregistered, so far. */
+  /**
+   * Executors lost, the map outputs each had when lost that were kept, and the map outputs
+   * unregistered, so far.
+   */
   def counts: Map[String, Long] = Map(
     "executors_lost" -> lost.get,
     "map_outputs_kept" -> kept.get,

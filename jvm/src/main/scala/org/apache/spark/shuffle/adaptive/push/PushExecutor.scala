@@ -15,7 +15,7 @@ import org.apache.spark.util.RpcUtils
  * tables the driver sends ([[OwnerTables]]), the resolver
  * that serves them ([[MergingBlockResolver]], from the start: any executor may be an owner), its
  * pusher, and its hand-off of chunks to peers once its store is full ([[ChunkHandOff]], unless
- * `push.spillToPeers` is off). Peers read its chunks one-sided where `remoteMemory` lets them
+ * `push.spillToPeers` is off or push.reliability is replicated). Peers read its chunks one-sided where `remoteMemory` lets them
  * (UCX). Its store's usage and its push queue go to `metrics` (this
  * executor's metrics source) as they change.
  */
@@ -46,7 +46,9 @@ private[spark] final class PushExecutor(
 
   // Made by the first change past the mark: SparkEnv is complete by then.
   private[this] lazy val handOff = ChunkHandOff(SparkEnv.get, merges)
-  private[this] val spillToPeers = conf.get(PUSH_SPILL_TO_PEERS)
+  // Replicated, a chunk handed to a peer would be lost with the peer together with the only
+  // other copy of its blocks from that peer's map outputs: their files.
+  private[this] val spillToPeers = conf.get(PUSH_SPILL_TO_PEERS) && !replicated
   @volatile private[this] var handingOff = false
 
   private def changed(): Unit = {

@@ -35,7 +35,7 @@ class LostMapOutputsSuite extends AnyFunSuite {
 
   test(
     "a lost executor's map outputs merged nowhere are unregistered, the rest kept; a removal " +
-      "announced twice is checked once") {
+      "announced twice is checked once; outputs kept at one loss are checked again at the next") {
     val conf = new SparkConf()
     val tracker = new MapOutputTrackerMaster(conf, new BroadcastManager(true, conf), true)
     try {
@@ -48,15 +48,21 @@ class LostMapOutputsSuite extends AnyFunSuite {
       tracker.registerMapOutput(5, 2, MapStatus(elsewhere, Array(10L, 10L), 102L))
       val table = OwnerTable(2, Vector(lostHere, elsewhere), Vector(0, 1))
       var gathered = 0
+      var alive = Set("1", "2")
       val lost = new LostMapOutputs(
         () => Map(5 -> Seq(table)),
-        () => Set("1", "2"),
+        () => alive,
         (_, tables) => {
           gathered += 1
-          assert(tables.map(_.lost) === Seq(Set("1")), "would ask the lost executor")
-          Array(maps(100, 101, 102), maps(100, 102))
+          // The live holders' bitmaps; none once executor 2 is lost too.
+          if (tables.head.lost("2")) Array(null, null)
+          else {
+            assert(tables.map(_.lost) === Seq(Set("1")), "would ask the lost executor")
+            Array(maps(100, 101, 102), maps(100, 102))
+          }
         },
         tracker)
+      alive = Set("2")
       lost.executorLost("1")
       lost.executorLost("1")
       assert(gathered === 1)
@@ -67,6 +73,17 @@ class LostMapOutputsSuite extends AnyFunSuite {
           "executors_lost" -> 1L,
           "map_outputs_kept" -> 1L,
           "map_outputs_rerun" -> 1L))
+
+      // Losing executor 2 loses what only it held of map 100, kept above, and all of map 102.
+      lost.executorLost("2")
+      assert(
+        tracker.shuffleStatuses(5).mapStatuses.forall(_ == null),
+        "map outputs of executors lost before are checked again")
+      assert(
+        lost.counts === Map(
+          "executors_lost" -> 2L,
+          "map_outputs_kept" -> 1L,
+          "map_outputs_rerun" -> 3L))
       lost.stop()
     } finally tracker.stop()
   }
