@@ -186,13 +186,13 @@ def tasks_rerun(stage_rows: List[Dict[str, Any]]) -> Dict[str, int]:
     """Map tasks that ran again (completed in all attempts of the map stages, less each stage's
     tasks in its first attempt) and reduce task attempts that failed or were killed (each runs
     again), from :func:`summarize`'s stage rows."""
+    maps = sorted((r for r in stage_rows if r["kind"] == "map"), key=lambda r: (r["stage"], r["attempt"]))
     first: Dict[int, Dict[str, Any]] = {}
-    for row in stage_rows:
-        if row["kind"] == "map" and row["attempt"] <= first.get(row["stage"], row)["attempt"]:
-            first[row["stage"]] = row
-    completed = sum(r["completed"] for r in stage_rows if r["kind"] == "map")
+    for row in maps:
+        first.setdefault(row["stage"], row)
     return {
-        "map_tasks_rerun": completed - sum(int(r["tasks"] or 0) for r in first.values()),
+        "map_tasks_rerun": sum(r["completed"] for r in maps)
+        - sum(int(r["tasks"] or 0) for r in first.values()),
         "reduce_tasks_rerun": sum(r["failed"] for r in stage_rows if r["kind"] == "reduce"),
     }
 

@@ -74,7 +74,9 @@ private[spark] final class LostMapOutputs(
           orphans.foreach { case (index, _, location, _) =>
             if (rerun(index)) tracker.unregisterMapOutput(shuffleId, index, location)
           }
-          val theirs = orphans.filter(_._3.executorId == executorId).map(_._1)
+          val theirs = orphans.collect {
+            case (index, _, location, _) if location.executorId == executorId => index
+          }
           val keptOfTheirs = theirs.count(!rerun(_))
           unregistered.addAndGet(rerun.size)
           kept.addAndGet(keptOfTheirs)
