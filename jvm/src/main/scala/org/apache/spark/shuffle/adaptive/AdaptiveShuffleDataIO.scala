@@ -3,7 +3,7 @@ package org.apache.spark.shuffle.adaptive
 import java.util.{Map => JMap}
 
 import org.apache.spark.SparkConf
-import org.apache.spark.shuffle.adaptive.config.AdaptiveShuffleConf.{MODE, Mode, PUSH_RELIABILITY, Reliability}
+import org.apache.spark.shuffle.adaptive.config.Modes
 import org.apache.spark.shuffle.api.{ShuffleDataIO, ShuffleDriverComponents, ShuffleExecutorComponents}
 import org.apache.spark.shuffle.sort.io.LocalDiskShuffleDataIO
 
@@ -24,8 +24,7 @@ class AdaptiveShuffleDataIO(conf: SparkConf) extends ShuffleDataIO {
 
   override def driver(): ShuffleDriverComponents = {
     val components = disk.driver()
-    val reliable =
-      conf.get(MODE) == Mode.Push && conf.get(PUSH_RELIABILITY) == Reliability.Replicated
+    val reliable = Modes.reliableStorage(conf)
     new ShuffleDriverComponents {
       override def initializeApplication(): JMap[String, String] =
         components.initializeApplication()

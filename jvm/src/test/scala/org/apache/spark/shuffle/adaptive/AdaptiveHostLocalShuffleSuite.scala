@@ -34,6 +34,8 @@ class AdaptiveHostLocalShuffleSuite extends ShuffleSuite with BeforeAndAfterAll 
     sc.listenerBus.waitUntilEmpty()
     sc.env.shuffleManager
       .asInstanceOf[AdaptiveShuffleManager]
+      .driver
+      .get
       .fetchMetrics
       .snapshot()
       .apply("application")

@@ -81,7 +81,7 @@ class AdaptivePushShuffleSuite extends PushShuffleContract {
         .flatMap(m => (1 to 20000).map(i => (i % 1009, (m * i).toLong)))
         .groupMapReduce(_._1)(_._2)(_ + _))
     sc.listenerBus.waitUntilEmpty()
-    manager.fetchMetrics.snapshot()("application").asInstanceOf[Map[String, Any]]
+    manager.driver.get.fetchMetrics.snapshot()("application").asInstanceOf[Map[String, Any]]
   }
 
   private def manager: AdaptiveShuffleManager =
@@ -98,8 +98,10 @@ class AdaptivePushShuffleSuite extends PushShuffleContract {
     ExecutorProbe.onEach(sc, Seq("0", "1"))(() =>
       SparkEnv.get.shuffleManager
         .asInstanceOf[AdaptiveShuffleManager]
-        .mergeStore
+        .executor
+        .push
         .get
+        .merges
         .memory
         .highWater)
 

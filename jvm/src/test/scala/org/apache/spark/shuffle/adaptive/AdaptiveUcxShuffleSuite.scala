@@ -64,6 +64,8 @@ abstract class UcxShuffleSuiteBase(tls: String) extends ShuffleSuite with Before
     sc.listenerBus.waitUntilEmpty()
     val app = sc.env.shuffleManager
       .asInstanceOf[AdaptiveShuffleManager]
+      .driver
+      .get
       .fetchMetrics
       .snapshot()
       .apply("application")

@@ -63,13 +63,14 @@ class PushClusterSuite extends SparkFunSuite with LocalSparkContext with Eventua
 
   private def application(): Map[String, Any] = {
     sc.listenerBus.waitUntilEmpty()
-    manager.fetchMetrics.snapshot()("application").asInstanceOf[Map[String, Any]]
+    manager.driver.get.fetchMetrics.snapshot()("application").asInstanceOf[Map[String, Any]]
   }
 
   private def mergeStores[T: scala.reflect.ClassTag](on: Seq[String])(
       what: MergeStore => T): Map[String, T] =
     ExecutorProbe.onEach(sc, on)(() =>
-      what(SparkEnv.get.shuffleManager.asInstanceOf[AdaptiveShuffleManager].mergeStore.get))
+      what(
+        SparkEnv.get.shuffleManager.asInstanceOf[AdaptiveShuffleManager].executor.push.get.merges))
 
   private def merged(on: Seq[String]): Map[String, Long] = mergeStores(on)(_.memory.used)
 
@@ -119,7 +120,7 @@ class PushClusterSuite extends SparkFunSuite with LocalSparkContext with Eventua
     // of map outputs the driver knows.
     val shuffleId = dependencyOf(shuffled).shuffleId
     val summary = eventually(timeout(60.seconds), interval(100.millis)) {
-      manager.mergeSummaryReport(shuffleId)
+      manager.driver.get.mergeSummaries(shuffleId)
     }
     assert(summary.ownersAnswered === 3 && summary.mergedBytes > 0, summary.toMap)
     assert(summary.mergedBytes <= held.values.sum, summary.toMap)
@@ -140,7 +141,7 @@ class PushClusterSuite extends SparkFunSuite with LocalSparkContext with Eventua
     assert(chunks > 0 && app("blocks_from_stores").asInstanceOf[Long] >= 4 * chunks, app)
     // Every map task ran on executor 0: what a reduce task read from the chunks of an executor
     // other than its own and other than 0 was pushed there first.
-    val byExecutor = manager.fetchMetrics
+    val byExecutor = manager.driver.get.fetchMetrics
       .snapshot()("executors")
       .asInstanceOf[Map[String, Map[String, Any]]]
     val crossedTwice = byExecutor.map { case (reducer, counters) =>

@@ -6,14 +6,23 @@ import org.scalatest.concurrent.Eventually._
 
 import org.apache.spark.{SparkContext, SparkEnv}
 import org.apache.spark.shuffle.adaptive.dummy.ExecutorProbe
+import org.apache.spark.shuffle.adaptive.metrics.PluginMetricsSource
 
 /** What the executors' pushers are doing, seen from a test's driver. */
 private[adaptive] object PushProbe {
 
-  /** Bytes each executor has queued to push and not yet placed. */
-  def queued(sc: SparkContext, executors: Seq[String]): Map[String, Long] =
+  /**
+   * Bytes each executor has queued to push and not yet placed, as its metrics source reports
+   * them (the gauge store.push_queued follows every change of the queue); None before its first
+   * push.
+   */
+  def queued(sc: SparkContext, executors: Seq[String]): Map[String, Option[Long]] =
     ExecutorProbe.onEach(sc, executors)(() =>
-      SparkEnv.get.shuffleManager.asInstanceOf[AdaptiveShuffleManager].pushQueue.get.bytesQueued)
+      SparkEnv.get.metricsSystem
+        .getSourcesByName(PluginMetricsSource.Name)
+        .flatMap(source => Option(source.metricRegistry.getGauges.get("store.push_queued")))
+        .headOption
+        .map(_.getValue.asInstanceOf[Number].longValue))
 
   /**
    * Waits until no executor has anything left to push; the driver has then heard where every
@@ -21,6 +30,7 @@ private[adaptive] object PushProbe {
    */
   def awaitPushed(sc: SparkContext, executors: Seq[String]): Unit =
     eventually(timeout(60.seconds), interval(50.millis)) {
-      assert(queued(sc, executors).values.forall(_ == 0))
+      val pending = queued(sc, executors)
+      assert(pending.values.forall(_.contains(0L)), pending)
     }
 }

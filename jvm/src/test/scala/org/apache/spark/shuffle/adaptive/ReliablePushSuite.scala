@@ -55,7 +55,7 @@ class ReliablePushSuite extends SparkFunSuite with LocalSparkContext with Eventu
 
   private def application(): Map[String, Any] = {
     sc.listenerBus.waitUntilEmpty()
-    manager.fetchMetrics.snapshot()("application").asInstanceOf[Map[String, Any]]
+    manager.driver.get.fetchMetrics.snapshot()("application").asInstanceOf[Map[String, Any]]
   }
 
   /**
@@ -107,7 +107,7 @@ class ReliablePushSuite extends SparkFunSuite with LocalSparkContext with Eventu
 
   private def awaitLossChecked(executors: Long = 1): Map[String, Long] =
     eventually(timeout(60.seconds), interval(100.millis)) {
-      val losses = manager.lossReport
+      val losses = manager.driver.get.losses
       assert(losses.get("executors_lost") === Some(executors), losses)
       losses
     }
@@ -200,7 +200,9 @@ class ReliablePushSuite extends SparkFunSuite with LocalSparkContext with Eventu
       assert(sc.env.blockManager.master.getMemoryStatus.keys.count(!_.isDriver) === 1)
       val released = sc.statusStore.executorList(false).count(e => !e.isActive && e.id != "driver")
       assert(released >= 2)
-      assert(manager.lossReport.get("executors_lost").contains(released.toLong), manager.lossReport)
+      assert(
+        manager.driver.get.losses.get("executors_lost").contains(released.toLong),
+        manager.driver.get.losses)
     }
     shuffled
   }
@@ -225,7 +227,7 @@ class ReliablePushSuite extends SparkFunSuite with LocalSparkContext with Eventu
         // An executor leaves at the first check after its blocks moved (30 s apart by default).
         .set("spark.storage.decommission.replicationReattemptInterval", "1s"))
     val shuffled = mapStageThenShrink()
-    assert(manager.lossReport("map_outputs_rerun") === 0L, manager.lossReport)
+    assert(manager.driver.get.losses("map_outputs_rerun") === 0L, manager.driver.get.losses)
     val rerun = mapTasksDuring {
       assert(shuffledDigest(shuffled) === SkewedShuffles.expected(sc, spec))
     }
@@ -258,7 +260,7 @@ class ReliablePushSuite extends SparkFunSuite with LocalSparkContext with Eventu
     val rerun = mapTasksDuring {
       assert(shuffledDigest(shuffled) === SkewedShuffles.expected(sc, spec))
     }
-    assert(rerun > 0 && rerun === rerunByDriver, manager.lossReport)
+    assert(rerun > 0 && rerun === rerunByDriver, manager.driver.get.losses)
   }
 
   test("reliability=none: the same loss reruns every map task of the lost executor") {
@@ -269,7 +271,7 @@ class ReliablePushSuite extends SparkFunSuite with LocalSparkContext with Eventu
       assert(shuffledDigest(shuffled) === SkewedShuffles.expected(sc, spec))
     }
     assert(rerun === lost.size)
-    assert(manager.lossReport.isEmpty)
+    assert(manager.driver.get.losses.isEmpty)
   }
 
   test(

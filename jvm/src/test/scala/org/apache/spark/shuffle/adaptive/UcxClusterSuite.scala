@@ -41,6 +41,8 @@ class UcxClusterSuite extends SparkFunSuite with LocalSparkContext with Eventual
     sc.listenerBus.waitUntilEmpty()
     sc.env.shuffleManager
       .asInstanceOf[AdaptiveShuffleManager]
+      .driver
+      .get
       .fetchMetrics
       .snapshot()
       .apply("application")

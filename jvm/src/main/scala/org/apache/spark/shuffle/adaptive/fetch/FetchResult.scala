@@ -8,6 +8,9 @@ import org.apache.spark.storage.BlockManagerId
 private[spark] sealed trait FetchResult {
   def block: BlockRef
   def address: BlockManagerId
+
+  /** True for the last block of its request. */
+  def requestDone: Boolean
 }
 
 private[spark] object FetchResult {

@@ -3,7 +3,7 @@ package org.apache.spark.shuffle.adaptive.fetch
 import org.apache.spark.SparkConf
 import org.apache.spark.internal.config
 import org.apache.spark.shuffle.adaptive.config.AdaptiveShuffleConf._
-import org.apache.spark.shuffle.adaptive.flow.FlowLimits
+import org.apache.spark.shuffle.adaptive.flow.{ElasticLimit, FlowLimits}
 
 /**
  * The limits and switches one reduce task's fetcher obeys, read once from the Spark conf.
@@ -37,6 +37,10 @@ private[spark] final case class FetchSettings(
     requestSize > 0 && requestSize <= maxBytesInFlight,
     s"${FETCH_IN_FLIGHT_INCREMENT.key} ($requestSize bytes) must be positive " +
       s"and at most the hard in-flight limit ($maxBytesInFlight bytes)")
+
+  /** A new in-flight limit for one task (or sender) under these settings. */
+  def elasticLimit(): ElasticLimit =
+    new ElasticLimit(requestSize, maxBytesInFlight, elastic, waitWindow, shrinkBelow, growAbove)
 }
 
 private[spark] object FetchSettings {

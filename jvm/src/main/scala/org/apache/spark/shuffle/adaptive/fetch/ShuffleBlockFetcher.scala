@@ -17,7 +17,7 @@ import org.apache.spark.network.shuffle.{DownloadFile, DownloadFileManager, Simp
 import org.apache.spark.network.util.TransportConf
 import org.apache.spark.shuffle.ShuffleReadMetricsReporter
 import org.apache.spark.shuffle.adaptive.compat.SparkCompat
-import org.apache.spark.shuffle.adaptive.flow.{BlockBatch, BlockRef, ElasticLimit, FlowState, PeerQueue, PeerTraffic, SendRule, SourceRate, TaskShare}
+import org.apache.spark.shuffle.adaptive.flow.{BlockBatch, BlockRef, ElasticLimit, InFlightLedger, PeerQueue, PeerTraffic, SendRule, SourceRate, TaskShare}
 import org.apache.spark.shuffle.adaptive.metrics.FetchCounters
 import org.apache.spark.shuffle.adaptive.transport.{BlockTransport, HostLocalTransport, TransportListener}
 import org.apache.spark.storage.{BlockId, BlockManagerId, FallbackStorage, ShuffleBlockBatchId, ShuffleBlockId}
@@ -32,8 +32,9 @@ import org.apache.spark.util.{Clock, SystemClock}
  * this host from their files, see [[HostLocalTransport]]) in the order and at the pace a
  * [[FetchScheduler]] decides
  * (`spark.shuffle.adaptive.fetch.order`), within Spark's reducer limits and the task's
- * [[ElasticLimit]]. A block counts as in flight from its request until the task takes it, so
- * the limit bounds what is buffered too (only a request sent with nothing in flight may pass it).
+ * `elastic` limit (see [[FetchSettings.elasticLimit]]), kept in its [[InFlightLedger]]. A block
+ * counts as in flight from its request until the task takes it, so the limit bounds what is
+ * buffered too (only a request sent with nothing in flight may pass it).
  * Arrived remote blocks are served before local ones, to free their memory first; the task only
  * blocks (fetch wait time) when neither is ready. Each wait feeds the elastic limit and, per
  * source, the executor-wide [[PeerTraffic]] that adaptive source selection reads. With
@@ -56,6 +57,7 @@ private[spark] final class ShuffleBlockFetcher(
     blocksByAddress: Iterator[(BlockManagerId, collection.Seq[(BlockId, Long, Int)])],
     streamWrapper: (BlockId, InputStream) => InputStream,
     settings: FetchSettings,
+    elastic: ElasticLimit,
     readMetrics: ShuffleReadMetricsReporter,
     counters: FetchCounters = new FetchCounters,
     clock: Clock = new SystemClock,
@@ -65,7 +67,6 @@ private[spark] final class ShuffleBlockFetcher(
     chunks: Map[(BlockManagerId, BlockId), IndexedSeq[ChunkPart]] = Map.empty,
     concatenate: Boolean = false)
     extends Iterator[(BlockId, InputStream)]
-    with FlowState
     with DownloadFileManager
     with Logging {
 
@@ -73,8 +74,6 @@ private[spark] final class ShuffleBlockFetcher(
     if (shared != null) shared else new PeerTraffic(settings.waitWindow)
   private[this] val results = new LinkedBlockingDeque[FetchResult]
   private[this] val localQueue = mutable.Queue.empty[BlockRef]
-  private[this] val blocksInFlight = mutable.HashMap.empty[BlockManagerId, Int]
-  private[this] val inFlightShare = new TaskShare(executorState.addInFlight)
 
   /** What this task has yet to ask of each source, which the executor's estimates include. */
   private[this] val pendingShare = new TaskShare(executorState.addPending)
@@ -87,17 +86,9 @@ private[spark] final class ShuffleBlockFetcher(
   private[this] val deferred = mutable.LinkedHashMap.empty[BlockManagerId, PeerQueue]
   private[this] val fellBack = new AtomicLong
   private[this] val openStreams = mutable.LinkedHashSet.empty[BlockInputStream]
-  private[this] val elastic = new ElasticLimit(
-    settings.requestSize,
-    settings.maxBytesInFlight,
-    settings.elastic,
-    settings.waitWindow,
-    settings.shrinkBelow,
-    settings.growAbove)
-  private[this] var bufferedBytes = 0L
+  private[this] val ledger = new InFlightLedger(executorState, elastic.current)
   private[this] val startNanos = clock.nanoTime()
   private[this] var integratedUntil = startNanos
-  private[this] var reqsInFlight = 0
   private[this] var served = 0
   private[this] var totalBlocks = 0
   private[this] val scheduler: FetchScheduler = plan()
@@ -144,11 +135,6 @@ private[spark] final class ShuffleBlockFetcher(
     FetchScheduler(settings, local.address, remote.toSeq, executorState, clock)
   }
 
-  override def bytesInFlight: Long = bufferedBytes
-  override def requestsInFlight: Int = reqsInFlight
-  override def blocksInFlightTo(address: BlockManagerId): Int = blocksInFlight.getOrElse(address, 0)
-  override def limit: Long = elastic.current
-
   override def hasNext: Boolean = served < totalBlocks
 
   override def next(): (BlockId, InputStream) = {
@@ -176,7 +162,7 @@ private[spark] final class ShuffleBlockFetcher(
 
   /** Blocks for the next remote result; returns it with the wait in (fractional) ms. */
   private def awaitResult(): (FetchResult, Double) = {
-    if (reqsInFlight == 0) {
+    if (ledger.requestsInFlight == 0) {
       throw new IllegalStateException(
         s"Shuffle fetcher has no request in flight but ${totalBlocks - served} blocks to serve")
     }
@@ -191,26 +177,26 @@ private[spark] final class ShuffleBlockFetcher(
   private def sendRequests(): Unit = {
     if (backoff.active) {
       // Replies still due free direct memory; with none due, waiting frees nothing.
-      if (reqsInFlight > 0) return
+      if (ledger.requestsInFlight > 0) return
       backoff.lift()
     }
     sendDeferred()
     if (deferred.isEmpty) {
-      var request = scheduler.next(this)
+      var request = scheduler.next(ledger)
       while (request.isDefined) {
         pendingShare.change(request.get.address.executorId, -request.get.size)
         send(request.get)
-        request = scheduler.next(this)
+        request = scheduler.next(ledger)
       }
     }
   }
 
   private def sendDeferred(): Unit = deferred.toList.foreach { case (address, queue) =>
-    var allowed = SendRule.blocksAllowed(settings, this, address)
+    var allowed = SendRule.blocksAllowed(settings, ledger, address)
     while (queue.nonEmpty && allowed > 0 &&
-      SendRule.fits(settings, this, queue.peek(settings.requestSize, allowed))) {
+      SendRule.fits(settings, ledger, queue.peek(settings.requestSize, allowed))) {
       send(queue.take(settings.requestSize, allowed))
-      allowed = SendRule.blocksAllowed(settings, this, address)
+      allowed = SendRule.blocksAllowed(settings, ledger, address)
     }
     if (!queue.nonEmpty) deferred -= address
   }
@@ -219,15 +205,9 @@ private[spark] final class ShuffleBlockFetcher(
   private def integrate(): Unit = {
     val now = clock.nanoTime()
     val millis = (now - integratedUntil) / 1e6
-    counters.bufferedByteMs += bufferedBytes * millis
+    counters.bufferedByteMs += ledger.bytesInFlight * millis
     counters.limitByteMs += elastic.current * millis
     integratedUntil = now
-  }
-
-  private def changeBytesInFlight(source: String, delta: Long): Unit = {
-    integrate()
-    bufferedBytes += delta
-    inFlightShare.change(source, delta)
   }
 
   private def observeWait(millis: Double): Unit = {
@@ -237,11 +217,10 @@ private[spark] final class ShuffleBlockFetcher(
 
   private def send(request: BlockBatch): Unit = {
     val address = request.address
-    changeBytesInFlight(address.executorId, request.size)
-    counters.peakBytesInFlight = math.max(counters.peakBytesInFlight, bytesInFlight)
+    integrate()
+    ledger.sent(address, request.blocks.size, request.size)
+    counters.peakBytesInFlight = math.max(counters.peakBytesInFlight, ledger.bytesInFlight)
     counters.requested(transport.pathTo(address))
-    reqsInFlight += 1
-    blocksInFlight(address) = blocksInFlight.getOrElse(address, 0) + request.blocks.size
     val byId = request.blocks.iterator.map(b => b.blockId -> b).toMap
     val remaining = mutable.HashSet.empty[BlockId] ++= byId.keys
     val start = clock.nanoTime()
@@ -326,19 +305,17 @@ private[spark] final class ShuffleBlockFetcher(
   /** Returns null when the block was deferred, or found corrupt and asked for again. */
   private def openRemote(result: FetchResult, waitMs: Double): (BlockId, InputStream) = {
     val address = result.address
-    changeBytesInFlight(address.executorId, -result.block.size)
-    blocksInFlight(address) -= 1
+    integrate()
+    ledger.returned(address, result.block.size, result.requestDone)
     result match {
-      case FetchResult.Failed(block, _, done, _) if chunks.contains((address, block.blockId)) =>
-        if (done) reqsInFlight -= 1
+      case FetchResult.Failed(block, _, _, _) if chunks.contains((address, block.blockId)) =>
         logWarning(
           s"Could not fetch chunk ${block.blockId} from $address; reading its blocks " +
             "from their map outputs")
         counters.chunkFallbacks += 1
         readFromHomes(chunks((address, block.blockId)))
         null
-      case FetchResult.Failed(block, _, done, cause) =>
-        if (done) reqsInFlight -= 1
+      case FetchResult.Failed(block, _, _, cause) =>
         val why = cause match {
           case _: OutOfDirectMemoryError =>
             s"out of Netty direct memory ${settings.maxAttemptsOnNettyOOM + 1} times"
@@ -349,14 +326,12 @@ private[spark] final class ShuffleBlockFetcher(
           address,
           cause,
           s"Failed to fetch ${block.blockId} from $address: $why")
-      case FetchResult.Deferred(block, _, done) =>
-        if (done) reqsInFlight -= 1
+      case FetchResult.Deferred(block, _, _) =>
         deferred.getOrElseUpdate(address, new PeerQueue(address, Nil)) += block
         counters.directMemoryDeferrals += 1
         null
       case FetchResult.Fetched(block, _, buf, via, done, millis) =>
         if (done) {
-          reqsInFlight -= 1
           if (via != HostLocalTransport.Name) readMetrics.incRemoteReqsDuration(millis)
           backoff.liftIfFree(settings.maxReqSizeShuffleToMem)
         }
@@ -615,7 +590,7 @@ private[spark] final class ShuffleBlockFetcher(
     counters.taskRead(local.address.executorId)
     counters.transportFallbacks += fellBack.get
     // What this task requested and will never consume no longer loads its sources.
-    inFlightShare.release()
+    ledger.release()
     pendingShare.release()
     openStreams.toList.foreach(s =>
       try s.close()

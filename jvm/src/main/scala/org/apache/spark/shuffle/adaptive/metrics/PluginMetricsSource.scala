@@ -31,9 +31,6 @@ private[spark] final class PluginMetricsSource extends Source {
       }
     case _ =>
   }
-
-  /** The value of gauge `name`, if it has one. */
-  def value(name: String): Option[Number] = Option(values.get(name))
 }
 
 private[spark] object PluginMetricsSource {

@@ -9,7 +9,7 @@ import org.apache.spark.{MapOutputTrackerMaster, SparkContext}
 import org.apache.spark.internal.Logging
 import org.apache.spark.network.buffer.NioManagedBuffer
 import org.apache.spark.shuffle.adaptive.compat.SparkCompat
-import org.apache.spark.shuffle.adaptive.config.AdaptiveShuffleConf.{PUSH_PLACE_BY_SIZE_AFTER, PUSH_RELIABILITY, Reliability}
+import org.apache.spark.shuffle.adaptive.config.AdaptiveShuffleConf.PUSH_PLACE_BY_SIZE_AFTER
 import org.apache.spark.storage.{BlockManagerId, StorageLevel}
 import org.apache.spark.util.{RpcUtils, ThreadUtils}
 
@@ -22,12 +22,14 @@ import org.apache.spark.util.{RpcUtils, ThreadUtils}
  * @param executors the block managers of the executors that run tasks (the driver's, in local
  *                  mode)
  * @param shuffleBytes a shuffle's bytes, from its map outputs
+ * @param replicated push.reliability=replicated
  */
 private[spark] final class PushDriver(
     sc: SparkContext,
     executors: () => Seq[BlockManagerId],
     shuffleBytes: Int => Long,
-    published: ShuffleMergeSummary => Unit)
+    published: ShuffleMergeSummary => Unit,
+    replicated: Boolean)
     extends Logging {
 
   // Per push shuffle: what keeps a newer version of its owner table and sends it out.
@@ -54,14 +56,15 @@ private[spark] final class PushDriver(
 
   /** push.reliability=replicated: the lost executors' map outputs not held elsewhere. */
   private[this] val lostOutputs =
-    Some(sc.conf.get(PUSH_RELIABILITY)).filter(_ == Reliability.Replicated).map { _ =>
+    if (!replicated) None
+    else {
       val lost = new LostMapOutputs(
         () => summaries.registered,
         () => executors().map(_.executorId).toSet,
         (id, tables) => summaries.gather(id, tables).mapsMerged,
         sc.env.mapOutputTracker.asInstanceOf[MapOutputTrackerMaster])
       sc.addSparkListener(lost)
-      lost
+      Some(lost)
     }
 
   /**

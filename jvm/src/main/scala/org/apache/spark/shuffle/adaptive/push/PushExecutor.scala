@@ -4,7 +4,7 @@ import org.apache.spark.{SparkConf, SparkEnv}
 import org.apache.spark.network.netty.SparkTransportConf
 import org.apache.spark.shuffle.IndexShuffleBlockResolver
 import org.apache.spark.internal.config.EXECUTOR_MEMORY
-import org.apache.spark.shuffle.adaptive.config.AdaptiveShuffleConf.{DefaultStoreFraction, PUSH_CHUNK_SIZE, PUSH_MAX_BLOCK_SIZE, PUSH_QUEUE_SIZE, PUSH_RELIABILITY, PUSH_SPILL_TO_PEERS, Reliability, STORE_MAX_SIZE}
+import org.apache.spark.shuffle.adaptive.config.AdaptiveShuffleConf.{DefaultStoreFraction, PUSH_CHUNK_SIZE, PUSH_MAX_BLOCK_SIZE, PUSH_QUEUE_SIZE, PUSH_SPILL_TO_PEERS, STORE_MAX_SIZE}
 import org.apache.spark.shuffle.adaptive.metrics.ExecutorShuffleMetrics
 import org.apache.spark.shuffle.adaptive.store.StoreMemory
 import org.apache.spark.shuffle.adaptive.transport.{MapOutputServing, RemoteMemory}
@@ -18,17 +18,18 @@ import org.apache.spark.util.RpcUtils
  * `push.spillToPeers` is off or push.reliability is replicated). Peers read its chunks one-sided where `remoteMemory` lets them
  * (UCX). Its store's usage and its push queue go to `metrics` (this
  * executor's metrics source) as they change.
+ *
+ * @param replicated push.reliability=replicated: every block is held by an executor other than
+ *                   its map's
  */
 private[spark] final class PushExecutor(
     conf: SparkConf,
     files: IndexShuffleBlockResolver,
     metrics: => Option[ExecutorShuffleMetrics],
-    remoteMemory: () => Option[RemoteMemory]) {
+    remoteMemory: () => Option[RemoteMemory],
+    val replicated: Boolean) {
 
   val chunkSize: Long = conf.get(PUSH_CHUNK_SIZE)
-
-  /** push.reliability=replicated: every block is held by an executor other than its map's. */
-  val replicated: Boolean = conf.get(PUSH_RELIABILITY) == Reliability.Replicated
 
   // Merged files go where Spark keeps this executor's other temporary blocks (its local dirs,
   // removed with the executor); SparkEnv is complete by the time a chunk moves there.
@@ -73,8 +74,6 @@ private[spark] final class PushExecutor(
     Some(RpcUtils.askRpcTimeout(conf).duration).filter(_ => replicated),
     () => report())
   @volatile private[this] var pushing = false
-
-  def pushQueue: PushQueue = pusher.queue
 
   /**
    * The serving side of a map task of a shuffle whose partitions `owners` merge (unless the

@@ -4,9 +4,10 @@ import com.fasterxml.jackson.databind.ObjectMapper
 import com.fasterxml.jackson.module.scala.DefaultScalaModule
 
 import org.apache.spark.{SparkContext, SparkEnv}
-import org.apache.spark.shuffle.adaptive.AdaptiveShuffleManager
+import org.apache.spark.shuffle.adaptive.{AdaptiveShuffleManager, DriverServices}
 import org.apache.spark.shuffle.adaptive.compat.ConfiguredShuffleManager
 import org.apache.spark.rdd.RDD
+import org.apache.spark.shuffle.adaptive.metrics.ShuffleReadReport
 import org.apache.spark.shuffle.adaptive.dummy.{BlockTransfer, DummyRDD, DummySpec, PinnedPlacement, PinnedRDD, SkewedTables}
 import org.apache.spark.sql.{DataFrame, SparkSession}
 import org.apache.spark.sql.types.{BinaryType, IntegerType, StructField, StructType}
@@ -33,9 +34,7 @@ object PythonApi {
     val snapshot = manager match {
       case adaptive: AdaptiveShuffleManager =>
         sc.listenerBus.waitUntilEmpty()
-        adaptive.fetchMetrics.snapshot() +
-          ("push" -> adaptive.mergeSummaryReport.map { case (id, s) => id.toString -> s.toMap }) +
-          ("losses" -> adaptive.lossReport)
+        adaptive.driver.fold(DriverServices.noMetrics)(_.metrics)
       case _ =>
         Map(
           "application" -> Map.empty,
@@ -53,7 +52,8 @@ object PythonApi {
   def shuffleReportsJson(sc: SparkContext): String = {
     sc.listenerBus.waitUntilEmpty()
     val reports = ConfiguredShuffleManager.of(SparkEnv.get) match {
-      case adaptive: AdaptiveShuffleManager => adaptive.readReports.map(_.reports).getOrElse(Nil)
+      case adaptive: AdaptiveShuffleManager =>
+        adaptive.driver.fold(Seq.empty[ShuffleReadReport])(_.readReports.reports)
       case _ => Nil
     }
     json.writeValueAsString(reports)

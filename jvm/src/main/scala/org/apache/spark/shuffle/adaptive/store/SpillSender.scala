@@ -11,7 +11,7 @@ import org.apache.spark.SparkEnv
 import org.apache.spark.internal.Logging
 import org.apache.spark.network.buffer.ManagedBuffer
 import org.apache.spark.shuffle.adaptive.fetch.FetchSettings
-import org.apache.spark.shuffle.adaptive.flow.{BlockRef, ElasticLimit, ExecutorOrder, FlowLimits, FlowState, PeerQueue, PeerTraffic, SendRule}
+import org.apache.spark.shuffle.adaptive.flow.{BlockRef, ElasticLimit, ExecutorOrder, FlowLimits, InFlightLedger, PeerQueue, PeerTraffic, SendRule}
 import org.apache.spark.storage.{BlockId, BlockManagerId, StorageLevel}
 import org.apache.spark.util.{Clock, SystemClock}
 
@@ -33,19 +33,14 @@ private[spark] final class SpillSender(
     traffic: PeerTraffic,
     self: String,
     clock: Clock = new SystemClock)
-    extends FlowState
-    with Logging {
+    extends Logging {
 
   private[this] val done = new LinkedBlockingQueue[(BlockManagerId, BlockId, Long, Try[Unit])]
-  private[this] val perPeer = mutable.HashMap.empty[BlockManagerId, Int]
+  private[this] val ledger = new InFlightLedger(traffic, elastic.current)
+
+  /** Blocks of each batch not yet done with, by batch; a batch is one request to the ledger. */
   private[this] val openBatches = mutable.HashMap.empty[Int, Int]
   private[this] val batchOf = mutable.HashMap.empty[BlockId, Int]
-  private[this] var bytes = 0L
-
-  override def bytesInFlight: Long = bytes
-  override def requestsInFlight: Int = openBatches.size
-  override def blocksInFlightTo(address: BlockManagerId): Int = perPeer.getOrElse(address, 0)
-  override def limit: Long = elastic.current
 
   /**
    * Sends every item to its peer and returns those that arrived; the others (a failed upload,
@@ -63,39 +58,43 @@ private[spark] final class SpillSender(
     }
     val arrived = Set.newBuilder[BlockId]
     var nextBatch = 0
-    while (queues.exists(_.nonEmpty) || openBatches.nonEmpty) {
-      var sent = true
-      while (sent) {
-        sent = false
-        queues
-          .find { q =>
-            q.nonEmpty && SendRule.blocksAllowed(limits, this, q.address) > 0 &&
-            SendRule.fits(
-              limits,
-              this,
-              q.peek(increment, SendRule.blocksAllowed(limits, this, q.address)))
-          }
-          .foreach { q =>
-            val batch = q.take(increment, SendRule.blocksAllowed(limits, this, q.address))
-            openBatches(nextBatch) = batch.blocks.size
-            batch.blocks.foreach { ref =>
-              val id = ref.blockId
-              batchOf(id) = nextBatch
-              start(batch.address, id, ref.size, data)
+    // A sender interrupted mid-way leaves no load on its peers in the executor's traffic.
+    try {
+      while (queues.exists(_.nonEmpty) || openBatches.nonEmpty) {
+        var sent = true
+        while (sent) {
+          sent = false
+          queues
+            .find { q =>
+              q.nonEmpty && SendRule.blocksAllowed(limits, ledger, q.address) > 0 &&
+              SendRule.fits(
+                limits,
+                ledger,
+                q.peek(increment, SendRule.blocksAllowed(limits, ledger, q.address)))
             }
-            nextBatch += 1
-            sent = true
-          }
+            .foreach { q =>
+              val batch = q.take(increment, SendRule.blocksAllowed(limits, ledger, q.address))
+              openBatches(nextBatch) = batch.blocks.size
+              ledger.sent(batch.address, batch.blocks.size, batch.size)
+              batch.blocks.foreach { ref =>
+                val id = ref.blockId
+                batchOf(id) = nextBatch
+                start(batch.address, id, ref.size, data)
+              }
+              nextBatch += 1
+              sent = true
+            }
+        }
+        val waitStart = clock.nanoTime()
+        val (address, id, size, result) = done.take()
+        elastic.observeWait((clock.nanoTime() - waitStart) / 1e6)
+        finish(address, id, size)
+        result match {
+          case Success(_) => arrived += id
+          case Failure(e) => logWarning(s"Could not spill $id to $address; it stays in its file", e)
+        }
       }
-      val waitStart = clock.nanoTime()
-      val (address, id, size, result) = done.take()
-      elastic.observeWait((clock.nanoTime() - waitStart) / 1e6)
-      finish(address, id, size)
-      result match {
-        case Success(_) => arrived += id
-        case Failure(e) => logWarning(s"Could not spill $id to $address; it stays in its file", e)
-      }
-    }
+    } finally ledger.release()
     arrived.result()
   }
 
@@ -104,9 +103,6 @@ private[spark] final class SpillSender(
       id: BlockId,
       size: Long,
       data: BlockId => ManagedBuffer): Unit = {
-    bytes += size
-    perPeer(address) = perPeer.getOrElse(address, 0) + 1
-    traffic.addInFlight(address.executorId, size)
     val sending = Try(upload(address, id, data(id))) match {
       case Success(future) => future
       case Failure(e) => Future.failed(e)
@@ -115,12 +111,11 @@ private[spark] final class SpillSender(
   }
 
   private def finish(address: BlockManagerId, id: BlockId, size: Long): Unit = {
-    bytes -= size
-    perPeer(address) -= 1
-    traffic.addInFlight(address.executorId, -size)
     val batch = batchOf.remove(id).get
     openBatches(batch) -= 1
-    if (openBatches(batch) == 0) openBatches -= batch
+    val last = openBatches(batch) == 0
+    if (last) openBatches -= batch
+    ledger.returned(address, size, last)
   }
 }
 
@@ -145,13 +140,7 @@ private[spark] object SpillSender {
       upload,
       settings,
       settings.requestSize,
-      new ElasticLimit(
-        settings.requestSize,
-        settings.maxBytesInFlight,
-        settings.elastic,
-        settings.waitWindow,
-        settings.shrinkBelow,
-        settings.growAbove),
+      settings.elasticLimit(),
       PeerTraffic.shared(settings.waitWindow),
       env.executorId)
   }

@@ -159,6 +159,7 @@ private object AdaptiveFetchTestKit {
     /** The fetch wait (ms) of each block served. */
     val waits = mutable.ArrayBuffer.empty[Long]
     @volatile private var built: ShuffleBlockFetcher = _
+    private val elastic = settings.elasticLimit()
 
     /** Names of the remote blocks delivered so far. */
     val delivered: java.util.Set[String] = ConcurrentHashMap.newKeySet[String]()
@@ -170,7 +171,7 @@ private object AdaptiveFetchTestKit {
 
     transport.onFetch = { call =>
       val size = call.blockIds.map(sizeOf.getOrElse(_, 0L)).sum
-      val limit = if (built == null) settings.maxBytesInFlight else built.limit
+      val limit = if (built == null) settings.maxBytesInFlight else elastic.current
       sent += Sent(call, size, inFlight, limit, consumed.size)
       // With `neverStall`, a call the running task would otherwise block on forever goes at once.
       if (hold(call) && !(neverStall && built != null && mustDeliver)) held.put(call)
@@ -186,6 +187,7 @@ private object AdaptiveFetchTestKit {
       },
       wrapper,
       settings,
+      elastic,
       metrics,
       counters,
       clock,
@@ -205,7 +207,7 @@ private object AdaptiveFetchTestKit {
       val expected = blocks.collectFirst { case ((_, n), b) if n == name => b.bytes.toSeq }
       assert(expected.contains(bytes.toSeq), s"$name served with wrong bytes")
       consumed += name
-      limits += fetcher.limit
+      limits += elastic.current
       waits += counters.fetchWaitMs - waitedBefore
       consumedCount.incrementAndGet()
       name

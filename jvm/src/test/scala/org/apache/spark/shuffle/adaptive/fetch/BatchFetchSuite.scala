@@ -151,6 +151,7 @@ class BatchFetchSuite extends AnyFunSuite {
 
   private def fetcher(transport: FakeTransport, batch: Boolean): ShuffleBlockFetcher = {
     val localBatch = ShuffleBlockBatchId(3, 0, 0, 4)
+    val settings = AdaptiveFetchTestKit.settings("naive", limit = 1000, increment = 1000)
     new ShuffleBlockFetcher(
       TaskContext.empty(),
       transport,
@@ -160,7 +161,8 @@ class BatchFetchSuite extends AnyFunSuite {
         Set.empty),
       Iterator(local -> partitions(0), exec1 -> (partitions(1) ++ partitions(2))),
       (_: BlockId, in: InputStream) => in,
-      AdaptiveFetchTestKit.settings("naive", limit = 1000, increment = 1000),
+      settings,
+      settings.elasticLimit(),
       new TempShuffleReadMetrics,
       batch = batch)
   }

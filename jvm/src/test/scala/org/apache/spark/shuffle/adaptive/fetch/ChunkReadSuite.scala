@@ -47,22 +47,24 @@ class ChunkReadSuite extends AnyFunSuite {
     val local = new FakeLocal(self, Map(fromSelf -> Blk(fromSelf, selfBytes, 2)), Set.empty)
     val transport = new FakeTransport
     transport.onFetch = serve
+    val settings = FetchSettings(
+      1L << 20,
+      Int.MaxValue,
+      Int.MaxValue,
+      1L << 18,
+      Long.MaxValue,
+      true,
+      true,
+      false,
+      "ADLER32")
     val fetcher = new ShuffleBlockFetcher(
       context,
       transport,
       local,
       Iterator(owner -> Seq((chunk: BlockId, chunkBytes.length.toLong, -1))),
       wrapper,
-      FetchSettings(
-        1L << 20,
-        Int.MaxValue,
-        Int.MaxValue,
-        1L << 18,
-        Long.MaxValue,
-        true,
-        true,
-        false,
-        "ADLER32"),
+      settings,
+      settings.elasticLimit(),
       metrics,
       counters,
       chunks = Map((owner, chunk) -> parts),

@@ -46,6 +46,7 @@ class DirectMemoryBackoffSuite extends AnyFunSuite {
       },
       (_: BlockId, in: InputStream) => in,
       settings,
+      settings.elasticLimit(),
       new TempShuffleReadMetrics,
       counters,
       backoff = backoff)

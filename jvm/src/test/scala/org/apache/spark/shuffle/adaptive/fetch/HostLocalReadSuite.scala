@@ -71,6 +71,7 @@ class HostLocalReadSuite extends AnyFunSuite {
     val counters = new FetchCounters
     val local =
       new FakeLocal(self, byAddress.head._2.map(b => (b.id: BlockId) -> b).toMap, Set.empty)
+    val settings = AdaptiveFetchTestKit.settings("adaptive", limit = 1000, increment = 100)
     val fetcher = new ShuffleBlockFetcher(
       context,
       new HostLocalTransport("host-a", dirs, network),
@@ -79,7 +80,8 @@ class HostLocalReadSuite extends AnyFunSuite {
         a -> bs.map(b => (b.id: BlockId, b.declaredSize, b.mapIndex))
       },
       (_: BlockId, in: InputStream) => in,
-      AdaptiveFetchTestKit.settings("adaptive", limit = 1000, increment = 100),
+      settings,
+      settings.elasticLimit(),
       metrics,
       counters)
 

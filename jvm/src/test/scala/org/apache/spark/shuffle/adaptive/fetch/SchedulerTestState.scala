@@ -2,33 +2,37 @@ package org.apache.spark.shuffle.adaptive.fetch
 
 import scala.collection.mutable
 
-import org.apache.spark.shuffle.adaptive.flow.{BlockBatch, BlockRef, FlowState, PeerTraffic}
+import org.apache.spark.shuffle.adaptive.flow.{BlockBatch, BlockRef, FlowState, InFlightLedger, PeerTraffic}
 import org.apache.spark.storage.{BlockManagerId, ShuffleBlockId}
 
 /**
  * A reduce task's outstanding requests as the schedulers see them, driven by hand: [[send]]
- * what a scheduler returned, [[consume]] blocks; loads the shared executor state like the fetcher.
+ * what a scheduler returned, [[consume]] blocks. Its accounting is the fetcher's
+ * [[InFlightLedger]], which loads `shared` (the executor's traffic) as the fetcher's does.
  */
 private final class SchedulerTestState(var limit: Long, shared: PeerTraffic) extends FlowState {
   private val open = mutable.LinkedHashMap.empty[ShuffleBlockId, (BlockManagerId, Long)]
   private val requestBlocks = mutable.ArrayBuffer.empty[mutable.Set[ShuffleBlockId]]
+  private val ledger =
+    new InFlightLedger(Option(shared).getOrElse(new PeerTraffic(window = 1)), limit)
 
-  override def bytesInFlight: Long = open.valuesIterator.map(_._2).sum
-  override def requestsInFlight: Int = requestBlocks.count(_.nonEmpty)
-  override def blocksInFlightTo(address: BlockManagerId): Int = open.values.count(_._1 == address)
+  override def bytesInFlight: Long = ledger.bytesInFlight
+  override def requestsInFlight: Int = ledger.requestsInFlight
+  override def blocksInFlightTo(address: BlockManagerId): Int = ledger.blocksInFlightTo(address)
 
   def send(request: BlockBatch): Unit = {
     request.blocks.foreach { b =>
       open(b.blockId.asInstanceOf[ShuffleBlockId]) = (request.address, b.size)
     }
     requestBlocks += mutable.Set.from(request.blocks.map(_.blockId.asInstanceOf[ShuffleBlockId]))
-    if (shared != null) shared.addInFlight(request.address.executorId, request.size)
+    ledger.sent(request.address, request.blocks.size, request.size)
   }
 
   def consume(id: ShuffleBlockId): Unit = {
     val (address, size) = open.remove(id).get
-    requestBlocks.foreach(_ -= id)
-    if (shared != null) shared.addInFlight(address.executorId, -size)
+    val request = requestBlocks.find(_.contains(id)).get
+    request -= id
+    ledger.returned(address, size, lastOfRequest = request.isEmpty)
   }
 
   /** Consumes every block of the oldest request still open. */

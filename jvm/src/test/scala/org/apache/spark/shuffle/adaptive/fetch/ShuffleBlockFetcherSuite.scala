@@ -344,6 +344,7 @@ class ShuffleBlockFetcherSuite extends AnyFunSuite {
       Iterator(exec1 -> Seq((b.id: BlockId, b.declaredSize, b.mapIndex))),
       (_, in) => in,
       settings(),
+      settings().elasticLimit(),
       new TempShuffleReadMetrics)
     assert(transport.calls.size === 1)
     val e = intercept[FetchFailedException](fetcher.next())

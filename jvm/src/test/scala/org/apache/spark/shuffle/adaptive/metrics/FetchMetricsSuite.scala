@@ -31,7 +31,7 @@ class FetchMetricsSuite extends SparkFunSuite with LocalSparkContext {
 
     sc.listenerBus.waitUntilEmpty()
     val manager = sc.env.shuffleManager.asInstanceOf[AdaptiveShuffleManager]
-    val snapshot = manager.fetchMetrics.snapshot()
+    val snapshot = manager.driver.get.fetchMetrics.snapshot()
     val app = snapshot("application").asInstanceOf[Map[String, Any]]
     assert(app("reduce_tasks") === 3L)
     // local mode: everything is read from the driver's own files.
@@ -62,10 +62,10 @@ class FetchMetricsSuite extends SparkFunSuite with LocalSparkContext {
     }
     val first = shuffleOnce()
     sc.listenerBus.waitUntilEmpty()
-    assert(manager.readReports.get.reports.map(_.shuffleId) === Seq(first))
+    assert(manager.driver.get.readReports.reports.map(_.shuffleId) === Seq(first))
     val later = Seq.fill(ShuffleReadReporter.Kept)(shuffleOnce())
     sc.listenerBus.waitUntilEmpty()
-    assert(manager.readReports.get.reports.map(_.shuffleId) === later)
+    assert(manager.driver.get.readReports.reports.map(_.shuffleId) === later)
   }
 
   test("merge adds counts and keeps the largest peak") {

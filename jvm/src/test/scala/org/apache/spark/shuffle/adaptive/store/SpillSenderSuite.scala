@@ -59,13 +59,9 @@ class SpillSenderSuite extends AnyFunSuite {
     val toC = blocks(2, 5, 5)
     val sizes: Map[BlockId, Long] = (toB ++ toC).toMap
     val peers = new Peers(fail = Set(ShuffleBlockId(0, 1, 1)))
-    val sender = new SpillSender(
-      peers.upload(sizes),
-      limits(5, 100),
-      15,
-      fixed(15, 1000),
-      new PeerTraffic(4),
-      "a")
+    val traffic = new PeerTraffic(4)
+    val sender =
+      new SpillSender(peers.upload(sizes), limits(5, 100), 15, fixed(15, 1000), traffic, "a")
     val arrived = sender.send(Seq(b -> toB, c -> toC), data)
     peers.stop()
     assert(peers.started.map(_._2).sortBy(_.name) === sizes.keys.toSeq.sortBy(_.name))
@@ -73,7 +69,7 @@ class SpillSenderSuite extends AnyFunSuite {
       (if (id.asInstanceOf[ShuffleBlockId].mapId == 1) b else c) == peer
     })
     assert(arrived === sizes.keySet - ShuffleBlockId(0, 1, 1))
-    assert(sender.bytesInFlight === 0 && sender.requestsInFlight === 0)
+    assert(traffic.inFlightTo(b.executorId) === 0 && traffic.inFlightTo(c.executorId) === 0)
   }
 
   test("bytes in flight stay under the limit unless one block alone exceeds it") {

@@ -1,0 +1,117 @@
+package org.apache.spark.shuffle.adaptive
+
+import java.util.concurrent.ConcurrentHashMap
+
+import org.apache.spark.{ShuffleDependency, SparkContext}
+import org.apache.spark.rpc.RpcEndpointRef
+import org.apache.spark.shuffle.ShuffleHandle
+import org.apache.spark.shuffle.adaptive.compat.SparkCompat
+import org.apache.spark.shuffle.adaptive.config.Modes
+import org.apache.spark.shuffle.adaptive.metrics.{FetchCounters, FetchMetricsAccumulator, FetchMetricsListener, PluginMetricsSource, ShuffleReadReporter}
+import org.apache.spark.shuffle.adaptive.push.{OwnerTable, PushDriver, ShuffleMergeSummary}
+import org.apache.spark.shuffle.adaptive.transport.ucx.UcxRegistry
+import org.apache.spark.storage.BlockManagerId
+
+/**
+ * The plugin's driver: the counters of finished reduce tasks (a listener and a metrics source),
+ * the skew report's reader, the UCX registry where UCX may run, and in mode=push the owners'
+ * placement, merge summaries and losses ([[push.PushDriver]]). Each shuffle registered gets its
+ * handle here. Built with the first shuffle, because it needs the SparkContext and the shuffle
+ * manager is made before it.
+ */
+private[spark] final class DriverServices(sc: SparkContext, modes: Modes) {
+
+  private[this] val metricsSource = new PluginMetricsSource
+
+  val fetchMetrics = new FetchMetricsListener(metricsSource)
+  sc.addSparkListener(fetchMetrics)
+  sc.env.metricsSystem.registerSource(metricsSource)
+
+  /** Each shuffle's reduce partitions. */
+  private[this] val reducers = new ConcurrentHashMap[Int, Int]
+
+  private def partitionBytes(shuffleId: Int): Seq[Long] =
+    SparkCompat.partitionBytes(shuffleId, reducers.getOrDefault(shuffleId, 0))
+
+  val readReports = new ShuffleReadReporter(partitionBytes, sc.listenerBus.post)
+  sc.addSparkListener(readReports)
+
+  private[this] val ucxRegistry: Option[RpcEndpointRef] =
+    if (modes.ucxMayRun) Some(UcxRegistry.start(sc)) else None
+
+  private[this] val pushDriver: Option[PushDriver] =
+    if (modes.push)
+      Some(
+        new PushDriver(
+          sc,
+          () => taskExecutors,
+          partitionBytes(_).sum,
+          s => metricsSource.update("push.", Map(s.shuffleId.toString -> s.toMap)),
+          modes.replicated))
+    else None
+
+  /** The block managers of the executors that run tasks (the driver's, in local mode). */
+  private def taskExecutors: Seq[BlockManagerId] =
+    sc.env.blockManager.master.getMemoryStatus.keys.filter(a => !a.isDriver || sc.isLocal).toSeq
+
+  def handle[K, V, C](
+      shuffleId: Int,
+      dependency: ShuffleDependency[K, V, C],
+      writeHandle: ShuffleHandle): AdaptiveShuffleHandle[K, V, C] = {
+    val accumulator = new FetchMetricsAccumulator
+    sc.register(accumulator, FetchMetricsAccumulator.NamePrefix + shuffleId)
+    val numPartitions = dependency.partitioner.numPartitions
+    reducers.put(shuffleId, numPartitions)
+    val handle = new AdaptiveShuffleHandle(
+      shuffleId,
+      dependency,
+      writeHandle,
+      accumulator,
+      dependency.rdd.partitions.length,
+      () => if (modes.push) Some(OwnerTable.uniform(numPartitions, taskExecutors)) else None,
+      () => taskExecutors.map(_.executorId).toSet)
+    pushDriver.foreach(
+      _.register(
+        shuffleId,
+        handle.numMaps,
+        numPartitions,
+        () => handle.placedVersions,
+        handle.addOwnerVersion))
+    handle
+  }
+
+  /**
+   * The counters so far, as [[python.PythonApi.metricsJson]] reports them: `push` is empty
+   * unless mode=push, `losses` unless push.reliability=replicated.
+   */
+  def metrics: Map[String, Any] =
+    fetchMetrics.snapshot() +
+      ("push" -> mergeSummaries.map { case (id, s) => id.toString -> s.toMap }) +
+      ("losses" -> losses)
+
+  /** In mode=push: what the owners had merged when each map stage ended. */
+  def mergeSummaries: Map[Int, ShuffleMergeSummary] =
+    pushDriver.fold(Map.empty[Int, ShuffleMergeSummary])(_.report)
+
+  /** Under push.reliability=replicated: lost executors and their map outputs. */
+  def losses: Map[String, Long] = pushDriver.fold(Map.empty[String, Long])(_.losses)
+
+  def unregister(shuffleId: Int): Unit = {
+    reducers.remove(shuffleId)
+    pushDriver.foreach(_.remove(shuffleId))
+    ucxRegistry.foreach(_.send(UcxRegistry.ShuffleRemoved(shuffleId)))
+  }
+
+  def stop(): Unit = pushDriver.foreach(_.stop())
+}
+
+private[spark] object DriverServices {
+
+  /** The counters before any shuffle: those of no task. */
+  def noMetrics: Map[String, Any] =
+    Map(
+      "application" -> new FetchCounters().toMap,
+      "executors" -> Map.empty,
+      "push" -> Map.empty,
+      "losses" -> Map.empty)
+}

@@ -1,0 +1,199 @@
+package org.apache.spark.shuffle.adaptive
+
+import org.apache.spark.{SparkConf, SparkContext, SparkEnv, TaskContext}
+import org.apache.spark.shuffle._
+import org.apache.spark.shuffle.adaptive.compat.SparkCompat
+import org.apache.spark.shuffle.adaptive.config.Modes
+import org.apache.spark.shuffle.adaptive.fetch.{AdaptiveShuffleReader, BatchFetch, BlockManagerLocalBlocks, ChunkPart, DirectMemoryBackoff, FetchSettings, ShuffleBlockFetcher}
+import org.apache.spark.shuffle.adaptive.flow.PeerTraffic
+import org.apache.spark.shuffle.adaptive.metrics.{ExecutorShuffleMetrics, FetchCounters}
+import org.apache.spark.shuffle.adaptive.push.{MergedReads, MergedTransport, PushExecutor}
+import org.apache.spark.shuffle.adaptive.transport.{BlockTransport, MapOutputServing, ServingShuffleWriter, TransportFactory}
+import org.apache.spark.shuffle.sort.SortShuffleManager
+import org.apache.spark.storage.{BlockId, BlockManagerId}
+import org.apache.spark.util.RpcUtils
+
+/**
+ * The plugin's executor (and a local-mode driver): the transports, this executor's metrics
+ * source, in mode=push its store and pusher ([[push.PushExecutor]]), and what wires them into
+ * each map task's writer and each reduce task's reader.
+ *
+ * @param files what serves this executor's map-output files (Spark's resolver, or a wrapper)
+ */
+private[spark] final class ExecutorServices(
+    conf: SparkConf,
+    modes: Modes,
+    sortShuffle: SortShuffleManager,
+    files: => IndexShuffleBlockResolver) {
+
+  private[this] val transports = new TransportFactory(conf)
+
+  /** Registered with the first task that needs it; a local-mode driver's are the driver's. */
+  private[this] lazy val metrics: Option[ExecutorShuffleMetrics] =
+    Option(SparkEnv.get).filter(_.executorId != SparkContext.DRIVER_IDENTIFIER).map { env =>
+      val metrics = new ExecutorShuffleMetrics
+      env.metricsSystem.registerSource(metrics.source)
+      metrics
+    }
+
+  private[this] lazy val mapOutputFiles = files
+
+  lazy val push: Option[PushExecutor] =
+    if (modes.push)
+      Some(
+        new PushExecutor(
+          conf,
+          mapOutputFiles,
+          metrics,
+          () => transports.remoteMemory,
+          modes.replicated))
+    else None
+
+  lazy val resolver: ShuffleBlockResolver = push.map(_.resolver).getOrElse(mapOutputFiles)
+
+  def writer[K, V](
+      handle: ShuffleHandle,
+      mapId: Long,
+      context: TaskContext,
+      writeMetrics: ShuffleWriteMetricsReporter): ShuffleWriter[K, V] = {
+    val (sortHandle, owners) = handle match {
+      case h: AdaptiveShuffleHandle[_, _, _] => (h.writeHandle, h.owners)
+      case other => (other, None)
+    }
+    val writer = sortShuffle.getWriter[K, V](sortHandle, mapId, context, writeMetrics)
+    val pushing = for (p <- push; o <- owners) yield p.serving(o)
+    val servings =
+      (transports.serving +: pushing.toSeq).filter(_ != MapOutputServing.BlockServer)
+    if (servings.isEmpty) writer
+    else
+      new ServingShuffleWriter(
+        writer,
+        handle.shuffleId,
+        mapId,
+        sortShuffle.shuffleBlockResolver,
+        servings)
+  }
+
+  def reader[K, C](
+      handle: ShuffleHandle,
+      startMapIndex: Int,
+      endMapIndex: Int,
+      startPartition: Int,
+      endPartition: Int,
+      context: TaskContext,
+      readMetrics: ShuffleReadMetricsReporter): ShuffleReader[K, C] = {
+    val env = SparkEnv.get
+    val settings = FetchSettings(env.conf)
+    val counters = handle match {
+      case h: AdaptiveShuffleHandle[_, _, _] => h.fetchMetrics.value
+      case _ => new FetchCounters
+    }
+    counters.startPartition = startPartition
+    counters.endPartition = endPartition
+    metrics.foreach(_.taskReads(context, counters))
+    val baseHandle = handle.asInstanceOf[BaseShuffleHandle[K, _, C]]
+    val batch = BatchFetch.enabled(
+      env.conf,
+      baseHandle.dependency.serializer,
+      startPartition,
+      endPartition,
+      context)
+    def newFetcher() = {
+      val blocks = SparkCompat
+        .mapSizesByExecutorId(
+          handle.shuffleId,
+          startMapIndex,
+          endMapIndex,
+          startPartition,
+          endPartition)
+        .toSeq
+      val chain = transports.forReduceTask(env)
+      val merged = push.flatMap(
+        mergedReads(
+          _,
+          env,
+          handle,
+          blocks,
+          startMapIndex,
+          endMapIndex,
+          startPartition,
+          endPartition))
+      merged.foreach { m =>
+        counters.chunksAtPeers += m.chunksAtPeers
+        counters.chunksInRanges += m.chunksInRanges
+        counters.chunksOneSided += m.exposed.size
+      }
+      val transport: BlockTransport = merged.fold(chain) { m =>
+        new MergedTransport(transports.forExposedBlocks(env, m.exposed), chain)
+      }
+      new ShuffleBlockFetcher(
+        context,
+        transport,
+        new BlockManagerLocalBlocks(env.blockManager),
+        merged.fold(blocks)(_.blocks).iterator,
+        env.serializerManager.wrapStream,
+        settings,
+        settings.elasticLimit(),
+        readMetrics,
+        counters,
+        shared = PeerTraffic.shared(settings.waitWindow),
+        batch = batch,
+        backoff = DirectMemoryBackoff.shared,
+        chunks = merged.fold(Map.empty[(BlockManagerId, BlockId), IndexedSeq[ChunkPart]])(_.chunks),
+        concatenate = merged.exists(_.chunks.nonEmpty) &&
+          BatchFetch.concatenable(env.conf, baseHandle.dependency.serializer))
+    }
+    new AdaptiveShuffleReader[K, C](baseHandle, context, readMetrics, () => newFetcher())
+  }
+
+  /**
+   * mode=push: which of `blocks` a reduce task reads out of merged chunks, asked of the owners
+   * of its partitions; none when the task reads too few map outputs for chunks to pay.
+   */
+  private def mergedReads(
+      push: PushExecutor,
+      env: SparkEnv,
+      handle: ShuffleHandle,
+      blocks: Seq[(BlockManagerId, MergedReads.Blocks)],
+      startMapIndex: Int,
+      endMapIndex: Int,
+      startPartition: Int,
+      endPartition: Int): Option[MergedReads] = for {
+    h <- Some(handle).collect { case h: AdaptiveShuffleHandle[_, _, _] => h }
+    owners <- h.ownerVersions
+    lostHomes = owners.iterator.flatMap(_.lost).toSet
+    // A chunk is read when at least half its bytes are needed: a task reading fewer than half
+    // the map outputs (AQE's local reader, narrow skew splits) would read none, so it neither
+    // asks for layouts nor seals partitions; unless, replicated, a chunk is the only copy of
+    // some of its blocks left.
+    if 2L * (math.min(endMapIndex, h.numMaps) - startMapIndex) >= h.numMaps ||
+      push.replicated && blocks.exists { case (home, _) => lostHomes(home.executorId) }
+  } yield MergedReads.plan(
+    handle.shuffleId,
+    blocks,
+    MergedReads.layouts(
+      env,
+      push.merges,
+      handle.shuffleId,
+      owners,
+      startPartition,
+      endPartition,
+      push.replicated,
+      RpcUtils.askRpcTimeout(env.conf).duration),
+    rangeBytes = push.chunkSize,
+    oneSided = transports.readsOneSided,
+    lostHomes = lostHomes,
+    // Replicated, a replica's chunk holds the blocks of one executor's map outputs only.
+    reader = Some(env.executorId).filter(_ => push.replicated))
+
+  def removeShuffle(shuffleId: Int): Unit = {
+    push.foreach(_.removeShuffle(shuffleId))
+    transports.removed(shuffleId)
+  }
+
+  def stop(): Unit = {
+    // Before the transports: its chunks may be registered with their UCX node.
+    push.foreach(_.stop())
+    transports.stop()
+  }
+}
