@@ -65,10 +65,9 @@ $(VENV)/.installed: pyproject.toml $(SPARK_VERSIONS)
 	$(PY) -m pip install -q -e '.[test]' 'pyspark==$(FULL_SPARK)'
 	touch $@
 
-# A virtualenv per other supported minor, with that minor's pyspark and this checkout.
-.venv-spark%/.installed: pyproject.toml $(SPARK_VERSIONS)
-	test -x $(@D)/bin/python || $(PYTHON) -m venv $(@D)
-	$(@D)/bin/python -m pip install -q -e '.[test]' 'pyspark==$(call spark_of,$*)'
+# A virtualenv per other supported minor: that minor's pyspark over the main virtualenv.
+.venv-spark%/.installed: $(VENV)/.installed $(SPARK_VERSIONS)
+	build/minor-venv $(PYTHON) $(PY) $(@D) $(call spark_of,$*)
 	touch $@
 
 jvm/target/spark-jars/%/.complete: | venv

@@ -29,11 +29,11 @@ SQL_AQE_CONF = dict(
 )
 
 #: The plugin runs once per exchange order; each must return the sort shuffle's results. The
-#: naive variant also turns the elastic limit off (Spark's fixed limit).
+#: naive variant also turns the elastic limit off (Spark's fixed limit). The pairwise and critical
+#: orders are taken by the push variants below (one application less each).
 FETCH_ORDER_VARIANTS = {
     "adaptive": {"order": "adaptive"},
     "naive": {"order": "naive", "elastic": False},
-    "pairwise": {"order": "pairwise"},
 }
 
 #: Spark's reader features the plugin mirrors, turned off: blocks of the other executor (on the
@@ -75,17 +75,18 @@ PUSH_VARIANT = {
 
 #: mode="push" with push_reliability="replicated": every non-empty block pushed (the block limit
 #: does not apply), an executor's own partitions to the other executor, and each map task
-#: returning once its pushes arrived, so every map stage ends with its outputs merged.
+#: returning once its pushes arrived, so every map stage ends with its outputs merged. Its reads
+#: take the pairwise order, which no other variant takes.
 REPLICATED_PUSH_VARIANT = {
-    "order": "adaptive",
+    "order": "pairwise",
     "mode": "push",
     "push_chunk_size": "16k",
     "push_reliability": "replicated",
 }
 
-#: On local-cluster the adaptive and pairwise orders run with those features on (Spark's
-#: defaults) and the naive order with them off, so the network path is checked A/B there too;
-#: then mode="push" (critical order) and UCX (adaptive order).
+#: On local-cluster the adaptive order runs with those features on (Spark's defaults) and the
+#: naive order with them off, so the network path is checked A/B there too; then mode="push"
+#: (critical order, and pairwise when replicated) and UCX (adaptive order).
 LOCAL_VARIANTS = dict(
     FETCH_ORDER_VARIANTS,
     push=PUSH_VARIANT,

@@ -103,7 +103,6 @@ def test_both_sides_ran_their_manager():
     assert set(result.plugins) == {
         "adaptive",
         "naive",
-        "pairwise",
         "push",
         "push-replicated",
         *UCX_VARIANTS,
@@ -115,12 +114,11 @@ def test_both_sides_ran_their_manager():
 
 def test_same_host_blocks_are_read_from_files_unless_turned_off():
     result = ab.run()
-    for variant in ("adaptive", "pairwise"):
-        counters = result.plugins[variant].metrics["application"]
-        # Both executors of local-cluster share the host: no block crosses the network.
-        assert set(counters["bytes_by_transport"]) == {"local", "host-local"}, (variant, counters)
-        assert set(counters["requests_by_transport"]) == {"host-local"}, (variant, counters)
-        assert counters["transport_fallbacks"] == 0
+    counters = result.plugins["adaptive"].metrics["application"]
+    # Both executors of local-cluster share the host: no block crosses the network.
+    assert set(counters["bytes_by_transport"]) == {"local", "host-local"}, counters
+    assert set(counters["requests_by_transport"]) == {"host-local"}, counters
+    assert counters["transport_fallbacks"] == 0
     network = result.plugins["naive"].metrics["application"]
     assert set(network["bytes_by_transport"]) == {"local", "netty"}, network
     assert set(network["requests_by_transport"]) == {"netty"}, network
