@@ -31,15 +31,7 @@ class AdaptiveHostLocalShuffleSuite extends ShuffleSuite with BeforeAndAfterAll 
       .reduceByKey(_ + _, 6)
       .collectAsMap()
     assert(sums(0) === (101 to 19998 by 101).sum)
-    sc.listenerBus.waitUntilEmpty()
-    sc.env.shuffleManager
-      .asInstanceOf[AdaptiveShuffleManager]
-      .driver
-      .get
-      .fetchMetrics
-      .snapshot()
-      .apply("application")
-      .asInstanceOf[Map[String, Any]]
+    PluginCounters.application(sc)
   }
 
   private def assertReadFromFiles(app: Map[String, Any]): Unit = {

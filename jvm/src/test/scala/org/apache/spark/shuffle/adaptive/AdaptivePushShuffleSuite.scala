@@ -80,12 +80,8 @@ class AdaptivePushShuffleSuite extends PushShuffleContract {
       grouped === (1 to 8)
         .flatMap(m => (1 to 20000).map(i => (i % 1009, (m * i).toLong)))
         .groupMapReduce(_._1)(_._2)(_ + _))
-    sc.listenerBus.waitUntilEmpty()
-    manager.driver.get.fetchMetrics.snapshot()("application").asInstanceOf[Map[String, Any]]
+    PluginCounters.application(sc)
   }
-
-  private def manager: AdaptiveShuffleManager =
-    sc.env.shuffleManager.asInstanceOf[AdaptiveShuffleManager]
 
   /** Some bytes, not all, were read from stores. */
   private def assertReadFromStoresAndFiles(app: Map[String, Any]): Unit = {

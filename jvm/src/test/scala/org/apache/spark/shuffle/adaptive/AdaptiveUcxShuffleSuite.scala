@@ -61,15 +61,7 @@ abstract class UcxShuffleSuiteBase(tls: String) extends ShuffleSuite with Before
       .reduceByKey(_ + _, 6)
       .collectAsMap()
     assert(sums(0) === (101 to 19998 by 101).sum)
-    sc.listenerBus.waitUntilEmpty()
-    val app = sc.env.shuffleManager
-      .asInstanceOf[AdaptiveShuffleManager]
-      .driver
-      .get
-      .fetchMetrics
-      .snapshot()
-      .apply("application")
-      .asInstanceOf[Map[String, Any]]
+    val app = PluginCounters.application(sc)
     val bytes = app("bytes_by_transport").asInstanceOf[Map[String, Long]]
     assert(bytes.keySet === Set("local", "ucx"), app)
     assert(app("requests_by_transport").asInstanceOf[Map[String, Long]].keySet === Set("ucx"))

@@ -61,10 +61,7 @@ class PushClusterSuite extends SparkFunSuite with LocalSparkContext with Eventua
   private def dependencyOf(rdd: RDD[_]) =
     rdd.dependencies.head.asInstanceOf[ShuffleDependency[Int, Array[Byte], Array[Byte]]]
 
-  private def application(): Map[String, Any] = {
-    sc.listenerBus.waitUntilEmpty()
-    manager.driver.get.fetchMetrics.snapshot()("application").asInstanceOf[Map[String, Any]]
-  }
+  private def application(): Map[String, Any] = PluginCounters.application(sc)
 
   private def mergeStores[T: scala.reflect.ClassTag](on: Seq[String])(
       what: MergeStore => T): Map[String, T] =
@@ -141,8 +138,8 @@ class PushClusterSuite extends SparkFunSuite with LocalSparkContext with Eventua
     assert(chunks > 0 && app("blocks_from_stores").asInstanceOf[Long] >= 4 * chunks, app)
     // Every map task ran on executor 0: what a reduce task read from the chunks of an executor
     // other than its own and other than 0 was pushed there first.
-    val byExecutor = manager.driver.get.fetchMetrics
-      .snapshot()("executors")
+    val byExecutor = PluginCounters
+      .snapshot(sc)("executors")
       .asInstanceOf[Map[String, Map[String, Any]]]
     val crossedTwice = byExecutor.map { case (reducer, counters) =>
       counters("bytes_from_stores_by_source")

@@ -53,10 +53,7 @@ class ReliablePushSuite extends SparkFunSuite with LocalSparkContext with Eventu
   private def manager: AdaptiveShuffleManager =
     sc.env.shuffleManager.asInstanceOf[AdaptiveShuffleManager]
 
-  private def application(): Map[String, Any] = {
-    sc.listenerBus.waitUntilEmpty()
-    manager.driver.get.fetchMetrics.snapshot()("application").asInstanceOf[Map[String, Any]]
-  }
+  private def application(): Map[String, Any] = PluginCounters.application(sc)
 
   /**
    * Runs the map stage of `shuffled` (no wait for pushes), then loses the executor that

@@ -37,17 +37,7 @@ class UcxClusterSuite extends SparkFunSuite with LocalSparkContext with Eventual
 
   private val expected = (1 to 20000).groupBy(_ % 101).map { case (k, xs) => k -> xs.sum }
 
-  private def appCounters(sc: SparkContext): Map[String, Any] = {
-    sc.listenerBus.waitUntilEmpty()
-    sc.env.shuffleManager
-      .asInstanceOf[AdaptiveShuffleManager]
-      .driver
-      .get
-      .fetchMetrics
-      .snapshot()
-      .apply("application")
-      .asInstanceOf[Map[String, Any]]
-  }
+  private def appCounters(sc: SparkContext): Map[String, Any] = PluginCounters.application(sc)
 
   /** Bytes the application's reduce tasks read, by the path that served them. */
   private def bytesByTransport(sc: SparkContext): Map[String, Long] =

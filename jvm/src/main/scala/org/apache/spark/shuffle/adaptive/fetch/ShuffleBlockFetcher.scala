@@ -139,15 +139,15 @@ private[spark] final class ShuffleBlockFetcher(
 
   override def next(): (BlockId, InputStream) = {
     if (!hasNext) throw new NoSuchElementException("all shuffle blocks were served")
-    var opened: (BlockId, InputStream) = null
-    while (opened == null) {
+    var opened: Option[(BlockId, InputStream)] = None
+    while (opened.isEmpty) {
       sendRequests()
-      val ready = if (chunkParts.isEmpty) results.pollFirst() else null
+      val ready = if (chunkParts.isEmpty) Option(results.pollFirst()) else None
       opened =
         if (chunkParts.nonEmpty) {
           openPart()
-        } else if (ready != null) {
-          openRemote(ready, waitMs = 0.0)
+        } else if (ready.isDefined) {
+          openRemote(ready.get, waitMs = 0.0)
         } else if (localQueue.nonEmpty) {
           observeWait(0.0)
           openLocal(localQueue.dequeue())
@@ -157,7 +157,7 @@ private[spark] final class ShuffleBlockFetcher(
         }
     }
     served += 1
-    opened
+    opened.get
   }
 
   /** Blocks for the next remote result; returns it with the wait in (fractional) ms. */
@@ -302,8 +302,8 @@ private[spark] final class ShuffleBlockFetcher(
     retry
   }
 
-  /** Returns null when the block was deferred, or found corrupt and asked for again. */
-  private def openRemote(result: FetchResult, waitMs: Double): (BlockId, InputStream) = {
+  /** None when the block was deferred, or found corrupt and asked for again. */
+  private def openRemote(result: FetchResult, waitMs: Double): Option[(BlockId, InputStream)] = {
     val address = result.address
     integrate()
     ledger.returned(address, result.block.size, result.requestDone)
@@ -314,7 +314,7 @@ private[spark] final class ShuffleBlockFetcher(
             "from their map outputs")
         counters.chunkFallbacks += 1
         readFromHomes(chunks((address, block.blockId)))
-        null
+        None
       case FetchResult.Failed(block, _, _, cause) =>
         val why = cause match {
           case _: OutOfDirectMemoryError =>
@@ -329,7 +329,7 @@ private[spark] final class ShuffleBlockFetcher(
       case FetchResult.Deferred(block, _, _) =>
         deferred.getOrElseUpdate(address, new PeerQueue(address, Nil)) += block
         counters.directMemoryDeferrals += 1
-        null
+        None
       case FetchResult.Fetched(block, _, buf, via, done, millis) =>
         if (done) {
           if (via != HostLocalTransport.Name) readMetrics.incRemoteReqsDuration(millis)
@@ -356,7 +356,7 @@ private[spark] final class ShuffleBlockFetcher(
       if (buf.isInstanceOf[FileSegmentManagedBuffer]) readMetrics.incRemoteBytesReadToDisk(buf.size)
     }
 
-  private def openLocal(block: BlockRef): (BlockId, InputStream) = {
+  private def openLocal(block: BlockRef): Option[(BlockId, InputStream)] = {
     val buf =
       try local.read(block.blockId)
       catch {
@@ -382,7 +382,7 @@ private[spark] final class ShuffleBlockFetcher(
   private def openChunk(
       chunk: BlockRef,
       address: BlockManagerId,
-      buf: ManagedBuffer): (BlockId, InputStream) = {
+      buf: ManagedBuffer): Option[(BlockId, InputStream)] = {
     val parts = chunks((address, chunk.blockId))
     if (buf.size != chunk.size) {
       // Not the chunks the layout described (the owner lost them, or a bug): their offsets
@@ -393,7 +393,7 @@ private[spark] final class ShuffleBlockFetcher(
       buf.release()
       counters.chunkFallbacks += 1
       readFromHomes(parts)
-      return null
+      return None
     }
     counters.chunksRead += 1
     if (concatenate && parts.size > 1) return openJoined(chunk, parts, address, buf)
@@ -416,7 +416,7 @@ private[spark] final class ShuffleBlockFetcher(
       chunk: BlockRef,
       parts: IndexedSeq[ChunkPart],
       address: BlockManagerId,
-      buf: ManagedBuffer): (BlockId, InputStream) = {
+      buf: ManagedBuffer): Option[(BlockId, InputStream)] = {
     val joined =
       try ChunkSlice.joined(buf, parts)
       finally buf.release()
@@ -441,7 +441,7 @@ private[spark] final class ShuffleBlockFetcher(
           part.length,
           crossedTwice = address != local.address && address != part.home)
       }
-      (chunk.blockId, stream)
+      Some((chunk.blockId, stream))
     } catch {
       case e: IOException =>
         logWarning(
@@ -452,11 +452,11 @@ private[spark] final class ShuffleBlockFetcher(
         joined.release()
         counters.corruptRefetches += 1
         readFromHomes(parts)
-        null
+        None
     }
   }
 
-  private def openPart(): (BlockId, InputStream) = {
+  private def openPart(): Option[(BlockId, InputStream)] = {
     val (part, slice, owner) = chunkParts.dequeue()
     counters.servedFromStore(
       owner.executorId,
@@ -475,12 +475,12 @@ private[spark] final class ShuffleBlockFetcher(
     if (home == local.address) localQueue += block
     else deferred.getOrElseUpdate(home, new PeerQueue(home, Nil)) += block
 
-  /** Returns null when the block was found corrupt and asked for again. */
+  /** None when the block was found corrupt and asked for again. */
   private def openStream(
       block: BlockRef,
       address: BlockManagerId,
       buf: ManagedBuffer,
-      remote: Boolean): (BlockId, InputStream) = {
+      remote: Boolean): Option[(BlockId, InputStream)] = {
     if (buf.size == 0) {
       buf.release()
       throw fetchFailed(
@@ -509,7 +509,7 @@ private[spark] final class ShuffleBlockFetcher(
           backoff.liftIfFree(settings.maxReqSizeShuffleToMem)
         })
       openStreams += stream
-      (block.blockId, stream)
+      Some((block.blockId, stream))
     } catch {
       case e: IOException if corruption.fetchAgain(block.blockId, remote) =>
         logWarning(s"Block ${block.blockId} from $address is corrupt, fetching it again", e)
@@ -519,7 +519,7 @@ private[spark] final class ShuffleBlockFetcher(
         // A block of a chunk is read again from its map output, which may be this executor's.
         if (address == local.address) localQueue += block
         else send(BlockBatch(address, IndexedSeq(block)))
-        null
+        None
       case e: IOException =>
         val message = corruption.diagnose(block.blockId, address, buf, e)
         closeQuietly(in)
