@@ -50,9 +50,7 @@ def configure(builder: B, **options: Any) -> B:
     """
     settings = validate_options(options)
     get, set_ = _accessors(builder)
-    _check_in_flight(settings, get(MAX_SIZE_IN_FLIGHT_KEY))
-    _check_push_mode(settings, get)
-    _set_reliability(settings, get)
+    check_combinations(settings, get)
     plugin_jars = _jars.jar_paths()
     _prepare_running_driver(builder, plugin_jars)
     jars = get("spark.jars")
@@ -124,6 +122,15 @@ def _locate_ucx(settings: dict, get: Callable[[str], Optional[str]]) -> None:
             f"installed: {_ucx.INSTALL_HINT}, or pass ucx_library_path= (a directory holding "
             f"{', '.join(_ucx.LIBRARIES)}); allowed transports without them: 'auto', 'netty'"
         )
+
+
+def check_combinations(settings: dict, get: Callable[[str], Optional[str]]) -> None:
+    """The rules across keys, which the JVM applies as well (config/Modes, fetch/FetchSettings),
+    applied to the validated ``settings`` and what ``get`` reads from the builder, so that a
+    refused pair fails here, before a JVM starts. Adds the ShuffleDataIO replicated push needs."""
+    _check_in_flight(settings, get(MAX_SIZE_IN_FLIGHT_KEY))
+    _check_push_mode(settings, get)
+    _set_reliability(settings, get)
 
 
 SHUFFLE_SERVICE_KEY = "spark.shuffle.service.enabled"

@@ -3,6 +3,7 @@ from pathlib import Path
 
 import pytest
 
+from pyspark_shuffle._configure import check_combinations
 from pyspark_shuffle.configure_options import OPTIONS, PREFIX, choices, validate_options
 from pyspark_shuffle.values import format_size, parse_size
 
@@ -126,9 +127,10 @@ def test_store_options():
         assert OPTIONS[name].key in str(info.value) and allowed in str(info.value)
 
 
-SHARED_CASES = json.loads(
+SHARED = json.loads(
     (Path(__file__).resolve().parent / "shared" / "conf_cases.json").read_text(encoding="utf-8")
-)["cases"]
+)
+SHARED_CASES = SHARED["cases"]
 
 
 def test_the_shared_cases_are_judged_as_the_jvm_judges_them():
@@ -143,6 +145,20 @@ def test_the_shared_cases_are_judged_as_the_jvm_judges_them():
         except ValueError as error:
             accepted = False
             assert OPTIONS[name].key in str(error) and OPTIONS[name].allowed in str(error)
+        assert accepted == case["accepted"], case
+
+
+def test_the_shared_combinations_are_judged_as_the_jvm_judges_them():
+    # The JVM's ValueRuleSuite runs the same Spark confs through config/Modes and FetchSettings.
+    name_of = {option.key: name for name, option in OPTIONS.items()}
+    for case in SHARED["combinations"]:
+        conf = case["conf"]
+        options = {name_of[key]: value for key, value in conf.items() if key in name_of}
+        try:
+            check_combinations(validate_options(options), conf.get)
+            accepted = True
+        except ValueError:
+            accepted = False
         assert accepted == case["accepted"], case
 
 

@@ -10,6 +10,7 @@ import org.json4s.jackson.JsonMethods
 import org.scalatest.funsuite.AnyFunSuite
 
 import org.apache.spark.SparkConf
+import org.apache.spark.shuffle.adaptive.fetch.FetchSettings
 
 /**
  * Each key's rule, judged on the values Python's configure() options are tested on
@@ -18,10 +19,10 @@ import org.apache.spark.SparkConf
  */
 class ValueRuleSuite extends AnyFunSuite {
 
-  private val cases = {
-    val text = new String(Files.readAllBytes(Paths.get("tests/shared/conf_cases.json")), UTF_8)
-    (JsonMethods.parse(text) \ "cases").asInstanceOf[JArray].arr
-  }
+  private val shared =
+    JsonMethods.parse(
+      new String(Files.readAllBytes(Paths.get("tests/shared/conf_cases.json")), UTF_8))
+  private val cases = (shared \ "cases").asInstanceOf[JArray].arr
 
   test("the shared cases are judged as Python judges them; every key has cases") {
     val byKey = AdaptiveShuffleConf.entries.map(e => e.key -> e).toMap
@@ -38,6 +39,20 @@ class ValueRuleSuite extends AnyFunSuite {
     }
     val covered = cases.map(c => AdaptiveShuffleConf.Prefix + (c \ "key").asInstanceOf[JString].s)
     assert(covered.toSet === byKey.keySet)
+  }
+
+  test("the shared combinations are judged as Python's configure() judges them") {
+    (shared \ "combinations").asInstanceOf[JArray].arr.foreach { c =>
+      val conf = new SparkConf(false)
+      (c \ "conf").asInstanceOf[JObject].obj.foreach { case (key, value) =>
+        conf.set(key, value.asInstanceOf[JString].s)
+      }
+      val judged = Try { Modes(conf); FetchSettings(conf) }
+      assert(
+        judged.isSuccess === ((c \ "accepted") == JBool.True),
+        s"${conf.getAll.toSeq}: $judged")
+      judged.failed.foreach(e => assert(e.isInstanceOf[IllegalArgumentException], e))
+    }
   }
 
   test("a refused value's error names the key and what is allowed") {
