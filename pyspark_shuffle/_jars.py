@@ -52,10 +52,6 @@ class JarName:
     scala_binary: str
     version: str
 
-    @property
-    def spark_minor_text(self) -> str:
-        return "%d.%d" % self.spark_minor
-
 
 def spark_minor(version: str) -> Tuple[int, int]:
     """``(major, minor)`` of a Spark version string: "4.1.3", "4.1.0-preview2", "4.1.dev0" ..."""
