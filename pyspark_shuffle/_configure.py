@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any, Callable, List, Optional, Tuple, TypeVar
 
 from . import _jars, _jvm, _ucx
-from ._jvm import PLUGIN_CLASSES, RELIABLE_DATA_IO_CLASS, SHUFFLE_MANAGER_CLASS
+from ._jvm import PLUGIN_CLASSES, RELIABLE_DATA_IO_CLASS, SHUFFLE_MANAGER_CLASS, SQL_EXTENSIONS_CLASS
 from .configure_options import OPTIONS, validate_options
 from .values import format_size, parse_size
 
@@ -39,7 +39,14 @@ def configure(builder: B, **options: Any) -> B:
     - ``push_reliability``: with ``mode="push"``, "none" (default) or "replicated" (a lost
       executor's map outputs are read from the copies merged at other executors instead of
       being run again; also sets ``spark.shuffle.sort.io.plugin.class`` to the plugin's
-      ShuffleDataIO, which tells Spark so).
+      ShuffleDataIO, which tells Spark so);
+    - ``combine``: local reduction (default True): the map outputs of aggregations (Spark SQL
+      group-bys, RDD ``reduceByKey``/``aggregateByKey``/``combineByKey``) are combined per
+      executor, one row per key, before reduce tasks read them; ``combine_max_memory`` bounds
+      the heap one executor uses for it.
+
+    It also appends the plugin's Spark SQL extension to ``spark.sql.extensions`` (never twice),
+    which local reduction needs for Spark SQL aggregations.
 
     ``conf/configuration.md`` describes each key.
 
@@ -61,6 +68,7 @@ def configure(builder: B, **options: Any) -> B:
     delay_key = OPTIONS["testing_serve_delay"].key
     delay = settings.get(delay_key) or get(delay_key)
     set_("spark.shuffle.manager", _jvm.serving_class(SHUFFLE_MANAGER_CLASS, delay))
+    set_(SQL_EXTENSIONS_KEY, append_extension(get(SQL_EXTENSIONS_KEY), SQL_EXTENSIONS_CLASS))
     for key, value in settings.items():
         set_(key, value)
     return builder
@@ -225,6 +233,18 @@ def _check_in_flight(settings: dict, max_size_in_flight: Optional[str]) -> None:
             f"{option.key}): it exceeds {limit_name} ({format_size(limit)}); "
             f"allowed: {option.allowed}"
         )
+
+
+SQL_EXTENSIONS_KEY = "spark.sql.extensions"
+
+
+def append_extension(extensions: Optional[str], extension: str) -> str:
+    """``spark.sql.extensions`` value ``extensions`` with ``extension`` appended unless it lists
+    it already."""
+    entries = [entry.strip() for entry in (extensions or "").split(",") if entry.strip()]
+    if extension not in entries:
+        entries.append(extension)
+    return ",".join(entries)
 
 
 def _jar_entries(value: Optional[str]) -> List[str]:

@@ -14,6 +14,9 @@ SHUFFLE_MANAGER_CLASS = "org.apache.spark.shuffle.adaptive.AdaptiveShuffleManage
 #: spark.shuffle.sort.io.plugin.class under push_reliability="replicated".
 RELIABLE_DATA_IO_CLASS = "org.apache.spark.shuffle.adaptive.AdaptiveShuffleDataIO"
 
+#: ``spark.sql.extensions`` entry with the plugin's Spark SQL rules (local reduction's exchange).
+SQL_EXTENSIONS_CLASS = "org.apache.spark.shuffle.adaptive.sql.AdaptiveShuffleExtensions"
+
 #: Spark's default shuffle manager (``spark.shuffle.manager=sort``).
 SORT_SHUFFLE_MANAGER_CLASS = "org.apache.spark.shuffle.sort.SortShuffleManager"
 

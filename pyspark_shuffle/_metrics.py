@@ -45,6 +45,7 @@ COUNTER_NAMES = (
     "elastic_limit_mean",
     "elastic_limit_changes",
     "tasks_by_remote_sources",
+    "combine",
 )
 
 #: Transport name of blocks a reduce task read from its own executor's files.
@@ -57,6 +58,7 @@ def metrics(spark: Any) -> Dict[str, Any]:
         {"manager": "<class of the driver's shuffle manager>",
          "application": {<counters>},               # all finished reduce tasks
          "executors": {"<executor id>": {<counters>}},  # per executor the tasks ran on
+         "combine": {"<shuffle id>": {<counters>}},  # local reduction, per shuffle combined
          "push": {"<shuffle id>": {<summary>}},     # mode="push", else {}
          "losses": {<counts>}}                       # push_reliability="replicated", else {}
 
@@ -125,6 +127,11 @@ def metrics(spark: Any) -> Dict[str, Any]:
     - ``tasks_by_remote_sources``: ``{"n": tasks}``, how many reduce tasks read blocks from n
       distinct remote executors ("0": only local blocks), i.e. what source selection had to
       choose from.
+    - ``combine``: what local reduction did (map tasks' folds and reduce tasks' combined reads),
+      a dict of the counters ``combine/CombineCounters.scala`` declares, each with what it
+      counts: ``maps_folded``, ``rows_in``, ``rows_merged``, ``rows_out`` (combined rows read),
+      ``bytes_out`` (their bytes) against ``bytes_replaced`` (the blocks they stood for),
+      ``blocks_from_files`` and the others, and ``combine_ratio`` (``rows_in / rows_out``).
 
     :data:`COUNTER_NAMES` lists these names in the JVM's order.
 

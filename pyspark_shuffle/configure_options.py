@@ -42,6 +42,8 @@ KEYWORDS = {
     "push_spill_to_peers": "push.spillToPeers",
     "push_place_by_size_after": "push.placeBySizeAfter",
     "push_reliability": "push.reliability",
+    "combine": "combine.enabled",
+    "combine_max_memory": "combine.maxMemory",
     "testing_serve_delay": "testing.serveDelay",
 }
 

@@ -16,6 +16,7 @@ RUN_NUMBERS = (
     "reduce_stage_s",
     "shuffle_write_bytes",
     "shuffle_read_bytes",
+    "shuffle_read_records",
     "fetch_wait_ms",
     "max_reduce_partition_bytes",
     "peak_executor_memory_bytes",

@@ -10,6 +10,7 @@ from .environment import environment
 from .plot import PlotUnavailable, require_matplotlib, write_plot, write_skew_reports
 from .runner import plan, run_all
 from .tables import (
+    combine_table,
     format_table,
     kill_table,
     network_table,
@@ -55,7 +56,7 @@ def _run(config, argv) -> int:
     summaries = summarize(records)
     print()
     print(format_table(summaries))
-    for extra in (network_table(records), push_table(records), kill_table(records)):
+    for extra in (network_table(records), push_table(records), combine_table(records), kill_table(records)):
         if extra:
             print()
             print(extra)

@@ -23,6 +23,7 @@ from .config import (
     OWNED_KEYS,
     ROW_OVERHEAD_BYTES,
     SORT,
+    UNIFORM_KEY_WORKLOADS,
     WORKLOADS,
     BenchConfig,
     ManagerSpec,
@@ -235,8 +236,10 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="NAME[,NAME]",
         help="dummy (DummyRDD shuffle), join (skewed fact joined with a dimension, broadcast off), "
         "groupby (skewed fact shuffled by key and aggregated), sql (star-schema joins and aggregations, "
-        "AQE on, many small shuffles) or coalesced (a 2100-partition groupBy AQE coalesces); "
-        "comma-separated for several; default dummy",
+        "AQE on, many small shuffles), coalesced (a 2100-partition groupBy AQE coalesces), "
+        "aggregate (a SQL group-by with sum, count and avg over --keys keys, AQE on: local "
+        "reduction's workload; --size at 16 bytes a row) or reducebykey (the same rows summed by a "
+        "JVM RDD's reduceByKey); comma-separated for several; default dummy",
     )
     add(
         "--skew",
@@ -357,6 +360,12 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> BenchConfig:
             DummySpec(ns.size, ns.partition_size)
         except ValueError as error:
             parser.error(f"argument --partition-size: {error}")
+    uniform = [w for w in ns.workload if w in UNIFORM_KEY_WORKLOADS]
+    if uniform and ns.skew != [0.0]:
+        parser.error(
+            f"argument --skew: the {' and '.join(uniform)} workload{'s' if len(uniform) > 1 else ''} "
+            "draw keys uniformly (--keys sets how many); give --skew 0"
+        )
     if set(ns.workload) & {"join", "groupby", "sql", "coalesced"}:
         if ns.size // (ns.payload_bytes + ROW_OVERHEAD_BYTES) < 1:
             parser.error(

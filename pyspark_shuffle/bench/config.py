@@ -11,7 +11,7 @@ from ..cluster.spec import ClusterSpec
 SORT = "sort"
 ADAPTIVE = "adaptive"
 MANAGER_KINDS = (SORT, ADAPTIVE)
-WORKLOADS = ("dummy", "join", "groupby", "sql", "coalesced")
+WORKLOADS = ("dummy", "join", "groupby", "sql", "coalesced", "aggregate", "reducebykey")
 
 #: Keys the harness owns: each has its own option.
 OWNED_KEYS = {
@@ -94,6 +94,13 @@ class BenchConfig:
 #: Bytes a fact row takes besides its payload in Spark's shuffle (UnsafeRow: null bits, id, key,
 #: payload offset and length: 32; the serializer's record length: 4).
 ROW_OVERHEAD_BYTES = 36
+
+#: Bytes of a row of the aggregation workloads' table (a key and a value, two longs): ``--size``
+#: over this is their row count.
+KEYED_ROW_BYTES = 16
+
+#: The workloads whose keys are drawn uniformly (skew does not apply to them).
+UNIFORM_KEY_WORKLOADS = ("aggregate", "reducebykey")
 
 
 def check_with_configure(config: BenchConfig) -> None:

@@ -172,6 +172,7 @@ def summarize(
         "reduce_task_s": round(task_s["reduce"], 3),
         "shuffle_write_bytes": sum(int(s.get("shuffleWriteBytes") or 0) for s in ran),
         "shuffle_read_bytes": sum(int(s.get("shuffleReadBytes") or 0) for s in ran),
+        "shuffle_read_records": sum(int(s.get("shuffleReadRecords") or 0) for s in ran),
         "fetch_wait_ms": sum(task_fetch_wait_ms(t) for t in read_tasks),
         "max_reduce_partition_bytes": max((task_read_bytes(t) for t in ok_read_tasks), default=0),
         "reduce_tasks": len(ok_read_tasks),

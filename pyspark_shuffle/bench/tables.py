@@ -257,6 +257,72 @@ KILL_COLUMNS = (
 )
 
 
+COMBINE_COLUMNS = (
+    ("workload", "<"),
+    ("skew", ">"),
+    ("manager", "<"),
+    ("wall s", ">"),
+    ("vs sort", ">"),
+    ("map s", ">"),
+    ("reduce s", ">"),
+    ("read MiB", ">"),
+    ("read vs sort", ">"),
+    ("read records", ">"),
+    ("combine ratio", ">"),
+    ("maps folded", ">"),
+    ("blocks from files", ">"),
+    ("peak exec MiB", ">"),
+)
+
+
+def combine_table(records: Sequence[Dict[str, Any]]) -> Optional[str]:
+    """What local reduction did against sort, medians over the ok runs of each (workload, skew,
+    manager) that has a run with a combined read: wall, map and reduce stage, the shuffle bytes
+    reduce tasks read (and their ratio to sort's in the same workload and skew) and records, rows
+    folded per combined row read, map outputs folded, blocks read from files by tasks that read
+    combined records, and peak executor memory. Sort's rows are the baseline. None when no run
+    read combined records."""
+
+    def combined(r: Dict[str, Any]) -> bool:
+        return bool(((r.get("plugin") or {}).get("combine") or {}).get("segments_read"))
+
+    shown = {(r["workload"], float(r["skew"])) for r in records if r.get("status") == "ok" and combined(r)}
+    if not shown:
+        return None
+    groups = group_runs(
+        r for r in records if r.get("status") == "ok" and (r["workload"], float(r["skew"])) in shown
+    )
+    sort = {(w, s): runs for (w, s, m), runs in groups.items() if m == SORT}
+    rows = []
+    for (workload, skew, manager), runs in groups.items():
+        base = sort.get((workload, skew), [])
+        wall, base_wall = median(r.get("wall_s") for r in runs), median(r.get("wall_s") for r in base)
+        read, base_read = (
+            median(r.get("shuffle_read_bytes") for r in runs),
+            median(r.get("shuffle_read_bytes") for r in base),
+        )
+        combine = [(r.get("plugin") or {}).get("combine") or {} for r in runs]
+        rows.append(
+            [
+                workload,
+                f"{skew:g}",
+                manager,
+                _num(wall, digits=2),
+                "-" if not (wall and base_wall) else f"{wall / base_wall:.2f}x",
+                _num(median(r.get("map_stage_s") for r in runs), digits=2),
+                _num(median(r.get("reduce_stage_s") for r in runs), digits=2),
+                _num(read, 1 << 20),
+                "-" if not (read is not None and base_read) else f"{read / base_read:.2f}x",
+                _num(median(r.get("shuffle_read_records") for r in runs), digits=0),
+                _num(median(c.get("combine_ratio") for c in combine if c), digits=1),
+                _num(median(c.get("maps_folded") for c in combine if c), digits=0),
+                _num(median(c.get("blocks_from_files") for c in combine if c), digits=0),
+                _num(median(r.get("peak_executor_memory_bytes") for r in runs), 1 << 20, 0),
+            ]
+        )
+    return _format(COMBINE_COLUMNS, rows)
+
+
 def kill_table(records: Sequence[Dict[str, Any]]) -> Optional[str]:
     """What each ``--kill`` cost, medians over the ok runs: the wall time, as a multiple of the
     same manager's median without a kill (same workload and skew, when the benchmark ran one),

@@ -12,8 +12,8 @@ import hashlib
 import json
 from typing import Any, Callable, Dict
 
-from ..dummy import DummyRDD, skewed_dimension, skewed_fact
-from .config import ROW_OVERHEAD_BYTES
+from ..dummy import DummyRDD, keyed_rows, keyed_sums, skewed_dimension, skewed_fact
+from .config import KEYED_ROW_BYTES, ROW_OVERHEAD_BYTES
 
 
 def fact_rows(size_bytes: int, payload_bytes: int) -> int:
@@ -154,12 +154,52 @@ def coalesced(spark: Any, job: Dict[str, Any]) -> Dict[str, Any]:
     return {"fact_rows": rows, **_summary(groups)}
 
 
+def keyed_rows_of(job: Dict[str, Any]) -> int:
+    """Rows of the aggregation workloads' table: ``size`` at :data:`KEYED_ROW_BYTES` a row."""
+    return max(1, job["size_bytes"] // KEYED_ROW_BYTES)
+
+
+def aggregate(spark: Any, job: Dict[str, Any]) -> Dict[str, Any]:
+    """A SQL group-by with sum, count and avg over ``keys`` distinct keys (:func:`keyed_rows`,
+    one map task per partition of ``partition_size``): every key in every map task while a task
+    has more rows than there are keys (local reduction's best case), every key distinct once
+    there are as many keys as rows (its worst). Summarized by group count and sums."""
+    from pyspark.sql import functions as F
+
+    table = keyed_rows(spark, keyed_rows_of(job), job["keys"], job["num_partitions"], job["seed"])
+    groups = table.groupBy("key").agg(
+        F.sum("value").alias("sum"), F.count(F.lit(1)).alias("rows"), F.avg("value").alias("mean")
+    )
+    totals = groups.agg(
+        F.count(F.lit(1)).alias("groups"),
+        F.sum("rows").alias("rows"),
+        F.sum(F.col("key") * F.col("sum")).alias("weighted"),
+        F.sum(F.round("mean", 3)).alias("means"),
+    ).collect()[0]
+    return {
+        "groups": int(totals["groups"]),
+        "rows": int(totals["rows"] or 0),
+        "checksum": _digest([str(totals["weighted"]), str(totals["means"])]),
+    }
+
+
+def reducebykey(spark: Any, job: Dict[str, Any]) -> Dict[str, Any]:
+    """The same rows as :func:`aggregate` summed by key with a JVM RDD's ``reduceByKey`` (an RDD
+    shuffle with map-side combine) into as many reduce partitions as map tasks."""
+    sums = keyed_sums(
+        spark, keyed_rows_of(job), job["keys"], job["num_partitions"], job["num_partitions"], job["seed"]
+    )
+    return {"groups": sums["keys"], "checksum": f"{sums['checksum'] & (2**64 - 1):016x}"}
+
+
 WORKLOADS: Dict[str, Callable[[Any, Dict[str, Any]], Dict[str, Any]]] = {
     "dummy": dummy,
     "join": join,
     "groupby": groupby,
     "sql": sql,
     "coalesced": coalesced,
+    "aggregate": aggregate,
+    "reducebykey": reducebykey,
 }
 
 #: Spark settings of one workload's runs, over the harness's (``--conf`` still overrides them):
@@ -170,4 +210,5 @@ WORKLOAD_CONF: Dict[str, Dict[str, str]] = {
         "spark.sql.adaptive.enabled": "true",
         "spark.sql.shuffle.partitions": str(COALESCED_PARTITIONS),
     },
+    "aggregate": {"spark.sql.adaptive.enabled": "true", "spark.sql.shuffle.partitions": "200"},
 }

@@ -15,7 +15,9 @@ spread one each over the first chunks; every chunk goes to one destination parti
   ``mapInArrow``, no per-row pickling) and :func:`generate_partition`, the per-partition
   generator, a pure function of (spec, partition index).
 - :mod:`.tables`: :func:`skewed_fact` / :func:`skewed_dimension`, DataFrames with
-  Zipf-distributed join keys, generated in the JVM.
+  Zipf-distributed join keys, and :func:`keyed_rows` / :func:`keyed_sums`, rows with a chosen
+  number of distinct keys for aggregations (a DataFrame, and a JVM RDD ``reduceByKey``),
+  generated in the JVM.
 
 numpy, msgpack and pyarrow (the ``dummy`` extra) are imported only by the functions that need them.
 """
@@ -23,12 +25,14 @@ numpy, msgpack and pyarrow (the ``dummy`` extra) are imported only by the functi
 from .generator import generate_partition, python_dummy_df, python_dummy_rdd, unpack_chunk
 from .jvm import DummyRDD
 from .spec import DummySpec, zipf_probabilities
-from .tables import skewed_dimension, skewed_fact
+from .tables import keyed_rows, keyed_sums, skewed_dimension, skewed_fact
 
 __all__ = [
     "DummyRDD",
     "DummySpec",
     "generate_partition",
+    "keyed_rows",
+    "keyed_sums",
     "python_dummy_df",
     "python_dummy_rdd",
     "skewed_dimension",

@@ -24,7 +24,10 @@ class ShuffleView:
     partition; in event logs of other managers, one entry per reduce task) or the map outputs'
     MapStatus sizes ("map outputs": rounded by Spark to within 10%). ``tasks`` rows hold each reduce task's
     executor, launch and finish time (epoch ms), bytes, fetch wait and in-flight limit;
-    ``merged`` (mode=push) the bytes read out of merged chunks and from files ("chunks", "files").
+    ``merged`` (mode=push) the bytes read out of merged chunks and from files ("chunks", "files");
+    ``combine`` what local reduction did of the shuffle (the counters of
+    ``metrics(spark)["combine"]``: rows folded, combined rows and bytes read, and the bytes of
+    the blocks they stood for).
 
     Per source executor: ``remote_bytes_by_source``, the bytes it sent to other executors (over
     its link); ``rate_by_source``, the bytes per second those executors observed from it,
@@ -38,6 +41,7 @@ class ShuffleView:
     wait_ms_by_source: Dict[str, float] = field(default_factory=dict)
     tasks: List[Dict[str, Any]] = field(default_factory=list)
     merged: Dict[str, int] = field(default_factory=dict)
+    combine: Dict[str, float] = field(default_factory=dict)
     remote_bytes_by_source: Dict[str, int] = field(default_factory=dict)
     rate_by_source: Dict[str, float] = field(default_factory=dict)
     host_by_source: Dict[str, str] = field(default_factory=dict)
@@ -78,6 +82,7 @@ def from_report(report: Dict[str, Any], prefix: str = "") -> ShuffleView:
         wait_ms_by_source={str(k): float(v) for k, v in (report.get("waitMsBySource") or {}).items()},
         tasks=list(report.get("tasks") or []),
         merged={str(k): int(v) for k, v in (report.get("merged") or {}).items()},
+        combine={str(k): float(v) for k, v in (report.get("combine") or {}).items()},
         remote_bytes_by_source={str(k): int(v) for k, v in (report.get("remoteBytesBySource") or {}).items()},
         rate_by_source={str(k): float(v) for k, v in (report.get("rateBySource") or {}).items()},
         host_by_source={str(k): str(v) for k, v in (report.get("hostBySource") or {}).items()},

@@ -149,11 +149,23 @@ def _critical(view: ShuffleView) -> str:
     return f"{source} ({seconds:.1f} s" + (f", bound {bound:.1f} s)" if bound is not None else ")")
 
 
+def _combined(view: ShuffleView) -> str:
+    """Local reduction's ratio, and the combined MiB read in place of the blocks' MiB."""
+    c = view.combine
+    if not c.get("segments_read"):
+        return "-"
+    return (
+        f"{c.get('combine_ratio', 0.0):.1f}x, "
+        f"{_mib(int(c.get('bytes_out', 0)))} for {_mib(int(c.get('bytes_replaced', 0)))} MiB"
+    )
+
+
 def format_table(views: Sequence[ShuffleView]) -> str:
     """One line per shuffle read: partitions, total and largest/median partition (MiB), the
     Zipf fit, the source executor that served most bytes and the one waited on longest, the
-    in-flight limit's range, the bytes read out of merged chunks and from files (mode=push), and
-    the critical source: the
+    in-flight limit's range, the bytes read out of merged chunks and from files (mode=push), what
+    local reduction did (rows folded per combined row read, and the MiB of combined segments read
+    against the MiB of the blocks they stood for), and the critical source: the
     one whose remote bytes take longest at the rate observed from it (with its link bound from
     a namespace-cluster bench)."""
     header = [
@@ -167,6 +179,7 @@ def format_table(views: Sequence[ShuffleView]) -> str:
         "longest wait",
         "limit MiB",
         "chunks/files MiB",
+        "combined",
         "critical source",
     ]
     rows = []
@@ -187,6 +200,7 @@ def format_table(views: Sequence[ShuffleView]) -> str:
                 f"{wait[0]} ({wait[1] / 1000.0:.1f} s)" if wait else "-",
                 f"{_mib(min(lo for lo, _ in limits))}-{_mib(max(hi for _, hi in limits))}" if limits else "-",
                 "/".join(_mib(v.merged.get(k, 0)) for k in ("chunks", "files")) if v.merged else "-",
+                _combined(v),
                 _critical(v),
             ]
         )

@@ -19,6 +19,15 @@ def reduce_by_key(spark):
     return rdd.map(lambda x: (x % 97, x)).reduceByKey(add, 5).collect()
 
 
+@ab.workload
+def jvm_reduce_by_key(spark):
+    # A JVM RDD's reduceByKey (map-side combine in the JVM, which local reduction combines per
+    # executor); PySpark's reduceByKey combines in Python and is a plain shuffle of bytes.
+    from pyspark_shuffle.dummy import keyed_sums
+
+    return keyed_sums(spark, rows=40000, keys=300, partitions=8, reducers=5)
+
+
 @ab.workload(unordered=True)
 def group_by_key(spark):
     rdd = spark.sparkContext.parallelize(range(6000), 4)
@@ -91,7 +100,8 @@ def hot_key(spark):
 
 
 @pytest.mark.parametrize(
-    "name", ["reduce_by_key", "group_by_key", "rdd_join", "cogroup", "repartition", "distinct"]
+    "name",
+    ["reduce_by_key", "jvm_reduce_by_key", "group_by_key", "rdd_join", "cogroup", "repartition", "distinct"],
 )
 def test_same_result(name):
     assert ab.assert_same(name)
@@ -112,12 +122,22 @@ def test_both_sides_ran_their_manager():
         assert side.manager_class.endswith("AdaptiveShuffleManager")
 
 
+def read_from_files_but_combined(counters):
+    """The bytes read by each path, without what the other executor combined: its memory is read
+    through its block server (netty), whatever path reads its files."""
+    by_transport = dict(counters["bytes_by_transport"])
+    combined_remote = by_transport.get("netty", 0)
+    assert combined_remote <= counters["combine"]["bytes_out"], counters
+    by_transport.pop("netty", None)
+    return by_transport
+
+
 def test_same_host_blocks_are_read_from_files_unless_turned_off():
     result = ab.run()
     counters = result.plugins["adaptive"].metrics["application"]
-    # Both executors of local-cluster share the host: no block crosses the network.
-    assert set(counters["bytes_by_transport"]) == {"local", "host-local"}, counters
-    assert set(counters["requests_by_transport"]) == {"host-local"}, counters
+    # Both executors of local-cluster share the host: no block of a file crosses the network.
+    assert set(read_from_files_but_combined(counters)) == {"local", "host-local"}, counters
+    assert set(counters["requests_by_transport"]) <= {"host-local", "netty"}, counters
     assert counters["transport_fallbacks"] == 0
     network = result.plugins["naive"].metrics["application"]
     assert set(network["bytes_by_transport"]) == {"local", "netty"}, network
@@ -126,9 +146,24 @@ def test_same_host_blocks_are_read_from_files_unless_turned_off():
         "manager": result.sort.manager_class,
         "application": {},
         "executors": {},
+        "combine": {},
         "push": {},
         "losses": {},
     }
+
+
+def test_aggregations_are_combined_per_executor_unless_every_shuffle_is_pushed():
+    result = ab.run()
+    for variant in ("adaptive", "naive", "push", *UCX_VARIANTS, *UCX_PUSH_VARIANTS):
+        metrics = result.plugins[variant].metrics
+        combine = metrics["application"]["combine"]
+        assert combine["segments_read"] > 0 and combine["rows_merged"] > 0, (variant, combine)
+        assert combine["rows_out"] < combine["rows_in"], (variant, combine)
+        assert combine["read_fallbacks"] == 0 and combine["corrupt_segments"] == 0, (variant, combine)
+        assert metrics["combine"] and all(c["maps_folded"] > 0 for c in metrics["combine"].values())
+    # Under replicated push every shuffle is pushed, so that its map outputs are held elsewhere.
+    replicated = result.plugins["push-replicated"].metrics
+    assert replicated["combine"] == {} and replicated["application"]["combine"]["maps_folded"] == 0
 
 
 def test_push_variant_reads_merged_chunks_and_files():
@@ -161,9 +196,9 @@ def test_ucx_variants_read_the_other_executor_through_ucx_only():
     assert set(UCX_VARIANTS) == {"ucx-shm"}
     for variant in UCX_VARIANTS:
         counters = result.plugins[variant].metrics["application"]
-        # UCX comes before host-local reads: every remote byte is a one-sided read.
-        assert set(counters["bytes_by_transport"]) == {"local", "ucx"}, (variant, counters)
-        assert set(counters["requests_by_transport"]) == {"ucx"}, (variant, counters)
+        # UCX comes before host-local reads: every remote byte of a file is a one-sided read.
+        assert set(read_from_files_but_combined(counters)) == {"local", "ucx"}, (variant, counters)
+        assert set(counters["requests_by_transport"]) <= {"ucx", "netty"}, (variant, counters)
         assert counters["transport_fallbacks"] == 0, (variant, counters)
 
 
@@ -172,7 +207,7 @@ def test_push_over_ucx_reads_merged_chunks_one_sided():
     counters = ab.run().plugins["push-ucx"].metrics["application"]
     assert counters["chunks_one_sided"] > 0 and counters["chunk_fallbacks"] == 0, counters
     # Chunks and files of the other executor alike: one-sided reads only.
-    assert set(counters["bytes_by_transport"]) == {"local", "ucx"}, counters
+    assert set(read_from_files_but_combined(counters)) == {"local", "ucx"}, counters
     assert counters["transport_fallbacks"] == 0, counters
 
 

@@ -24,6 +24,69 @@ def group_by(spark):
     return rows(df.agg(F.count("*"), F.sum("id"), F.min("id"), F.max("id")))
 
 
+def typed_table(spark, partitions=8):
+    from pyspark.sql import functions as F
+
+    return spark.range(0, 40000, 1, partitions).select(
+        (F.col("id") % 61).alias("k"),
+        F.col("id"),
+        (F.col("id") % 13).cast("double").alias("d"),
+        F.concat(F.lit("s"), (F.col("id") % 17).cast("string")).alias("s"),
+        (F.col("id") % 7).cast("decimal(30,2)").alias("dec"),
+    )
+
+
+@ab.workload(unordered=True)
+def aggregate_functions(spark):
+    # Every key in every map task: local reduction merges each function's partial buffers.
+    from pyspark.sql import functions as F
+
+    df = typed_table(spark).groupBy("k")
+    return rows(
+        df.agg(
+            F.sum("id"),
+            F.count("*"),
+            F.min("s"),
+            F.max("dec"),
+            F.avg("dec"),
+            F.round(F.stddev("d"), 6),
+            F.approx_count_distinct("id"),
+            F.sort_array(F.collect_set("s")),
+            F.percentile("id", 0.5),
+            F.bit_xor("id"),
+            F.max_by("d", "id"),
+            F.count_distinct("s"),
+        )
+    )
+
+
+@ab.workload(unordered=True)
+def keys_of_every_kind(spark):
+    from pyspark.sql import functions as F
+
+    df = typed_table(spark).select(
+        F.when(F.col("k") % 5 == 0, None).otherwise(F.col("s")).alias("ks"),
+        "dec",
+        F.struct(F.col("k") % 3, "s").alias("st"),
+        F.when(F.col("k") % 4 == 0, float("nan")).otherwise(F.col("d")).alias("kd"),
+        "id",
+    )
+    grouped = df.groupBy("ks", "dec", "st", "kd").agg(F.sum("id"), F.count("*"))
+    # NaN is a key of its own; in Python no NaN equals another, so it is compared as text.
+    return rows(grouped.withColumn("kd", F.col("kd").cast("string")))
+
+
+@ab.workload(unordered=True)
+def cached_input(spark):
+    from pyspark.sql import functions as F
+
+    cached = typed_table(spark).cache()
+    try:
+        return rows(cached.groupBy("s").agg(F.sum("id"), F.min("d")))
+    finally:
+        cached.unpersist()
+
+
 @ab.workload(unordered=True)
 def sql_join(spark):
     from pyspark.sql import functions as F
@@ -85,7 +148,9 @@ def many_reduce_partitions(spark):
     return result
 
 
-@pytest.mark.parametrize("name", ["group_by", "sql_join", "window"])
+@pytest.mark.parametrize(
+    "name", ["group_by", "sql_join", "window", "aggregate_functions", "keys_of_every_kind", "cached_input"]
+)
 def test_same_result(name):
     assert ab.assert_same(name)
 

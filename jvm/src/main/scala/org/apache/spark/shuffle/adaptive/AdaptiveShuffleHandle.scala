@@ -4,13 +4,15 @@ import java.io.ObjectOutputStream
 
 import org.apache.spark.ShuffleDependency
 import org.apache.spark.shuffle.{BaseShuffleHandle, ShuffleHandle}
+import org.apache.spark.shuffle.adaptive.combine.CombineSpec
 import org.apache.spark.shuffle.adaptive.metrics.FetchMetricsAccumulator
 import org.apache.spark.shuffle.adaptive.push.OwnerTable
 
 /**
- * The handle tasks receive: the sort shuffle's own handle (which picks the map-side writer) and
- * the accumulator reduce tasks report their [[metrics.FetchCounters]] through; in mode=push, the
- * owner of each reduce partition.
+ * The handle tasks receive: the sort shuffle's own handle (which picks the map-side writer), the
+ * accumulator tasks report their [[metrics.FetchCounters]] through, how its records combine
+ * where they do (local reduction, [[combine.CombineSpec]]); in mode=push, the owner of each
+ * reduce partition.
  *
  * The owners are placed (by `placeOwners`, on the driver) when the handle is first serialized,
  * which is when its map stage is submitted: the executors that will run the map tasks are known
@@ -27,6 +29,7 @@ private[spark] final class AdaptiveShuffleHandle[K, V, C](
     val writeHandle: ShuffleHandle,
     val fetchMetrics: FetchMetricsAccumulator,
     val numMaps: Int,
+    val combine: Option[CombineSpec],
     @transient private[this] val placeOwners: () => Option[OwnerTable],
     @transient private[this] val liveExecutors: () => Set[String])
     extends BaseShuffleHandle(shuffleId, dependency) {

@@ -5,6 +5,7 @@ import java.util.concurrent.ConcurrentHashMap
 import org.apache.spark.{ShuffleDependency, SparkContext}
 import org.apache.spark.rpc.RpcEndpointRef
 import org.apache.spark.shuffle.ShuffleHandle
+import org.apache.spark.shuffle.adaptive.combine.Combinable
 import org.apache.spark.shuffle.adaptive.compat.SparkCompat
 import org.apache.spark.shuffle.adaptive.config.Modes
 import org.apache.spark.shuffle.adaptive.metrics.{FetchCounters, FetchMetricsAccumulator, FetchMetricsListener, PluginMetricsSource, ShuffleReadReporter}
@@ -33,7 +34,8 @@ private[spark] final class DriverServices(sc: SparkContext, modes: Modes) {
   private def partitionBytes(shuffleId: Int): Seq[Long] =
     SparkCompat.partitionBytes(shuffleId, reducers.getOrDefault(shuffleId, 0))
 
-  val readReports = new ShuffleReadReporter(partitionBytes, sc.listenerBus.post)
+  val readReports =
+    new ShuffleReadReporter(partitionBytes, fetchMetrics.combineOf, sc.listenerBus.post)
   sc.addSparkListener(readReports)
 
   private[this] val ucxRegistry: Option[RpcEndpointRef] =
@@ -62,15 +64,19 @@ private[spark] final class DriverServices(sc: SparkContext, modes: Modes) {
     sc.register(accumulator, FetchMetricsAccumulator.NamePrefix + shuffleId)
     val numPartitions = dependency.partitioner.numPartitions
     reducers.put(shuffleId, numPartitions)
+    // A shuffle that combines is read where it was combined, so it is not pushed.
+    val combine = if (modes.combine) Combinable.of(dependency) else None
+    val pushed = pushDriver.filter(_ => combine.isEmpty)
     val handle = new AdaptiveShuffleHandle(
       shuffleId,
       dependency,
       writeHandle,
       accumulator,
       dependency.rdd.partitions.length,
-      () => if (modes.push) Some(OwnerTable.uniform(numPartitions, taskExecutors)) else None,
+      combine,
+      () => if (pushed.isDefined) Some(OwnerTable.uniform(numPartitions, taskExecutors)) else None,
       () => taskExecutors.map(_.executorId).toSet)
-    pushDriver.foreach(
+    pushed.foreach(
       _.register(
         shuffleId,
         handle.numMaps,
@@ -112,6 +118,7 @@ private[spark] object DriverServices {
     Map(
       "application" -> new FetchCounters().toMap,
       "executors" -> Map.empty,
+      "combine" -> Map.empty,
       "push" -> Map.empty,
       "losses" -> Map.empty)
 }

@@ -1,22 +1,25 @@
 package org.apache.spark.shuffle.adaptive
 
 import org.apache.spark.{SparkConf, SparkContext, SparkEnv, TaskContext}
+import org.apache.spark.network.netty.SparkTransportConf
 import org.apache.spark.shuffle._
+import org.apache.spark.shuffle.adaptive.combine.{CombineCounters, CombinedRead, CombinedShuffle, CombineMemory, CombineStore, CombiningBlockResolver, CombiningShuffleWriter}
 import org.apache.spark.shuffle.adaptive.compat.SparkCompat
 import org.apache.spark.shuffle.adaptive.config.Modes
-import org.apache.spark.shuffle.adaptive.fetch.{AdaptiveShuffleReader, BatchFetch, BlockManagerLocalBlocks, ChunkPart, DirectMemoryBackoff, FetchSettings, ShuffleBlockFetcher}
-import org.apache.spark.shuffle.adaptive.flow.PeerTraffic
+import org.apache.spark.shuffle.adaptive.fetch.{AdaptiveShuffleReader, BatchFetch, BlockManagerLocalBlocks, DirectMemoryBackoff, FetchSettings, ShuffleBlockFetcher, WholeRead}
+import org.apache.spark.shuffle.adaptive.flow.{BlockRef, PeerTraffic}
 import org.apache.spark.shuffle.adaptive.metrics.{ExecutorShuffleMetrics, FetchCounters}
 import org.apache.spark.shuffle.adaptive.push.{MergedReads, MergedTransport, PushExecutor}
-import org.apache.spark.shuffle.adaptive.transport.{BlockTransport, MapOutputServing, ServingShuffleWriter, TransportFactory}
+import org.apache.spark.shuffle.adaptive.transport.{BlockTransport, MapOutputServing, RemoteRegion, ServingShuffleWriter, TransportFactory}
 import org.apache.spark.shuffle.sort.SortShuffleManager
-import org.apache.spark.storage.{BlockId, BlockManagerId}
+import org.apache.spark.storage.{BlockId, BlockManagerId, FallbackStorage, ShuffleBlockId}
 import org.apache.spark.util.RpcUtils
 
 /**
  * The plugin's executor (and a local-mode driver): the transports, this executor's metrics
- * source, in mode=push its store and pusher ([[push.PushExecutor]]), and what wires them into
- * each map task's writer and each reduce task's reader.
+ * source, its local reduction ([[combine.CombineStore]]), in mode=push its store and pusher
+ * ([[push.PushExecutor]]), and what wires them into each map task's writer and each reduce
+ * task's reader.
  *
  * @param files what serves this executor's map-output files (Spark's resolver, or a wrapper)
  */
@@ -49,7 +52,21 @@ private[spark] final class ExecutorServices(
           modes.replicated))
     else None
 
-  lazy val resolver: ShuffleBlockResolver = push.map(_.resolver).getOrElse(mapOutputFiles)
+  private[this] lazy val combines: Option[CombineStore] =
+    if (modes.combine)
+      Some(
+        new CombineStore(
+          new CombineMemory(CombineStore.capacity(conf)),
+          SparkEnv.get.serializerManager.wrapStream(_, _),
+          () => SparkEnv.get.blockManager.diskBlockManager.createTempLocalBlock()._2,
+          SparkTransportConf.fromSparkConf(conf, "shuffle")))
+    else None
+
+  lazy val resolver: ShuffleBlockResolver = {
+    val served = push.map(_.resolver).getOrElse(mapOutputFiles)
+    combines.fold[ShuffleBlockResolver](served)(
+      new CombiningBlockResolver(conf, mapOutputFiles, served, _))
+  }
 
   def writer[K, V](
       handle: ShuffleHandle,
@@ -64,15 +81,39 @@ private[spark] final class ExecutorServices(
     val pushing = for (p <- push; o <- owners) yield p.serving(o)
     val servings =
       (transports.serving +: pushing.toSeq).filter(_ != MapOutputServing.BlockServer)
-    if (servings.isEmpty) writer
-    else
-      new ServingShuffleWriter(
-        writer,
-        handle.shuffleId,
+    val served =
+      if (servings.isEmpty) writer
+      else
+        new ServingShuffleWriter(
+          writer,
+          handle.shuffleId,
+          mapId,
+          sortShuffle.shuffleBlockResolver,
+          servings)
+    combining(handle).fold(served) { case (h, shuffle) =>
+      new CombiningShuffleWriter(
+        served,
+        h.dependency.partitioner,
         mapId,
-        sortShuffle.shuffleBlockResolver,
-        servings)
+        shuffle,
+        h.fetchMetrics.value.combine)
+    }
   }
+
+  /** A shuffle whose records this executor combines, with its combined records here. */
+  private def combining(
+      handle: ShuffleHandle): Option[(AdaptiveShuffleHandle[_, _, _], CombinedShuffle)] =
+    for {
+      store <- combines
+      h <- Some(handle).collect { case h: AdaptiveShuffleHandle[_, _, _] => h }
+      spec <- h.combine
+      shuffle <- store.shuffle(
+        h.shuffleId,
+        h.dependency.partitioner.numPartitions,
+        spec,
+        h.dependency.serializer)
+      if shuffle.combining
+    } yield (h, shuffle)
 
   def reader[K, C](
       handle: ShuffleHandle,
@@ -99,7 +140,7 @@ private[spark] final class ExecutorServices(
       endPartition,
       context)
     def newFetcher() = {
-      val blocks = SparkCompat
+      val listed = SparkCompat
         .mapSizesByExecutorId(
           handle.shuffleId,
           startMapIndex,
@@ -107,6 +148,15 @@ private[spark] final class ExecutorServices(
           startPartition,
           endPartition)
         .toSeq
+      val combined = combinedReads(
+        handle,
+        listed,
+        startMapIndex,
+        endMapIndex,
+        startPartition,
+        endPartition,
+        counters.combine)
+      val blocks = combined.fold(listed)(_._1)
       val chain = transports.forReduceTask(env)
       val merged = push.flatMap(
         mergedReads(
@@ -123,9 +173,14 @@ private[spark] final class ExecutorServices(
         counters.chunksInRanges += m.chunksInRanges
         counters.chunksOneSided += m.exposed.size
       }
-      val transport: BlockTransport = merged.fold(chain) { m =>
-        new MergedTransport(transports.forExposedBlocks(env, m.exposed), chain)
-      }
+      val transport: BlockTransport =
+        if (merged.isEmpty && combined.isEmpty) chain
+        else
+          new MergedTransport(
+            transports.forExposedBlocks(
+              env,
+              merged.fold(Map.empty[(BlockManagerId, BlockId), RemoteRegion])(_.exposed)),
+            chain)
       new ShuffleBlockFetcher(
         context,
         transport,
@@ -139,12 +194,59 @@ private[spark] final class ExecutorServices(
         shared = PeerTraffic.shared(settings.waitWindow),
         batch = batch,
         backoff = DirectMemoryBackoff.shared,
-        chunks = merged.fold(Map.empty[(BlockManagerId, BlockId), IndexedSeq[ChunkPart]])(_.chunks),
+        chunks = merged.fold(Map.empty[(BlockManagerId, BlockId), WholeRead])(_.chunks) ++
+          combined.fold(Map.empty[(BlockManagerId, BlockId), WholeRead])(_._2),
         concatenate = merged.exists(_.chunks.nonEmpty) &&
           BatchFetch.concatenable(env.conf, baseHandle.dependency.serializer))
     }
     new AdaptiveShuffleReader[K, C](baseHandle, context, readMetrics, () => newFetcher())
   }
+
+  /**
+   * Local reduction: a task that reads every map output of a shuffle that combines reads, from
+   * each executor with blocks for it, what that executor combined of its partitions, in one
+   * request in place of those blocks ([[CombinedRead]]); the listed blocks with those requests
+   * in their place, and the requests. A task that reads only some map outputs (AQE's skew
+   * splits and local reads) would find no segment it can use, so it reads the files.
+   */
+  private def combinedReads(
+      handle: ShuffleHandle,
+      listed: Seq[(BlockManagerId, MergedReads.Blocks)],
+      startMapIndex: Int,
+      endMapIndex: Int,
+      startPartition: Int,
+      endPartition: Int,
+      counters: CombineCounters): Option[
+    (Seq[(BlockManagerId, MergedReads.Blocks)], Map[(BlockManagerId, BlockId), WholeRead])] =
+    for {
+      _ <- combines
+      h <- Some(handle).collect { case h: AdaptiveShuffleHandle[_, _, _] => h }
+      if h.combine.isDefined && startMapIndex == 0 && endMapIndex >= h.numMaps
+    } yield {
+      val reads = listed.iterator
+        // What decommissioned executors left in the fallback storage was combined nowhere.
+        .filter(_._1 != FallbackStorage.FALLBACK_BLOCK_MANAGER_ID)
+        .map { case (home, blocks) =>
+          val needed = blocks.iterator.collect {
+            case (id: ShuffleBlockId, size, mapIndex) if size > 0 => BlockRef(id, size, mapIndex)
+          }.toIndexedSeq
+          home -> new CombinedRead(
+            h.shuffleId,
+            startPartition,
+            endPartition,
+            home,
+            needed,
+            counters)
+        }
+        .filter(_._2.blocks > 0)
+        .toMap
+      val blocks = listed.map { case (home, homeBlocks) =>
+        reads.get(home).fold(home -> homeBlocks) { read =>
+          home -> Seq[(BlockId, Long, Int)]((read.id, read.ref.size, read.ref.mapIndex))
+        }
+      }
+      (blocks, reads.map { case (home, read) => (home, read.id) -> (read: WholeRead) })
+    }
 
   /**
    * mode=push: which of `blocks` a reduce task reads out of merged chunks, asked of the owners
@@ -187,6 +289,7 @@ private[spark] final class ExecutorServices(
     reader = Some(env.executorId).filter(_ => push.replicated))
 
   def removeShuffle(shuffleId: Int): Unit = {
+    combines.foreach(_.removeShuffle(shuffleId))
     push.foreach(_.removeShuffle(shuffleId))
     transports.removed(shuffleId)
   }
@@ -194,6 +297,7 @@ private[spark] final class ExecutorServices(
   def stop(): Unit = {
     // Before the transports: its chunks may be registered with their UCX node.
     push.foreach(_.stop())
+    combines.foreach(_.clear())
     transports.stop()
   }
 }

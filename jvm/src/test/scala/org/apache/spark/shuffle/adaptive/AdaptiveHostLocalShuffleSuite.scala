@@ -22,13 +22,18 @@ class AdaptiveHostLocalShuffleSuite extends ShuffleSuite with BeforeAndAfterAll 
     conf.set(SHUFFLE_HOST_LOCAL_DISK_READING_ENABLED, true)
   }
 
-  /** Runs a shuffle on two executors; returns the application's plugin counters. */
+  /**
+   * Runs a shuffle on two executors; returns the application's plugin counters. Its values are
+   * grouped, not combined on the map side: what an executor combined is read from its memory,
+   * over the network.
+   */
   private def shuffleOnTwoExecutors(): Map[String, Any] = {
     TestUtils.waitUntilExecutorsUp(sc, 2, 60000)
     val sums = sc
       .parallelize(1 to 20000, 8)
       .map(x => (x % 101, x))
-      .reduceByKey(_ + _, 6)
+      .groupByKey(6)
+      .mapValues(_.sum)
       .collectAsMap()
     assert(sums(0) === (101 to 19998 by 101).sum)
     PluginCounters.application(sc)

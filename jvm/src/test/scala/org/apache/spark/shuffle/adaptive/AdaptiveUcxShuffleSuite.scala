@@ -52,13 +52,15 @@ abstract class UcxShuffleSuiteBase(tls: String) extends ShuffleSuite with Before
       }
     })
     // Map tasks prefer the two executors in turn: left to the scheduler, one executor can take
-    // every tiny task, and then no block is remote.
+    // every tiny task, and then no block is remote. Values are grouped, not combined on the map
+    // side: what an executor combines is read from its memory through its block server.
     val homes = Seq("0", "1").map(ExecutorProbe.location(sc, _))
     val sums = sc
       .makeRDD((0 until 8).map(i => (i, Seq(homes(i % 2)))))
       .flatMap(i => (i * 2500 + 1) to ((i + 1) * 2500))
       .map(x => (x % 101, x))
-      .reduceByKey(_ + _, 6)
+      .groupByKey(6)
+      .mapValues(_.sum)
       .collectAsMap()
     assert(sums(0) === (101 to 19998 by 101).sum)
     val app = PluginCounters.application(sc)

@@ -32,8 +32,14 @@ class UcxClusterSuite extends SparkFunSuite with LocalSparkContext with Eventual
     .set("spark.task.maxFailures", "2")
     .setExecutorEnv("UCX_TLS", "posix,cma,self")
 
+  // Values grouped, not combined on the map side: what an executor combines is read from its
+  // memory through its block server, and this suite reads map-output files.
   private def sums(sc: SparkContext): collection.Map[Int, Int] =
-    sc.parallelize(1 to 20000, 8).map(x => (x % 101, x)).reduceByKey(_ + _, 6).collectAsMap()
+    sc.parallelize(1 to 20000, 8)
+      .map(x => (x % 101, x))
+      .groupByKey(6)
+      .mapValues(_.sum)
+      .collectAsMap()
 
   private val expected = (1 to 20000).groupBy(_ % 101).map { case (k, xs) => k -> xs.sum }
 
@@ -132,12 +138,13 @@ class UcxClusterSuite extends SparkFunSuite with LocalSparkContext with Eventual
     val executors = sc.getExecutorIds()
     executors.foreach(ExecutorProbe.location(sc, _))
     // 40 reduce tasks, half their partitions owned by the executor a task does not run on.
-    val shuffled = sc.parallelize(1 to 40000, 8).map(x => (x % 400, x)).reduceByKey(_ + _, 40)
-    sc.submitMapStage(shuffled.dependencies.head.asInstanceOf[ShuffleDependency[Int, Int, Int]])
+    // Grouped, not combined on the map side: a shuffle that combines is not pushed.
+    val shuffled = sc.parallelize(1 to 40000, 8).map(x => (x % 400, x)).groupByKey(40)
+    sc.submitMapStage(shuffled.dependencies.head.asInstanceOf[ShuffleDependency[Int, Int, _]])
       .get()
     PushProbe.awaitPushed(sc, executors)
-    assert(shuffled.collectAsMap() === (1 to 40000).groupBy(_ % 400).map { case (k, xs) =>
-      k -> xs.sum
+    assert(shuffled.mapValues(_.sum).collectAsMap() === (1 to 40000).groupBy(_ % 400).map {
+      case (k, xs) => k -> xs.sum
     })
     val counters = appCounters(sc)
     def count(name: String) = counters(name).asInstanceOf[Long]

@@ -346,6 +346,46 @@ private[spark] object AdaptiveShuffleConf {
       .obeying(Size(1, Long.MaxValue))
       .createWithDefaultString("4k")
 
+  val COMBINE_ENABLED: ConfigEntry[Boolean] =
+    ConfigBuilder(Prefix + "combine.enabled")
+      .doc(
+        "Local reduction (Twister): the map outputs of a shuffle whose records combine (a Spark " +
+          "SQL partial aggregate's exchange, which needs spark.sql.extensions=" +
+          "org.apache.spark.shuffle.adaptive.sql.AdaptiveShuffleExtensions, set by " +
+          "pyspark_shuffle.configure; an RDD shuffle with map-side combine: reduceByKey, " +
+          "aggregateByKey, combineByKey) are folded, once their map task committed, into one " +
+          "record per key and reduce partition on their executor, with the aggregate's own " +
+          "merge; a reduce task reads, per executor, its partitions' combined records in one " +
+          "request instead of a block per map output. The files stay the map outputs: what " +
+          "was not folded, or is read by a task that reads only some map outputs (AQE's skew " +
+          "splits and local reads), is read from them. It pays where keys repeat across the " +
+          "map tasks of an executor (up to the number of map tasks per executor fewer rows " +
+          "read); an executor whose first three folded map outputs show that fewer than a " +
+          "tenth of their rows met a key folded before stops combining the shuffle. PySpark " +
+          "RDD shuffles combine in Python and are not combined here. Joins, repartitions and " +
+          "sorts are never combined, nor any shuffle with spark.shuffle.service.enabled (the " +
+          "external shuffle service serves files only) or under push.reliability=replicated " +
+          "(which pushes every shuffle).")
+      .version("0.1.0")
+      .booleanConf
+      .obeying(Bool)
+      .createWithDefault(true)
+
+  val COMBINE_MAX_MEMORY: OptionalConfigEntry[Long] =
+    ConfigBuilder(Prefix + "combine.maxMemory")
+      .doc(
+        "The most bytes one executor's local reduction holds on the JVM heap (outside Spark's " +
+          "unified memory): the records of its running map tasks (a task whose records do not " +
+          "fit in three quarters of it is not folded, and is read from its file) and the " +
+          "combined records. When a fold finds no room, every partition's combined records " +
+          "are sealed into compressed segments and combining starts again; segments go to " +
+          "local disk when they take more than half of it. Unset means 10% of " +
+          "spark.executor.memory.")
+      .version("0.1.0")
+      .bytesConf(ByteUnit.BYTE)
+      .obeying(Size(0, Long.MaxValue))
+      .createOptional
+
   val TESTING_SERVE_DELAY: ConfigEntry[String] =
     ConfigBuilder(Prefix + "testing.serveDelay")
       .doc("TESTING ONLY, off by default: reproduces a slow node on one machine. " +
@@ -384,5 +424,7 @@ private[spark] object AdaptiveShuffleConf {
     PUSH_SPILL_TO_PEERS,
     PUSH_PLACE_BY_SIZE_AFTER,
     PUSH_RELIABILITY,
+    COMBINE_ENABLED,
+    COMBINE_MAX_MEMORY,
     TESTING_SERVE_DELAY)
 }

@@ -2,7 +2,7 @@ package org.apache.spark.shuffle.adaptive.config
 
 import org.apache.spark.SparkConf
 import org.apache.spark.internal.config.{SHUFFLE_IO_PLUGIN_CLASS, SHUFFLE_SERVICE_ENABLED}
-import org.apache.spark.shuffle.adaptive.config.AdaptiveShuffleConf.{MODE, Mode, PUSH_RELIABILITY, ReliableDataIO, Reliability, TRANSPORT, Transport}
+import org.apache.spark.shuffle.adaptive.config.AdaptiveShuffleConf.{COMBINE_ENABLED, MODE, Mode, PUSH_RELIABILITY, ReliableDataIO, Reliability, TRANSPORT, Transport}
 
 /**
  * What runs, decided once from the configuration; the combinations the plugin refuses are
@@ -11,8 +11,16 @@ import org.apache.spark.shuffle.adaptive.config.AdaptiveShuffleConf.{MODE, Mode,
  * @param push        mode=push: map outputs are merged at their partitions' owners.
  * @param replicated  push.reliability=replicated: every pushed block counts as its map output.
  * @param ucxMayRun   a transport other than Netty was asked for, so UCX may start.
+ * @param combine     local reduction of shuffles whose records combine; not under
+ *                    push.reliability=replicated, where every shuffle is pushed, so that its
+ *                    map outputs are held elsewhere, nor with the external shuffle service,
+ *                    which serves map outputs from their files only.
  */
-private[spark] final case class Modes(push: Boolean, replicated: Boolean, ucxMayRun: Boolean)
+private[spark] final case class Modes(
+    push: Boolean,
+    replicated: Boolean,
+    ucxMayRun: Boolean,
+    combine: Boolean)
 
 private[spark] object Modes {
 
@@ -41,6 +49,7 @@ private[spark] object Modes {
     Modes(
       push = mode == Mode.Push,
       replicated = replicated,
-      ucxMayRun = conf.get(TRANSPORT) != Transport.Netty)
+      ucxMayRun = conf.get(TRANSPORT) != Transport.Netty,
+      combine = conf.get(COMBINE_ENABLED) && !replicated && !conf.get(SHUFFLE_SERVICE_ENABLED))
   }
 }

@@ -10,16 +10,25 @@ import org.apache.spark.shuffle.adaptive.flow.BlockRef
 import org.apache.spark.storage.BlockManagerId
 
 /**
- * A block a reduce task reads out of a chunk it fetches whole (a merged partition's chunk, see
- * push/): `length` bytes at `offset` in the chunk. `home` is its map output's executor, which
- * serves the block from its file when the chunk cannot be fetched or the block in it is corrupt,
- * and which a fetch failure names.
+ * A block a reduce task reads out of a request it fetches whole ([[WholeRead]]): `length` bytes
+ * at `offset`. `home` is the executor whose map outputs' files serve `instead` when the part is
+ * found corrupt, and which a fetch failure names: for a block of a merged partition's chunk (see
+ * push/), its map output's executor and the block itself; for a segment of combined records
+ * (see combine/), the executor that combined them and the blocks of the map outputs it holds.
  */
 private[spark] final case class ChunkPart(
     block: BlockRef,
     home: BlockManagerId,
     offset: Long,
-    length: Long)
+    length: Long,
+    instead: IndexedSeq[BlockRef])
+
+private[spark] object ChunkPart {
+
+  /** A block of a merged chunk: read again from its map output when corrupt. */
+  def apply(block: BlockRef, home: BlockManagerId, offset: Long, length: Long): ChunkPart =
+    ChunkPart(block, home, offset, length, IndexedSeq(block))
+}
 
 /** A view of part of a fetched chunk's bytes; it holds a reference to the chunk's buffer. */
 private[spark] final class ChunkSlice private (bytes: ByteBuffer, chunk: ManagedBuffer)

@@ -64,7 +64,7 @@ private[spark] final class ShuffleBlockFetcher(
     shared: PeerTraffic = null,
     batch: Boolean = false,
     backoff: DirectMemoryBackoff = new DirectMemoryBackoff(() => Long.MaxValue),
-    chunks: Map[(BlockManagerId, BlockId), IndexedSeq[ChunkPart]] = Map.empty,
+    chunks: Map[(BlockManagerId, BlockId), WholeRead] = Map.empty,
     concatenate: Boolean = false)
     extends Iterator[(BlockId, InputStream)]
     with DownloadFileManager
@@ -79,8 +79,12 @@ private[spark] final class ShuffleBlockFetcher(
   private[this] val pendingShare = new TaskShare(executorState.addPending)
   private[this] val corruption = new BlockCorruption(settings, transport)
 
-  /** Blocks of chunks that arrived, each with its chunk's executor, served before any other. */
-  private[this] val chunkParts = mutable.Queue.empty[(ChunkPart, ManagedBuffer, BlockManagerId)]
+  /**
+   * Parts of whole reads that arrived, each with its read's executor and whether the read was a
+   * merged chunk, served before any other block.
+   */
+  private[this] val chunkParts =
+    mutable.Queue.empty[(ChunkPart, ManagedBuffer, BlockManagerId, Boolean)]
 
   /** Blocks deferred by the direct-memory back-off, asked for again before any other. */
   private[this] val deferred = mutable.LinkedHashMap.empty[BlockManagerId, PeerQueue]
@@ -312,8 +316,9 @@ private[spark] final class ShuffleBlockFetcher(
         logWarning(
           s"Could not fetch chunk ${block.blockId} from $address; reading its blocks " +
             "from their map outputs")
-        counters.chunkFallbacks += 1
-        readFromHomes(chunks((address, block.blockId)))
+        val read = chunks((address, block.blockId))
+        if (read.merged) counters.chunkFallbacks += 1
+        readInstead(read.fellBack())
         None
       case FetchResult.Failed(block, _, _, cause) =>
         val why = cause match {
@@ -335,25 +340,40 @@ private[spark] final class ShuffleBlockFetcher(
           if (via != HostLocalTransport.Name) readMetrics.incRemoteReqsDuration(millis)
           backoff.liftIfFree(settings.maxReqSizeShuffleToMem)
         }
-        countFetched(buf, via, chunks.get((address, block.blockId)).fold(1)(_.size))
-        counters.served(address.executorId, via, buf.size)
         counters.waited(address.executorId, waitMs)
         executorState.recordWait(address.executorId, waitMs)
         observeWait(waitMs)
-        if (chunks.contains((address, block.blockId))) openChunk(block, address, buf)
-        else openStream(block, address, buf, remote = true)
+        if (chunks.contains((address, block.blockId))) openChunk(block, address, buf, via)
+        else {
+          countRead(address, via, buf)
+          openStream(block, address, buf, remote = true)
+        }
     }
   }
 
-  /** Spark's read metrics count what was read from this host's files as local. */
-  private def countFetched(buf: ManagedBuffer, via: String, blocks: Int = 1): Unit =
-    if (via == HostLocalTransport.Name) {
+  /**
+   * Spark's read metrics (which count what was read from this host's files as local) and the
+   * plugin's counters of what was served: `blocks` and `bytes` of `buf` from `source` by `via`.
+   */
+  private def countRead(
+      source: BlockManagerId,
+      via: String,
+      buf: ManagedBuffer,
+      blocks: Int = 1,
+      bytes: Option[Long] = None): Unit = {
+    val read = bytes.getOrElse(buf.size)
+    countFetched(buf, via, blocks, read)
+    counters.served(source.executorId, via, read)
+  }
+
+  private def countFetched(buf: ManagedBuffer, via: String, blocks: Int, bytes: Long): Unit =
+    if (via == HostLocalTransport.Name || via == FetchCounters.Local) {
       readMetrics.incLocalBlocksFetched(blocks)
-      readMetrics.incLocalBytesRead(buf.size)
+      readMetrics.incLocalBytesRead(bytes)
     } else {
       readMetrics.incRemoteBlocksFetched(blocks)
-      readMetrics.incRemoteBytesRead(buf.size)
-      if (buf.isInstanceOf[FileSegmentManagedBuffer]) readMetrics.incRemoteBytesReadToDisk(buf.size)
+      readMetrics.incRemoteBytesRead(bytes)
+      if (buf.isInstanceOf[FileSegmentManagedBuffer]) readMetrics.incRemoteBytesReadToDisk(bytes)
     }
 
   private def openLocal(block: BlockRef): Option[(BlockId, InputStream)] = {
@@ -368,42 +388,64 @@ private[spark] final class ShuffleBlockFetcher(
             s"Failed to read local block ${block.blockId}: ${e.getMessage}")
       }
     buf.retain()
-    readMetrics.incLocalBlocksFetched(chunks.get((local.address, block.blockId)).fold(1)(_.size))
-    readMetrics.incLocalBytesRead(buf.size)
-    counters.served(local.address.executorId, FetchCounters.Local, buf.size)
-    if (chunks.contains((local.address, block.blockId))) openChunk(block, local.address, buf)
-    else openStream(block, local.address, buf, remote = false)
+    if (chunks.contains((local.address, block.blockId))) {
+      openChunk(block, local.address, buf, FetchCounters.Local)
+    } else {
+      countRead(local.address, FetchCounters.Local, buf)
+      openStream(block, local.address, buf, remote = false)
+    }
   }
 
   /**
-   * A chunk arrived from `address`: each of its parts is served as a block of its own (before
-   * anything else, so the chunk's memory goes first); returns the first.
+   * A whole read arrived from `address` by `via`: each of its parts is served as a block of its
+   * own (before anything else, so its memory goes first); returns the first, if any. What it
+   * counts as read is its parts' bytes: the rest is its protocol's, or bytes no part holds.
    */
   private def openChunk(
       chunk: BlockRef,
       address: BlockManagerId,
-      buf: ManagedBuffer): Option[(BlockId, InputStream)] = {
-    val parts = chunks((address, chunk.blockId))
-    if (buf.size != chunk.size) {
-      // Not the chunks the layout described (the owner lost them, or a bug): their offsets
-      // would cut blocks wrongly.
-      logWarning(
-        s"Merged read ${chunk.blockId} from $address has ${buf.size} bytes, its layout " +
-          s"${chunk.size}; reading its blocks from their map outputs")
-      buf.release()
-      counters.chunkFallbacks += 1
-      readFromHomes(parts)
-      return None
-    }
-    counters.chunksRead += 1
-    if (concatenate && parts.size > 1) return openJoined(chunk, parts, address, buf)
-    try
-      ChunkSlice.parts(buf, parts).zip(parts).foreach { case (slice, part) =>
-        chunkParts += ((part, slice, address))
+      buf: ManagedBuffer,
+      via: String): Option[(BlockId, InputStream)] = {
+    val read = chunks((address, chunk.blockId))
+    val cut =
+      try read.cut(buf)
+      catch {
+        case NonFatal(e) =>
+          logWarning(s"Cannot read ${chunk.blockId} from $address", e)
+          None
       }
-    finally buf.release()
-    totalBlocks += parts.size - 1
-    openPart()
+    cut match {
+      case None =>
+        logWarning(
+          s"Read ${chunk.blockId} from $address (${buf.size} bytes) is not what was asked " +
+            "for; reading its blocks from their map outputs")
+        buf.release()
+        if (read.merged) counters.chunkFallbacks += 1
+        readInstead(read.fellBack())
+        None
+      case Some(WholeRead.Cut(parts, besides)) =>
+        if (parts.nonEmpty) {
+          countRead(address, via, buf, read.blocks, Some(parts.iterator.map(_.length).sum))
+        }
+        if (read.merged) counters.chunksRead += 1
+        besides.foreach { case (home, block) => readFromHome(block, home) }
+        totalBlocks += besides.size
+        if (parts.isEmpty) {
+          buf.release()
+          totalBlocks -= 1
+          None
+        } else if (concatenate && read.joinable && parts.size > 1) {
+          openJoined(chunk, parts, address, buf)
+        } else {
+          try
+            ChunkSlice.parts(buf, parts).zip(parts).foreach { case (slice, part) =>
+              chunkParts += ((part, slice, address, read.merged))
+            }
+          finally buf.release()
+          totalBlocks += parts.size - 1
+          openPart()
+        }
+    }
   }
 
   /**
@@ -451,36 +493,45 @@ private[spark] final class ShuffleBlockFetcher(
         closeQuietly(in)
         joined.release()
         counters.corruptRefetches += 1
-        readFromHomes(parts)
+        readInstead(parts.flatMap(p => p.instead.map(p.home -> _)))
         None
     }
   }
 
   private def openPart(): Option[(BlockId, InputStream)] = {
-    val (part, slice, owner) = chunkParts.dequeue()
-    counters.servedFromStore(
-      owner.executorId,
-      part.length,
-      crossedTwice = owner != local.address && owner != part.home)
-    openStream(part.block, part.home, slice, remote = true)
+    val (part, slice, owner, merged) = chunkParts.dequeue()
+    if (merged) {
+      counters.servedFromStore(
+        owner.executorId,
+        part.length,
+        crossedTwice = owner != local.address && owner != part.home)
+    }
+    openStream(part.block, part.home, slice, remote = true, instead = part.instead)
   }
 
-  /** The blocks of a chunk that could not be fetched are read from their map outputs instead. */
-  private def readFromHomes(parts: Seq[ChunkPart]): Unit = {
-    parts.foreach(part => readFromHome(part.block, part.home))
-    totalBlocks += parts.size - 1
+  /**
+   * What a whole read stands for, read from the map outputs instead: in place of the one block
+   * the read counted as.
+   */
+  private def readInstead(blocks: Seq[(BlockManagerId, BlockRef)]): Unit = {
+    blocks.foreach { case (home, block) => readFromHome(block, home) }
+    totalBlocks += blocks.size - 1
   }
 
   private def readFromHome(block: BlockRef, home: BlockManagerId): Unit =
     if (home == local.address) localQueue += block
     else deferred.getOrElseUpdate(home, new PeerQueue(home, Nil)) += block
 
-  /** None when the block was found corrupt and asked for again. */
+  /**
+   * None when the block was found corrupt and `instead` (the block itself, unless it is a part
+   * of a whole read) was asked for again.
+   */
   private def openStream(
       block: BlockRef,
       address: BlockManagerId,
       buf: ManagedBuffer,
-      remote: Boolean): Option[(BlockId, InputStream)] = {
+      remote: Boolean,
+      instead: IndexedSeq[BlockRef] = IndexedSeq.empty): Option[(BlockId, InputStream)] = {
     if (buf.size == 0) {
       buf.release()
       throw fetchFailed(
@@ -516,9 +567,11 @@ private[spark] final class ShuffleBlockFetcher(
         closeQuietly(in)
         buf.release()
         counters.corruptRefetches += 1
-        // A block of a chunk is read again from its map output, which may be this executor's.
-        if (address == local.address) localQueue += block
-        else send(BlockBatch(address, IndexedSeq(block)))
+        // A part of a whole read is read again from map outputs, which may be this executor's.
+        val again = if (instead.isEmpty) IndexedSeq(block) else instead
+        totalBlocks += again.size - 1
+        if (address == local.address) localQueue ++= again
+        else send(BlockBatch(address, again))
         None
       case e: IOException =>
         val message = corruption.diagnose(block.blockId, address, buf, e)
@@ -602,7 +655,7 @@ private[spark] final class ShuffleBlockFetcher(
       result match {
         case fetched: FetchResult.Fetched =>
           // It was fetched, so it counts as read even though no record was used.
-          countFetched(fetched.buf, fetched.via)
+          countFetched(fetched.buf, fetched.via, 1, fetched.buf.size)
           fetched.buf.release()
         case _ =>
       }

@@ -2,6 +2,8 @@ package org.apache.spark.shuffle.adaptive.metrics
 
 import scala.collection.mutable
 
+import org.apache.spark.shuffle.adaptive.combine.CombineCounters
+
 /**
  * What the plugin's fetcher did, for one reduce task or, merged, for an executor or the
  * application. Updated by the task thread only; merged on the driver.
@@ -49,7 +51,8 @@ import scala.collection.mutable
  *    the smallest and largest in-flight limit any task had, the limit averaged over fetch time,
  *    and how often limits changed (the max is the hard limit; min = max when elastic is off);
  *  - `tasks_by_remote_sources`: how many tasks read blocks from n distinct remote executors, keyed
- *    by n (what source selection had to choose from; 0 for tasks that read only local blocks).
+ *    by n (what source selection had to choose from; 0 for tasks that read only local blocks);
+ *  - `combine`: what local reduction did, map tasks' folds included ([[CombineCounters]]).
  */
 private[spark] final class FetchCounters extends Serializable {
   var reduceTasks = 0L
@@ -97,10 +100,13 @@ private[spark] final class FetchCounters extends Serializable {
   var startPartition = -1
   var endPartition = -1
 
+  /** What local reduction did: map tasks' folds and reduce tasks' combined reads. */
+  val combine = new CombineCounters
+
   def isZero: Boolean = reduceTasks == 0 && requests == 0 && bytesBySource.isEmpty &&
     corruptRefetches == 0 && transportFallbacks == 0 && directMemoryDeferrals == 0 &&
     fetchWaitMs == 0 && peakBytesInFlight == 0 && fetchMs == 0 &&
-    tasksByRemoteSources.isEmpty
+    tasksByRemoteSources.isEmpty && combine.isZero
 
   def served(source: String, transport: String, bytes: Long): Unit = {
     add(bytesBySource, source, bytes)
@@ -187,6 +193,7 @@ private[spark] final class FetchCounters extends Serializable {
     if (other.limitMin != 0) limitObserved(other.limitMin, other.limitMax, other.limitChanges)
     limitByteMs += other.limitByteMs
     other.tasksByRemoteSources.foreach { case (k, v) => add(tasksByRemoteSources, k, v) }
+    combine.merge(other.combine)
   }
 
   def copy(): FetchCounters = {
@@ -239,7 +246,8 @@ private[spark] final class FetchCounters extends Serializable {
       "elastic_limit_max" -> limitMax,
       "elastic_limit_mean" -> (if (fetchMs == 0) 0.0 else limitByteMs / fetchMs),
       "elastic_limit_changes" -> limitChanges,
-      "tasks_by_remote_sources" -> tasksByRemoteSources.toMap)
+      "tasks_by_remote_sources" -> tasksByRemoteSources.toMap,
+      "combine" -> combine.toMap)
   }
 
   override def toString: String = {

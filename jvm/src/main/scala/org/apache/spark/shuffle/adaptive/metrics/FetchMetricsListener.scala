@@ -3,32 +3,56 @@ package org.apache.spark.shuffle.adaptive.metrics
 import scala.collection.mutable
 
 import org.apache.spark.scheduler.{SparkListener, SparkListenerTaskEnd}
+import org.apache.spark.shuffle.adaptive.combine.CombineCounters
 
 /**
  * Driver side: adds up the [[FetchCounters]] that finished tasks report, for the application
- * and per executor, from the per-task values of the plugin's accumulators, and keeps `source`
- * (the driver's [[PluginMetricsSource]]) up to date with them.
+ * and per executor, from the per-task values of the plugin's accumulators, and what local
+ * reduction did per shuffle (the newest [[FetchMetricsListener.KeptShuffles]]), and keeps
+ * `source` (the driver's [[PluginMetricsSource]]) up to date with them.
  */
 private[spark] final class FetchMetricsListener(source: PluginMetricsSource) extends SparkListener {
 
   private[this] val application = new FetchCounters
   private[this] val byExecutor = mutable.TreeMap.empty[String, FetchCounters]
+  private[this] val combineByShuffle = mutable.TreeMap.empty[Int, CombineCounters]
 
   override def onTaskEnd(taskEnd: SparkListenerTaskEnd): Unit =
-    FetchMetricsAccumulator.ofTask(taskEnd).foreach { case (_, counters) =>
+    FetchMetricsAccumulator.ofTask(taskEnd).foreach { case (shuffleId, counters) =>
       source.update(
         "",
         synchronized {
           application.merge(counters)
           byExecutor.getOrElseUpdate(taskEnd.taskInfo.executorId, new FetchCounters).merge(counters)
+          if (!counters.combine.isZero) {
+            combineByShuffle.getOrElseUpdate(shuffleId, new CombineCounters).merge(counters.combine)
+            // Shuffle ids grow with time: the smallest is the oldest.
+            while (combineByShuffle.size > FetchMetricsListener.KeptShuffles) {
+              combineByShuffle -= combineByShuffle.firstKey
+            }
+          }
           snapshot()
         })
     }
 
-  /** `{"application": counters, "executors": {executor id: counters}}`. */
+  /** What local reduction did of `shuffleId` so far, map and reduce tasks; empty if nothing. */
+  def combineOf(shuffleId: Int): Map[String, Any] =
+    synchronized(combineByShuffle.get(shuffleId).fold(Map.empty[String, Any])(_.toMap))
+
+  /**
+   * `{"application": counters, "executors": {executor id: counters}, "combine": {shuffle id:
+   * counters}}`.
+   */
   def snapshot(): Map[String, Any] = synchronized {
     Map(
       "application" -> application.toMap,
-      "executors" -> byExecutor.iterator.map { case (id, c) => id -> c.toMap }.toMap)
+      "executors" -> byExecutor.iterator.map { case (id, c) => id -> c.toMap }.toMap,
+      "combine" -> combineByShuffle.iterator.map { case (id, c) => id.toString -> c.toMap }.toMap)
   }
+}
+
+private[spark] object FetchMetricsListener {
+
+  /** Shuffles whose local reduction counters are kept. */
+  val KeptShuffles = 256
 }

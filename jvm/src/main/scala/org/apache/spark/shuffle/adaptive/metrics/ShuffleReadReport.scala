@@ -9,8 +9,10 @@ import org.apache.spark.scheduler.SparkListenerEvent
  * the MapStatus sizes, which Spark keeps rounded to within 10%), bytes and wait per source
  * executor, per source the bytes it sent to other executors, the rate they observed from it
  * and its host (which source's link held the stage), one row per reduce task (at most
- * [[ShuffleReadReport.MaxTasks]]; `tasksLeftOut` counts the rest) and, in mode=push, how many of
- * the bytes came out of merged chunks and how many from files (`merged`: "chunks", "files").
+ * [[ShuffleReadReport.MaxTasks]]; `tasksLeftOut` counts the rest), in mode=push how many of
+ * the bytes came out of merged chunks and how many from files (`merged`: "chunks", "files"),
+ * and what local reduction did of the shuffle so far (`combine`: its map tasks' folds and its
+ * reduce tasks' combined reads, the counters of [[combine.CombineCounters]]).
  * Posted to the listener bus when the stage completes, so an
  * event log (`spark.eventLog.enabled`) keeps it as a JSON line; Spark's own replay skips it.
  */
@@ -27,7 +29,8 @@ private[spark] final case class ShuffleReadReport(
     hostBySource: Map[String, String],
     tasks: Seq[ReduceTaskRow],
     tasksLeftOut: Int,
-    merged: Map[String, Long])
+    merged: Map[String, Long],
+    combine: Map[String, Any])
     extends SparkListenerEvent
 
 private[spark] object ShuffleReadReport {

@@ -3,6 +3,7 @@ package org.apache.spark.shuffle.adaptive.metrics
 import scala.collection.mutable
 
 import org.apache.spark.scheduler.{SparkListener, SparkListenerEvent, SparkListenerStageCompleted, SparkListenerTaskEnd}
+import org.apache.spark.shuffle.adaptive.combine.CombineCounters
 
 /**
  * Driver side: collects, per stage and shuffle, the [[FetchCounters]] each reduce task reports
@@ -13,9 +14,11 @@ import org.apache.spark.scheduler.{SparkListener, SparkListenerEvent, SparkListe
  * are kept.
  *
  * @param partitionBytes a shuffle's bytes per reduce partition, from its map outputs
+ * @param combineOf what local reduction did of a shuffle so far
  */
 private[spark] final class ShuffleReadReporter(
     partitionBytes: Int => Seq[Long],
+    combineOf: Int => Map[String, Any],
     post: SparkListenerEvent => Unit)
     extends SparkListener {
 
@@ -31,31 +34,33 @@ private[spark] final class ShuffleReadReporter(
   private[this] val reading = mutable.HashMap.empty[(Int, Int), mutable.HashMap[Int, Reading]]
   private[this] val latest = mutable.TreeMap.empty[Int, ShuffleReadReport]
 
+  // Map tasks report only what they folded (local reduction), which combineOf keeps.
   override def onTaskEnd(taskEnd: SparkListenerTaskEnd): Unit =
-    FetchMetricsAccumulator.ofTask(taskEnd).foreach { case (shuffleId, counters) =>
-      val info = taskEnd.taskInfo
-      synchronized {
-        val r = reading
-          .getOrElseUpdate((taskEnd.stageId, taskEnd.stageAttemptId), mutable.HashMap.empty)
-          .getOrElseUpdate(shuffleId, new Reading)
-        r.counters.merge(counters)
-        r.links.add(info.executorId, counters)
-        if (r.tasks.size < ShuffleReadReport.MaxTasks) {
-          r.tasks += ReduceTaskRow(
-            counters.startPartition,
-            counters.endPartition,
-            info.executorId,
-            info.launchTime,
-            info.finishTime,
-            counters.bytesBySource.values.sum,
-            counters.fetchWaitMs,
-            counters.limitMin,
-            counters.limitMax,
-            if (counters.fetchMs == 0) 0.0 else counters.limitByteMs / counters.fetchMs)
-        } else {
-          r.left += 1
+    FetchMetricsAccumulator.ofTask(taskEnd).filter(_._2.reduceTasks > 0).foreach {
+      case (shuffleId, counters) =>
+        val info = taskEnd.taskInfo
+        synchronized {
+          val r = reading
+            .getOrElseUpdate((taskEnd.stageId, taskEnd.stageAttemptId), mutable.HashMap.empty)
+            .getOrElseUpdate(shuffleId, new Reading)
+          r.counters.merge(counters)
+          r.links.add(info.executorId, counters)
+          if (r.tasks.size < ShuffleReadReport.MaxTasks) {
+            r.tasks += ReduceTaskRow(
+              counters.startPartition,
+              counters.endPartition,
+              info.executorId,
+              info.launchTime,
+              info.finishTime,
+              counters.bytesBySource.values.sum,
+              counters.fetchWaitMs,
+              counters.limitMin,
+              counters.limitMax,
+              if (counters.fetchMs == 0) 0.0 else counters.limitByteMs / counters.fetchMs)
+          } else {
+            r.left += 1
+          }
         }
-      }
     }
 
   override def onStageCompleted(completed: SparkListenerStageCompleted): Unit = {
@@ -76,7 +81,8 @@ private[spark] final class ShuffleReadReporter(
         r.counters.hostBySource.toMap,
         r.tasks.toSeq,
         r.left,
-        merged(r.counters))
+        merged(r.counters),
+        combineOf(shuffleId))
       synchronized {
         latest(shuffleId) = report
         // Shuffle ids grow with time: the smallest is the oldest.
@@ -101,7 +107,9 @@ private[spark] final class ShuffleReadReporter(
    */
   private def partitionSizes(shuffleId: Int, r: Reading): (Seq[Long], String) = {
     val mapped = partitionBytes(shuffleId)
-    val single = r.left == 0 && r.tasks.forall(t => t.endPartition == t.startPartition + 1)
+    // Combined records are fewer bytes than their partition's.
+    val single = r.left == 0 && r.tasks.forall(t => t.endPartition == t.startPartition + 1) &&
+      r.counters.combine(CombineCounters.SegmentsRead) == 0
     if (single && r.tasks.map(_.startPartition).toSet == mapped.indices.toSet) {
       val read = new Array[Long](mapped.size)
       r.tasks.foreach(t => read(t.startPartition) += t.bytes)

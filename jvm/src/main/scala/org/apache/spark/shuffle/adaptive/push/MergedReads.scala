@@ -9,7 +9,7 @@ import org.apache.spark.SparkEnv
 import org.apache.spark.internal.Logging
 import org.apache.spark.network.buffer.ManagedBuffer
 import org.apache.spark.network.shuffle.BlockFetchingListener
-import org.apache.spark.shuffle.adaptive.fetch.ChunkPart
+import org.apache.spark.shuffle.adaptive.fetch.{ChunkPart, ChunkRead}
 import org.apache.spark.shuffle.adaptive.flow.BlockRef
 import org.apache.spark.shuffle.adaptive.transport.RemoteRegion
 import org.apache.spark.storage.{BlockId, BlockManagerId, ShuffleBlockId}
@@ -28,7 +28,7 @@ import org.apache.spark.storage.{BlockId, BlockManagerId, ShuffleBlockId}
  */
 private[spark] final case class MergedReads(
     blocks: Seq[(BlockManagerId, MergedReads.Blocks)],
-    chunks: Map[(BlockManagerId, BlockId), IndexedSeq[ChunkPart]],
+    chunks: Map[(BlockManagerId, BlockId), ChunkRead],
     chunksAtPeers: Int,
     chunksInRanges: Int,
     exposed: Map[(BlockManagerId, BlockId), RemoteRegion])
@@ -100,12 +100,12 @@ private[spark] object MergedReads extends Logging {
         Some(parts)
       } else None
     }
-    val chunks = Map.newBuilder[(BlockManagerId, BlockId), IndexedSeq[ChunkPart]]
+    val chunks = Map.newBuilder[(BlockManagerId, BlockId), ChunkRead]
     val reads = Seq.newBuilder[(BlockManagerId, (BlockId, Long, Int))]
     var inRanges = 0
     val exposed = Map.newBuilder[(BlockManagerId, BlockId), RemoteRegion]
     def read(at: BlockManagerId, id: BlockId, bytes: Long, parts: IndexedSeq[ChunkPart]): Unit = {
-      chunks += (at, id) -> parts
+      chunks += (at, id) -> ChunkRead(parts, bytes)
       reads += at -> ((id, bytes, -1))
     }
     // A chunk in a request of its own, where it is held.

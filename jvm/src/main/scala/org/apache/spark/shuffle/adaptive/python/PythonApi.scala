@@ -8,7 +8,7 @@ import org.apache.spark.shuffle.adaptive.{AdaptiveShuffleManager, DriverServices
 import org.apache.spark.shuffle.adaptive.compat.ConfiguredShuffleManager
 import org.apache.spark.rdd.RDD
 import org.apache.spark.shuffle.adaptive.metrics.ShuffleReadReport
-import org.apache.spark.shuffle.adaptive.dummy.{BlockTransfer, DummyRDD, DummySpec, PinnedPlacement, PinnedRDD, SkewedTables}
+import org.apache.spark.shuffle.adaptive.dummy.{BlockTransfer, DummyRDD, DummySpec, KeyedRows, PinnedPlacement, PinnedRDD, SkewedTables}
 import org.apache.spark.sql.{DataFrame, SparkSession}
 import org.apache.spark.sql.types.{BinaryType, IntegerType, StructField, StructType}
 
@@ -39,6 +39,7 @@ object PythonApi {
         Map(
           "application" -> Map.empty,
           "executors" -> Map.empty,
+          "combine" -> Map.empty,
           "push" -> Map.empty,
           "losses" -> Map.empty)
     }
@@ -139,6 +140,27 @@ object PythonApi {
 
   def skewedDimension(spark: SparkSession, numKeys: Int, partitions: Int): DataFrame =
     SkewedTables.dimension(spark, numKeys, partitions)
+
+  /** [[KeyedRows.table]]: `key BIGINT, value BIGINT`. */
+  def keyedRows(
+      spark: SparkSession,
+      rows: Long,
+      numKeys: Long,
+      partitions: Int,
+      seed: Long): DataFrame =
+    KeyedRows.table(spark, rows, numKeys, partitions, seed)
+
+  /** [[KeyedRows.sumsByKey]] (an RDD reduceByKey), as JSON `{"keys": n, "checksum": c}`. */
+  def keyedSumsJson(
+      sc: SparkContext,
+      rows: Long,
+      numKeys: Long,
+      partitions: Int,
+      reducers: Int,
+      seed: Long): String = {
+    val (keys, checksum) = KeyedRows.sumsByKey(sc, rows, numKeys, partitions, reducers, seed)
+    json.writeValueAsString(Map("keys" -> keys, "checksum" -> checksum))
+  }
 
   /**
    * The block-transfer microbenchmark ([[BlockTransfer]]): map outputs on executor `serving`,

@@ -67,7 +67,7 @@ class ChunkReadSuite extends AnyFunSuite {
       settings.elasticLimit(),
       metrics,
       counters,
-      chunks = Map((owner, chunk) -> parts),
+      chunks = Map((owner, chunk) -> ChunkRead(parts, chunkBytes.length.toLong)),
       concatenate = concatenate)
 
     def readAll(): Map[BlockId, Seq[Byte]] = {

@@ -31,7 +31,7 @@ class MergedReadsSuite extends AnyFunSuite {
       MergedReads.plan(0, needed(1, 2, 3, 4), Seq(owner -> Seq(chunk(0, 3, 1, 2))), 1000, false)
     val id = MergedBlocks.chunk(0, chunk(0, 3, 1, 2))
     assert(listed(plan) === Map("a" -> Set("shuffle_0_4_5"), "o" -> Set(id.name)))
-    val parts = plan.chunks((owner, id))
+    val parts = plan.chunks((owner, id)).parts
     assert(
       parts.map(p => (p.block.blockId.name, p.home.executorId, p.offset, p.length)) === Seq(
         ("shuffle_0_3_5", "b", 0L, 100L),
@@ -45,7 +45,7 @@ class MergedReadsSuite extends AnyFunSuite {
     // Map 9 is a lost attempt, map 4 outside this task's map range: 2 of 4 blocks needed.
     val plan =
       MergedReads.plan(0, needed(1, 2), Seq(owner -> Seq(chunk(0, 9, 1, 4, 2))), 1000, false)
-    val parts = plan.chunks.values.head
+    val parts = plan.chunks.values.head.parts
     assert(
       parts.map(p => (p.block.blockId.name, p.offset)) ===
         Seq(("shuffle_0_1_5", 100L), ("shuffle_0_2_5", 300L)))
@@ -61,7 +61,7 @@ class MergedReadsSuite extends AnyFunSuite {
     val chunks = Seq(owner -> Seq(chunk(0, 1, 7, 8)))
     val plan = MergedReads.plan(0, needed(1), chunks, 1000, false, lostHomes = Set("b"))
     assert(listed(plan) === Map("o" -> Set(MergedBlocks.chunk(0, chunk(0, 1, 7, 8)).name)))
-    assert(plan.chunks.values.head.map(_.block.blockId.name) === Seq("shuffle_0_1_5"))
+    assert(plan.chunks.values.head.parts.map(_.block.blockId.name) === Seq("shuffle_0_1_5"))
   }
 
   test("a chunk held elsewhere of blocks in the reading executor's own files is not read") {
@@ -118,14 +118,14 @@ class MergedReadsSuite extends AnyFunSuite {
       plan.blocks.flatMap(_._2).collect { case (id, size, _) if id == range => size } === Seq(600L))
     // Offsets run on across the chunks, in the layout's order.
     assert(
-      plan.chunks((owner, range)).map(p => (p.block.blockId.name, p.offset)) === Seq(
+      plan.chunks((owner, range)).parts.map(p => (p.block.blockId.name, p.offset)) === Seq(
         ("shuffle_0_1_5", 0L),
         ("shuffle_0_2_5", 100L),
         ("shuffle_0_1_6", 200L),
         ("shuffle_0_2_6", 300L),
         ("shuffle_0_1_7", 400L),
         ("shuffle_0_2_7", 500L)))
-    assert(plan.chunks((owner, last)).map(_.offset) === Seq(0L, 100L))
+    assert(plan.chunks((owner, last)).parts.map(_.offset) === Seq(0L, 100L))
     assert(plan.chunksInRanges === 3)
   }
 
@@ -156,7 +156,7 @@ class MergedReadsSuite extends AnyFunSuite {
     assert(listed(plan)("o") === Set(range.name))
     assert(listed(plan)("a") contains MergedBlocks.chunk(0, layout(1)).name)
     assert(
-      plan.chunks((owner, range)).map(p => (p.block.blockId.name, p.offset)) === Seq(
+      plan.chunks((owner, range)).parts.map(p => (p.block.blockId.name, p.offset)) === Seq(
         ("shuffle_0_1_5", 0L),
         ("shuffle_0_2_5", 100L),
         ("shuffle_0_1_7", 200L),
@@ -192,8 +192,13 @@ class MergedReadsSuite extends AnyFunSuite {
     val id = MergedBlocks.chunk(0, chunk(0, 1, 2))
     assert(plan.chunks.keySet === Set[(BlockManagerId, BlockId)]((owner, id), (a, id)))
     assert(
-      plan.chunks((owner, id)).map(_.block.blockId.name) === Seq("shuffle_0_1_5", "shuffle_0_2_5"))
-    assert(plan.chunks((a, id)).map(_.block.blockId.name) === Seq("shuffle_0_3_5", "shuffle_0_4_5"))
+      plan.chunks((owner, id)).parts.map(_.block.blockId.name) === Seq(
+        "shuffle_0_1_5",
+        "shuffle_0_2_5"))
+    assert(
+      plan.chunks((a, id)).parts.map(_.block.blockId.name) === Seq(
+        "shuffle_0_3_5",
+        "shuffle_0_4_5"))
     assert(listed(plan) === Map("o" -> Set(id.name), "a" -> Set(id.name)))
   }
 }

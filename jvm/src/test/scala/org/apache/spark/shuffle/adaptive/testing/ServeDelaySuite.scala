@@ -4,7 +4,7 @@ import org.apache.spark.{LocalSparkContext, SparkConf, SparkContext, SparkFunSui
 import org.apache.spark.internal.config.SHUFFLE_MANAGER
 import org.apache.spark.shuffle.IndexShuffleBlockResolver
 import org.apache.spark.shuffle.adaptive.AdaptiveShuffleManager
-import org.apache.spark.shuffle.adaptive.config.AdaptiveShuffleConf.TESTING_SERVE_DELAY
+import org.apache.spark.shuffle.adaptive.config.AdaptiveShuffleConf.{COMBINE_ENABLED, TESTING_SERVE_DELAY}
 
 class ServeDelaySuite extends SparkFunSuite with LocalSparkContext {
 
@@ -28,9 +28,11 @@ class ServeDelaySuite extends SparkFunSuite with LocalSparkContext {
       classOf[SlowServingAdaptiveShuffleManager],
       classOf[SlowServingSortShuffleManager])) {
     test(s"${manager.getSimpleName} serves through the delayed resolver on the slowed executor") {
+      // Map-output files only: local reduction's combined records are served from memory.
       val conf = new SparkConf()
         .set(SHUFFLE_MANAGER, manager.getName)
         .set(TESTING_SERVE_DELAY, "driver:1")
+        .set(COMBINE_ENABLED, false)
       sc = new SparkContext("local[2]", "test", conf)
       assert(sc.env.shuffleManager.shuffleBlockResolver.isInstanceOf[DelayedShuffleBlockResolver])
       val sums = sc

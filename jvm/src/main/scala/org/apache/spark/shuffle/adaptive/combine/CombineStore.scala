@@ -1,0 +1,99 @@
+package org.apache.spark.shuffle.adaptive.combine
+
+import java.io.{File, OutputStream}
+import java.util.concurrent.ConcurrentHashMap
+
+import org.apache.spark.SparkConf
+import org.apache.spark.internal.config.EXECUTOR_MEMORY
+import org.apache.spark.network.buffer.{ManagedBuffer, NioManagedBuffer}
+import org.apache.spark.network.util.TransportConf
+import org.apache.spark.serializer.Serializer
+import org.apache.spark.shuffle.adaptive.config.AdaptiveShuffleConf.{COMBINE_MAX_MEMORY, DefaultStoreFraction}
+import org.apache.spark.shuffle.adaptive.push.MergedFile
+import org.apache.spark.shuffle.adaptive.store.StoreMemory
+import org.apache.spark.storage.BlockId
+
+/**
+ * One executor's local reduction: the combined records of each shuffle whose records combine
+ * ([[CombinedShuffle]]), in `memory`, their segments on disk (files from `newFile`, one per
+ * shuffle) when memory is short. Thread-safe.
+ */
+private[spark] final class CombineStore(
+    val memory: CombineMemory,
+    wrap: => (BlockId, OutputStream) => OutputStream,
+    newFile: () => File,
+    transport: TransportConf) {
+
+  private[this] val shuffles = new ConcurrentHashMap[Int, CombinedShuffle]
+  private[this] val removed = ConcurrentHashMap.newKeySet[Integer]()
+
+  /** The combined records of `shuffleId` here, made with the first map task that combines. */
+  def shuffle(
+      shuffleId: Int,
+      numPartitions: Int,
+      spec: CombineSpec,
+      serializer: Serializer): Option[CombinedShuffle] =
+    Option(
+      shuffles.computeIfAbsent(
+        shuffleId,
+        id =>
+          if (removed.contains(id)) null
+          else
+            new CombinedShuffle(
+              id,
+              numPartitions,
+              spec,
+              serializer,
+              memory,
+              wrap,
+              () => new MergedFile(newFile(), transport))))
+
+  /**
+   * What this executor combined of partitions `[start, end)` of `shuffleId` (see
+   * [[CombinedShuffle.read]]); a header of no segments where it combined nothing.
+   */
+  def read(shuffleId: Int, start: Int, end: Int): ManagedBuffer =
+    Option(shuffles.get(shuffleId)).fold[ManagedBuffer](
+      new NioManagedBuffer(CombinedBlocks.encodeHeader(Nil)))(_.read(start, end))
+
+  def removeShuffle(shuffleId: Int): Unit = {
+    removed.add(shuffleId)
+    Option(shuffles.remove(shuffleId)).foreach(_.remove())
+  }
+
+  def clear(): Unit = shuffles.keySet.forEach(id => removeShuffle(id))
+}
+
+/**
+ * The bound on what one executor's local reduction holds (`combine.maxMemory`): combined
+ * records and their segments in memory (`held`), and the records map tasks keep while they
+ * write (`forTask`), which may take at most three quarters, so that folds find room.
+ */
+private[spark] final class CombineMemory(capacity: Long) {
+  private[this] val store = new StoreMemory(capacity)
+
+  def used: Long = store.used
+  def highWater: Long = store.highWater
+
+  val held: Budget = new Budget {
+    override def reserve(bytes: Long): Boolean = store.reserve(bytes)
+    override def release(bytes: Long): Unit = store.release(bytes)
+  }
+
+  val forTask: Budget = new Budget {
+    override def reserve(bytes: Long): Boolean =
+      store.used + bytes <= capacity / 4 * 3 && store.reserve(bytes)
+    override def release(bytes: Long): Unit = store.release(bytes)
+  }
+
+  /** Whether sealed combined records left room to fold into; if not, segments go to disk. */
+  def roomForFolds: Boolean = store.used <= capacity / 2
+}
+
+private[spark] object CombineStore {
+
+  /** `combine.maxMemory`, or a fraction of the executor's memory. */
+  def capacity(conf: SparkConf): Long = conf
+    .get(COMBINE_MAX_MEMORY)
+    .getOrElse((conf.get(EXECUTOR_MEMORY) * 1024 * 1024 * DefaultStoreFraction).toLong)
+}

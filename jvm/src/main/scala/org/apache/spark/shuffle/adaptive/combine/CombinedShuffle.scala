@@ -1,0 +1,265 @@
+package org.apache.spark.shuffle.adaptive.combine
+
+import java.io.OutputStream
+import java.nio.ByteBuffer
+import java.util.concurrent.atomic.AtomicLong
+import java.util.zip.CRC32C
+
+import scala.collection.mutable
+import scala.util.control.NonFatal
+
+import org.apache.spark.internal.Logging
+import io.netty.buffer.Unpooled
+
+import org.apache.spark.network.buffer.{ManagedBuffer, NettyManagedBuffer}
+import org.apache.spark.serializer.Serializer
+import org.apache.spark.shuffle.adaptive.push.MergedFile
+import org.apache.spark.storage.{BlockId, ShuffleBlockId}
+import org.apache.spark.util.io.ChunkedByteBufferOutputStream
+
+/**
+ * One executor's combined records of one shuffle (local reduction). Each map task that commits
+ * here folds what it wrote into them ([[fold]]), partition by partition, so a reduce partition
+ * holds one record per key of every map output folded into it. A reduce task's read of a range
+ * of partitions ([[read]]) seals them: their records are written once, as the map side writes a
+ * block, into a segment that names the map outputs it holds (those with rows for the partition);
+ * what is folded after goes to a new segment. A reduce task reads a segment only if the map
+ * outputs it names are all ones it needs ([[CombinedRead]]), so a segment may hold attempts
+ * Spark did not keep, or maps outside a task's range, and still no row is read twice or missed.
+ *
+ * Memory: what a fold may take is reserved first, so a fold of a map output's rows into a
+ * partition never stops half way (a partition it cannot fold into is read from the map output's
+ * file); when the reservation fails, every partition is sealed, which gives the combined records'
+ * memory back for their much smaller segments, and segments go to disk if that is not enough.
+ * Combining stops here for good once the maps folded show little reduction: fewer than a tenth
+ * of their rows met a key folded before (keys that do not repeat across map tasks).
+ *
+ * Thread-safe: each partition under its own lock, the engines one per thread.
+ */
+private[spark] final class CombinedShuffle(
+    val shuffleId: Int,
+    numPartitions: Int,
+    spec: CombineSpec,
+    serializer: Serializer,
+    memory: CombineMemory,
+    wrap: (BlockId, OutputStream) => OutputStream,
+    disk: () => MergedFile)
+    extends Logging {
+
+  private[this] val engines = ThreadLocal.withInitial[CombineEngine](() => spec.newEngine())
+  private[this] val partitions = new java.util.concurrent.ConcurrentHashMap[Int, PartitionState]
+  private[this] val mapsFolded = new AtomicLong
+  private[this] val rowsFolded = new AtomicLong
+  private[this] val rowsMerged = new AtomicLong
+  @volatile private[this] var stopped = false
+  @volatile private[this] var removed = false
+  private[this] var file: Option[MergedFile] = None
+
+  /** Whether map tasks still fold here (see the class comment). */
+  def combining: Boolean = !stopped && !removed
+
+  /** A map task's records of this shuffle, to be kept as it writes them. */
+  def newTaskRecords(): TaskRecords = engines.get().newTaskRecords(memory.forTask, numPartitions)
+
+  /**
+   * Folds the records map output `mapId` wrote (its task committed) into each partition;
+   * answers what it did. Called on the map task's thread before its MapStatus leaves.
+   */
+  def fold(mapId: Long, task: TaskRecords): Fold = {
+    val engine = engines.get()
+    var folded, skipped = 0
+    var rows, merged = 0L
+    task.partitions.foreach { p =>
+      val state = partitions.computeIfAbsent(p, _ => new PartitionState)
+      val outcome = foldInto(state, p, mapId, task, engine).orElse {
+        // No room: sealing turns the combined records into their much smaller segments.
+        sealAll()
+        foldInto(state, p, mapId, task, engine)
+      }
+      outcome match {
+        case Some(count) =>
+          folded += 1
+          rows += count.rows
+          merged += count.merged
+        case None => skipped += 1
+      }
+    }
+    mapsFolded.incrementAndGet()
+    val allRows = rowsFolded.addAndGet(rows)
+    val allMerged = rowsMerged.addAndGet(merged)
+    if (!stopped && mapsFolded.get >= CombinedShuffle.MapsBeforeJudging &&
+      allMerged < CombinedShuffle.MinMergedShare * allRows) {
+      stopped = true
+      logInfo(
+        s"Shuffle $shuffleId: $allMerged of $allRows rows of ${mapsFolded.get} map outputs " +
+          "met a key folded before; its later map outputs are not combined here")
+    }
+    Fold(folded, skipped, rows, merged, task.partitions.map(task.bytes).sum)
+  }
+
+  private def foldInto(
+      state: PartitionState,
+      p: Int,
+      mapId: Long,
+      task: TaskRecords,
+      engine: CombineEngine): Option[FoldCount] = state.synchronized {
+    if (removed) return None
+    // New combined records hold nothing until their first fold.
+    if (state.open == null) state.open = engine.newCombined(memory.held)
+    val worst = engine.worstCase(task, p, state.open)
+    if (!memory.held.reserve(worst)) return None
+    val before = state.open.bytes
+    try {
+      val count = engine.fold(task, p, state.open)
+      state.contributors += mapId
+      state.merged += count.merged
+      Some(count)
+    } catch {
+      case NonFatal(e) =>
+        // Half folded, the records hold part of a map output: drop them, so that every map
+        // output they held is read from its file.
+        logWarning(s"Could not fold map output $mapId into partition $p of shuffle $shuffleId", e)
+        state.drop()
+        None
+    } finally {
+      val used = if (state.open == null) 0L else state.open.bytes - before
+      memory.held.release(worst - math.max(0L, used))
+    }
+  }
+
+  /**
+   * The segments of partitions `[start, end)`, each sealed first: a header, then their bytes
+   * ([[CombinedBlocks]]).
+   */
+  def read(start: Int, end: Int): ManagedBuffer = {
+    val sealedSegments = (start until end).flatMap { p =>
+      Option(partitions.get(p)).toSeq.flatMap { state =>
+        state.synchronized {
+          seal(state, p)
+          state.segments.map(s => s.segment -> s.bytes)
+        }
+      }
+    }
+    val header = CombinedBlocks.encodeHeader(sealedSegments.map(_._1))
+    new NettyManagedBuffer(Unpooled.wrappedBuffer(header +: sealedSegments.flatMap(_._2): _*))
+  }
+
+  /** Seals every partition: their combined records become segments. */
+  def sealAll(): Unit = {
+    partitions.forEach((p, state) => state.synchronized(seal(state, p)))
+    if (!memory.roomForFolds) moveSegmentsToDisk()
+  }
+
+  /**
+   * Writes `state`'s open records into a segment and frees them; the caller holds its lock.
+   * Records no fold merged into make no segment: the files hold the same rows, so reduce tasks
+   * read those (as they would without local reduction).
+   */
+  private def seal(state: PartitionState, p: Int): Unit =
+    if (!removed && state.open != null) {
+      if (state.merged > 0) {
+        val out =
+          new ChunkedByteBufferOutputStream(CombinedShuffle.SegmentChunkBytes, ByteBuffer.allocate)
+        val stream =
+          serializer.newInstance().serializeStream(wrap(ShuffleBlockId(shuffleId, 0, p), out))
+        try engines.get().write(p, state.open, stream)
+        finally stream.close()
+        val chunks = out.toChunkedByteBuffer.getChunks().toSeq
+        val crc = new CRC32C
+        chunks.foreach(c => crc.update(c.duplicate()))
+        val length = chunks.iterator.map(_.remaining.toLong).sum
+        val segment =
+          CombinedSegment(p, state.open.rows, length, crc.getValue, state.contributors.toArray)
+        val sealedSegment = new SealedSegment(segment, chunks)
+        if (!memory.held.reserve(length)) toDisk(sealedSegment)
+        state.segments += sealedSegment
+      }
+      state.drop()
+    }
+
+  private[combine] def moveSegmentsToDisk(): Unit =
+    partitions.forEach((_, state) =>
+      state.synchronized(state.segments.filter(_.inMemory).foreach { s =>
+        toDisk(s)
+        memory.held.release(s.segment.length)
+      }))
+
+  private def toDisk(s: SealedSegment): Unit = {
+    val f = synchronized {
+      if (file.isEmpty) file = Some(disk())
+      file.get
+    }
+    val offset = f.synchronized(f.append(s.inMemoryChunks))
+    s.movedTo(f, offset)
+  }
+
+  /** Counters of what was folded here so far: maps, rows and rows that met a key. */
+  def folded: (Long, Long, Long) = (mapsFolded.get, rowsFolded.get, rowsMerged.get)
+
+  /** Gives back all memory and deletes the file; nothing is folded or read after. */
+  def remove(): Unit = {
+    removed = true
+    partitions.forEach((_, state) =>
+      state.synchronized {
+        state.drop()
+        state.segments.filter(_.inMemory).foreach(s => memory.held.release(s.segment.length))
+        state.segments.clear()
+      })
+    synchronized(file.foreach(_.delete()))
+  }
+
+  private final class PartitionState {
+    var open: CombinedRecords = _
+    val contributors = mutable.ArrayBuffer.empty[Long]
+
+    /** Rows folded into `open` that met a key it held. */
+    var merged = 0L
+    val segments = mutable.ArrayBuffer.empty[SealedSegment]
+
+    def drop(): Unit = {
+      if (open != null) open.free()
+      open = null
+      contributors.clear()
+      merged = 0
+    }
+  }
+}
+
+private[spark] object CombinedShuffle {
+
+  /** Map outputs an executor folds before it judges whether combining pays. */
+  val MapsBeforeJudging = 3
+
+  /** Below this share of folded rows meeting a key folded before, combining stops. */
+  val MinMergedShare = 0.1
+
+  private val SegmentChunkBytes = 64 * 1024
+}
+
+/** What one fold of a map output did. */
+private[spark] final case class Fold(
+    partitions: Int,
+    partitionsSkipped: Int,
+    rows: Long,
+    rowsMerged: Long,
+    bytes: Long)
+
+/** A sealed segment: its bytes in memory, or where they are on disk. */
+private final class SealedSegment(val segment: CombinedSegment, chunks: Seq[ByteBuffer]) {
+  private[this] var inMemoryBytes: Seq[ByteBuffer] = chunks
+  private[this] var onDisk: Option[(MergedFile, Long)] = None
+
+  def inMemory: Boolean = onDisk.isEmpty
+
+  def inMemoryChunks: Seq[ByteBuffer] = inMemoryBytes
+
+  def movedTo(file: MergedFile, offset: Long): Unit = {
+    onDisk = Some((file, offset))
+    inMemoryBytes = Nil
+  }
+
+  def bytes: Seq[ByteBuffer] = onDisk match {
+    case Some((file, offset)) => Seq(file.segment(offset, segment.length).nioByteBuffer())
+    case None => inMemoryBytes.map(_.duplicate())
+  }
+}

@@ -1,0 +1,116 @@
+package org.apache.spark.shuffle.adaptive.sql
+
+import scala.concurrent.Future
+
+import org.apache.spark.{MapOutputStatistics, Partition, ShuffleDependency, TaskContext}
+import org.apache.spark.rdd.RDD
+import org.apache.spark.serializer.Serializer
+import org.apache.spark.shuffle.adaptive.combine.{CombinableRecords, CombineSpec}
+import org.apache.spark.shuffle.adaptive.compat.SqlExchanges
+import org.apache.spark.sql.catalyst.InternalRow
+import org.apache.spark.sql.catalyst.plans.logical.Statistics
+import org.apache.spark.sql.catalyst.plans.physical.Partitioning
+import org.apache.spark.sql.execution.{ShufflePartitionSpec, ShuffledRowRDD, SparkPlan, SQLExecution, UnsafeRowSerializer}
+import org.apache.spark.sql.execution.exchange.{ShuffleExchangeExec, ShuffleExchangeLike, ShuffleOrigin}
+import org.apache.spark.sql.execution.metric.{SQLMetrics, SQLShuffleReadMetricsReporter, SQLShuffleWriteMetricsReporter}
+
+/**
+ * Spark's shuffle exchange of a partial aggregate's output, whose map outputs the plugin
+ * combines per executor before reduce tasks read them (local reduction, see combine/): the same
+ * partitioning, serializer, metrics and reads as [[ShuffleExchangeExec]], and its canonical form,
+ * so exchange reuse, AQE's query stages, coalescing and skew handling treat it as Spark's. Its
+ * map side marks the aggregate's rows as combinable ([[CombinableRows]]), which the shuffle
+ * manager finds when the shuffle is registered. Its output is that of Spark's exchange with rows
+ * of one key merged as the aggregate's next step merges them, so that step's result is the same.
+ */
+case class CombiningShuffleExchangeExec(
+    override val outputPartitioning: Partitioning,
+    child: SparkPlan,
+    shuffleOrigin: ShuffleOrigin,
+    advisoryPartitionSize: Option[Long])
+    extends ShuffleExchangeLike {
+
+  private lazy val writeMetrics =
+    SQLShuffleWriteMetricsReporter.createShuffleWriteMetrics(sparkContext)
+  private lazy val readMetrics =
+    SQLShuffleReadMetricsReporter.createShuffleReadMetrics(sparkContext)
+  override lazy val metrics = Map(
+    "dataSize" -> SQLMetrics.createSizeMetric(sparkContext, "data size"),
+    "numPartitions" -> SQLMetrics.createMetric(sparkContext, "number of partitions")) ++
+    readMetrics ++ writeMetrics
+
+  override def nodeName: String = "CombiningExchange"
+
+  private lazy val serializer: Serializer =
+    new UnsafeRowSerializer(child.output.size, longMetric("dataSize"))
+
+  @transient lazy val inputRDD: RDD[InternalRow] = {
+    val spec = CombiningShuffleExchangeExec
+      .combineSpec(child)
+      .getOrElse(throw new IllegalStateException(s"$nodeName over rows that do not combine"))
+    new CombinableRows(child.execute(), spec)
+  }
+
+  @transient
+  override lazy val mapOutputStatisticsFuture: Future[MapOutputStatistics] =
+    if (inputRDD.getNumPartitions == 0) Future.successful(null)
+    else sparkContext.submitMapStage(shuffleDependency)
+
+  override def numMappers: Int = shuffleDependency.rdd.getNumPartitions
+
+  override def numPartitions: Int = shuffleDependency.partitioner.numPartitions
+
+  override def getShuffleRDD(partitionSpecs: Array[ShufflePartitionSpec]): RDD[InternalRow] =
+    new ShuffledRowRDD(shuffleDependency, readMetrics, partitionSpecs)
+
+  override def runtimeStatistics: Statistics = {
+    val dataSize = metrics("dataSize").value
+    val rowCount = metrics(SQLShuffleWriteMetricsReporter.SHUFFLE_RECORDS_WRITTEN).value
+    Statistics(dataSize, Some(rowCount))
+  }
+
+  override def shuffleId: Int = shuffleDependency.shuffleId
+
+  @transient
+  lazy val shuffleDependency: ShuffleDependency[Int, InternalRow, InternalRow] = {
+    val dep = ShuffleExchangeExec.prepareShuffleDependency(
+      inputRDD,
+      child.output,
+      outputPartitioning,
+      serializer,
+      writeMetrics)
+    metrics("numPartitions").set(dep.partitioner.numPartitions)
+    val executionId = sparkContext.getLocalProperty(SQLExecution.EXECUTION_ID_KEY)
+    SQLMetrics.postDriverMetricUpdates(sparkContext, executionId, metrics("numPartitions") :: Nil)
+    dep
+  }
+
+  protected override def doExecute(): RDD[InternalRow] =
+    new ShuffledRowRDD(shuffleDependency, readMetrics)
+
+  // As Spark's exchange: reuse may put either in the other's place, their results being equal.
+  override def doCanonicalize(): SparkPlan =
+    SqlExchanges
+      .exchange(outputPartitioning, child, shuffleOrigin, advisoryPartitionSize)
+      .canonicalized
+
+  override protected def withNewChildInternal(newChild: SparkPlan): CombiningShuffleExchangeExec =
+    copy(child = newChild)
+}
+
+private[spark] object CombiningShuffleExchangeExec {
+
+  /** How the rows of `child` (a partial aggregate, compiled or not) combine, if they do. */
+  def combineSpec(child: SparkPlan): Option[CombineSpec] = SqlCombine.of(child)
+}
+
+/** The rows of `prev`, marked as combining by `combineSpec` for the shuffle manager. */
+private[spark] final class CombinableRows(prev: RDD[InternalRow], val combineSpec: CombineSpec)
+    extends RDD[InternalRow](prev)
+    with CombinableRecords {
+
+  override protected def getPartitions: Array[Partition] = prev.partitions
+
+  override def compute(split: Partition, context: TaskContext): Iterator[InternalRow] =
+    prev.iterator(split, context)
+}

@@ -1,0 +1,477 @@
+package org.apache.spark.shuffle.adaptive.sql
+
+import org.apache.spark.serializer.SerializationStream
+import org.apache.spark.shuffle.adaptive.combine.{Budget, CombineEngine, CombineSpec, CombinedRecords, FoldCount, TaskRecords}
+import org.apache.spark.sql.catalyst.InternalRow
+import org.apache.spark.sql.catalyst.expressions.{Attribute, JoinedRow, MutableProjection, SpecificInternalRow, UnsafeProjection, UnsafeRow}
+import org.apache.spark.sql.catalyst.expressions.aggregate.{AggregateExpression, DeclarativeAggregate, ImperativeAggregate, NoOp, Partial, PartialMerge, TypedImperativeAggregate}
+import org.apache.spark.sql.catalyst.plans.logical.Aggregate
+import org.apache.spark.sql.catalyst.types.DataTypeUtils
+import org.apache.spark.sql.catalyst.util.UnsafeRowUtils
+import org.apache.spark.sql.execution.{SparkPlan, WholeStageCodegenExec}
+import org.apache.spark.sql.execution.aggregate.BaseAggregateExec
+import org.apache.spark.sql.types.DataType
+import org.apache.spark.unsafe.Platform
+import org.apache.spark.unsafe.array.ByteArrayMethods
+
+/**
+ * A Spark SQL partial aggregate's output, which combines as the aggregate's next step does: a
+ * row is `keys ++ buffers` (the grouping keys, then each function's partial buffer), and two
+ * rows of one key merge into one by each function's own merge, with Spark's generated code
+ * (the merge expressions of declarative functions, `merge` of imperative ones, the object merge
+ * of typed imperative ones, as `AggregationIterator` does for a PartialMerge aggregate), so
+ * every aggregate Spark declares combines, and no arithmetic is written here.
+ *
+ * Combined records are binary rows in byte pages where every buffer field can be updated in
+ * place (fixed width, as for Spark's UnsafeFixedWidthAggregationMap: sum, count, min and max
+ * of numbers, avg, bit operations, variance, approx_count_distinct, ...), and rows of objects
+ * otherwise (min of strings, collect_list, percentile, typed aggregators, ...).
+ *
+ * @param input the partial aggregate's output attributes: the keys, then the buffers
+ */
+private[spark] final class SqlCombine(
+    aggregates: Seq[AggregateExpression],
+    input: Seq[Attribute],
+    numKeys: Int)
+    extends CombineSpec {
+
+  override def kind: String = "sql"
+
+  override def newEngine(): CombineEngine = new SqlCombine.Engine(aggregates, input, numKeys)
+}
+
+private[spark] object SqlCombine {
+
+  /**
+   * How the rows of `plan` combine, when it is a partial aggregate (hash, object hash or sort
+   * based; Partial or PartialMerge, compiled or not) whose output is its keys then its
+   * functions' buffers, as Spark plans every partial aggregate, over keys whose equal values
+   * have equal bytes (no key of a collation that ignores case or accents, for instance).
+   */
+  def of(plan: SparkPlan): Option[SqlCombine] = plan match {
+    case codegen: WholeStageCodegenExec => of(codegen.child)
+    case agg: BaseAggregateExec
+        if !agg.isStreaming && agg.aggregateExpressions.forall(a =>
+          a.mode == Partial || a.mode == PartialMerge) &&
+          agg.groupingExpressions.forall(k => UnsafeRowUtils.isBinaryStable(k.dataType)) =>
+      val layout = agg.groupingExpressions.map(_.toAttribute) ++
+        agg.aggregateExpressions.flatMap(_.aggregateFunction.inputAggBufferAttributes)
+      if (layout.map(_.exprId) != agg.output.map(_.exprId)) None
+      else Some(new SqlCombine(agg.aggregateExpressions, agg.output, agg.groupingExpressions.size))
+    case _ => None
+  }
+
+  /** Bytes of a record's header in a page: its (or its key's and buffer's) lengths. */
+  private val Header = 8
+
+  /** Where a record lies: its page's index in the high half, its offset in the low half. */
+  private def address(page: Int, offset: Int): Long = (page.toLong << 32) | offset.toLong
+  private def pageOf(address: Long): Int = (address >>> 32).toInt
+  private def offsetOf(address: Long): Int = address.toInt
+
+  /**
+   * Byte pages taken from a budget, each as large as the last twice over (from `first` up to
+   * `max`, or what one record needs): records never move.
+   */
+  private final class Pages(budget: Budget, first: Int, max: Int) {
+    var pages = new Array[Array[Byte]](4)
+    var count = 0
+    private[this] var used = 0
+    private[this] var size = first
+    var bytes = 0L
+
+    /** Room for `length` bytes; false when the budget refused a new page. */
+    def allocate(length: Int, reserve: Boolean): Long = {
+      if (count == 0 || used + length > pages(count - 1).length) {
+        val pageBytes = math.max(length, size)
+        if (reserve && !budget.reserve(pageBytes)) return -1L
+        if (count == pages.length) pages = java.util.Arrays.copyOf(pages, count * 2)
+        pages(count) = new Array[Byte](pageBytes)
+        count += 1
+        used = 0
+        bytes += pageBytes
+        size = math.min(max, size * 2)
+      }
+      val at = address(count - 1, used)
+      used += length
+      at
+    }
+
+    def nextPageBytes(length: Int): Int = math.max(length, size)
+
+    def release(): Unit = {
+      budget.release(bytes)
+      bytes = 0
+      pages = new Array[Array[Byte]](0)
+      count = 0
+    }
+  }
+
+  /**
+   * A map task's rows by partition, each partition's back to back in pages of its own (each as
+   * large as its last twice over, up to a megabyte), so a fold reads them in order.
+   */
+  private final class Rows(budget: Budget, numPartitions: Int) extends TaskRecords {
+    private[this] val pages = new Array[Array[Array[Byte]]](numPartitions)
+    private[this] val used = new Array[Array[Int]](numPartitions)
+    private[this] val pageCounts = new Array[Int](numPartitions)
+    private[this] val counts = new Array[Int](numPartitions)
+    private[this] val rowBytes = new Array[Long](numPartitions)
+    private[this] var reserved = 0L
+    private[this] var full = false
+
+    override def add(partition: Int, record: Product2[Any, Any]): Boolean = !full && {
+      val row = record._2.asInstanceOf[UnsafeRow]
+      val length = row.getSizeInBytes
+      val n = pageCounts(partition)
+      val fits = n > 0 && used(partition)(n - 1) + Header + length <= pages(partition)(n - 1).length
+      full = !fits && !newPage(partition, Header + length)
+      if (!full) {
+        val last = pageCounts(partition) - 1
+        val page = pages(partition)(last)
+        val at = used(partition)(last)
+        Platform.putInt(page, Platform.BYTE_ARRAY_OFFSET + at, length)
+        row.writeToMemory(page, Platform.BYTE_ARRAY_OFFSET + at + Header)
+        used(partition)(last) = at + Header + length
+        counts(partition) += 1
+        rowBytes(partition) += length
+      }
+      !full
+    }
+
+    private def newPage(partition: Int, length: Int): Boolean = {
+      val n = pageCounts(partition)
+      val size =
+        math.max(length, if (n == 0) 512 else math.min(1 << 20, 2 * pages(partition)(n - 1).length))
+      budget.reserve(size) && {
+        reserved += size
+        if (n == 0) {
+          pages(partition) = new Array[Array[Byte]](4)
+          used(partition) = new Array[Int](4)
+        } else if (n == pages(partition).length) {
+          pages(partition) = java.util.Arrays.copyOf(pages(partition), 2 * n)
+          used(partition) = java.util.Arrays.copyOf(used(partition), 2 * n)
+        }
+        pages(partition)(n) = new Array[Byte](size)
+        pageCounts(partition) = n + 1
+        true
+      }
+    }
+
+    override def rows(partition: Int): Int = counts(partition)
+    override def bytes(partition: Int): Long = rowBytes(partition)
+    override def partitions: Iterator[Int] = counts.indices.iterator.filter(counts(_) > 0)
+
+    override def release(): Unit = {
+      budget.release(reserved)
+      reserved = 0
+      java.util.Arrays.fill(pages.asInstanceOf[Array[AnyRef]], null)
+    }
+
+    /** Points `row` at each row of `partition` in turn, in the order they came. */
+    def foreach(partition: Int, row: UnsafeRow)(f: => Unit): Unit = {
+      var i = 0
+      while (i < pageCounts(partition)) {
+        val page = pages(partition)(i)
+        val end = used(partition)(i)
+        var at = 0
+        while (at < end) {
+          val length = Platform.getInt(page, Platform.BYTE_ARRAY_OFFSET + at)
+          row.pointTo(page, Platform.BYTE_ARRAY_OFFSET + at + Header, length)
+          f
+          at += Header + length
+        }
+        i += 1
+      }
+    }
+  }
+
+  /**
+   * Combined rows whose buffers are updated in place: each record is `[key length][buffer
+   * length][key][buffer]` in pages, found by an open-addressing table of addresses.
+   */
+  private final class BinaryRows(budget: Budget) extends CombinedRecords {
+    val pages = new Pages(budget, 4 * 1024, 1024 * 1024)
+    // Made by the first fold, within what it reserved.
+    var table = new Array[Long](0)
+    var hashes = new Array[Int](0)
+    var size = 0
+    private[this] var tableBytes = 0L
+
+    override def rows: Long = size
+    override def bytes: Long = pages.bytes + tableBytes
+
+    def resize(capacity: Int): Unit = {
+      val oldTable = table
+      val oldHashes = hashes
+      table = new Array[Long](capacity)
+      hashes = new Array[Int](capacity)
+      val mask = capacity - 1
+      var i = 0
+      while (i < oldTable.length) {
+        if (oldTable(i) != 0) {
+          var slot = oldHashes(i) & mask
+          while (table(slot) != 0) slot = (slot + 1) & mask
+          table(slot) = oldTable(i)
+          hashes(slot) = oldHashes(i)
+        }
+        i += 1
+      }
+      tableBytes = 12L * capacity
+    }
+
+    override def free(): Unit = {
+      pages.release()
+      budget.release(tableBytes)
+      tableBytes = 0
+      table = new Array[Long](0)
+    }
+  }
+
+  /** Combined rows of objects: a key's buffer is a row of the buffer's values. */
+  private final class ObjectRows(budget: Budget) extends CombinedRecords {
+    val map = new java.util.HashMap[UnsafeRow, SpecificInternalRow]
+    var held = 0L
+    override def rows: Long = map.size.toLong
+    override def bytes: Long = held
+    override def free(): Unit = {
+      budget.release(held)
+      held = 0
+      map.clear()
+    }
+  }
+
+  private val InitialSlots = 16
+
+  /** Bytes taken to be held per object row beyond its key and values: map entry, row, boxes. */
+  private val ObjectOverhead = 96
+
+  private final class Engine(
+      aggregates: Seq[AggregateExpression],
+      input: Seq[Attribute],
+      numKeys: Int)
+      extends CombineEngine {
+
+    private[this] val keys = input.take(numKeys)
+
+    // Imperative functions read and write the buffer row at their offset, the input row past
+    // the keys (as a PartialMerge aggregate binds them).
+    private[this] val functions = {
+      var offset = 0
+      aggregates.map(_.aggregateFunction).map { f =>
+        val bound = f match {
+          case i: ImperativeAggregate =>
+            i.withNewMutableAggBufferOffset(offset).withNewInputAggBufferOffset(numKeys + offset)
+          case other => other
+        }
+        offset += f.aggBufferAttributes.size
+        bound
+      }
+    }
+    private[this] val bufferAttributes = functions.flatMap(_.aggBufferAttributes)
+    private[this] val bufferTypes: Array[DataType] = bufferAttributes.map(_.dataType).toArray
+    private[this] val imperatives = functions.collect { case i: ImperativeAggregate => i }.toArray
+    private[this] val typed = functions.collect { case t: TypedImperativeAggregate[_] => t }.toArray
+
+    /** Buffer fields declarative functions fill, which may point into the input's memory. */
+    private[this] val declarativeObjects: Array[Int] = {
+      var offset = 0
+      functions.flatMap { f =>
+        val fields = f.aggBufferAttributes.indices.map(_ + offset)
+        offset += fields.size
+        f match {
+          case _: DeclarativeAggregate =>
+            fields.filterNot(i => UnsafeRow.isFixedLength(bufferTypes(i)))
+          case _ => Nil
+        }
+      }.toArray
+    }
+
+    private[this] val initial = MutableProjection.create(functions.flatMap {
+      case d: DeclarativeAggregate => d.initialValues
+      case i => Seq.fill(i.aggBufferAttributes.size)(NoOp)
+    })
+    private[this] val merge = MutableProjection.create(
+      functions.flatMap {
+        case d: DeclarativeAggregate => d.mergeExpressions
+        case i => Seq.fill(i.aggBufferAttributes.size)(NoOp)
+      },
+      bufferAttributes ++ input)
+    private[this] val keyOf = UnsafeProjection.create(keys, input)
+    private[this] val result =
+      UnsafeProjection.create(keys ++ bufferAttributes, keys ++ bufferAttributes)
+    private[this] val joined = new JoinedRow
+    private[this] val inputRow = new UnsafeRow(input.size)
+    private[this] val keyRow = new UnsafeRow(numKeys)
+    private[this] val bufferRow = new UnsafeRow(bufferAttributes.size)
+
+    /** In place, on binary rows, when every buffer field is mutable there (and none an object). */
+    private[this] val binary = typed.isEmpty &&
+      Aggregate.isAggregateBufferMutable(DataTypeUtils.fromAttributes(bufferAttributes))
+
+    private[this] val emptyBuffer: Array[Byte] = if (binary) {
+      val row = newBuffer()
+      UnsafeProjection.create(bufferTypes).apply(row).getBytes
+    } else null
+
+    private def newBuffer(): SpecificInternalRow = {
+      val row = new SpecificInternalRow(bufferTypes.toSeq)
+      initial.target(row).apply(InternalRow.empty)
+      imperatives.foreach(_.initialize(row))
+      row
+    }
+
+    private def mergeInto(buffer: InternalRow): Unit = {
+      merge.target(buffer).apply(joined(buffer, inputRow))
+      var i = 0
+      while (i < imperatives.length) {
+        imperatives(i).merge(buffer, inputRow)
+        i += 1
+      }
+    }
+
+    override def newTaskRecords(budget: Budget, numPartitions: Int): TaskRecords =
+      new Rows(budget, numPartitions)
+
+    override def newCombined(budget: Budget): CombinedRecords =
+      if (binary) new BinaryRows(budget) else new ObjectRows(budget)
+
+    override def worstCase(task: TaskRecords, partition: Int, into: CombinedRecords): Long = {
+      val rows = task.rows(partition).toLong
+      val bytes = task.bytes(partition)
+      into match {
+        case b: BinaryRows =>
+          // Every row a new key: a record of key and buffer (one null-bit word more than the
+          // row), pages up to one more, and the table grown to twice the keys.
+          var capacity = math.max(b.table.length, InitialSlots).toLong
+          while (2 * (b.size + rows) > capacity) capacity *= 2
+          val grown = if (capacity > b.table.length) 12L * (capacity + b.table.length) else 0L
+          bytes + rows * (Header + 8) + b.pages.nextPageBytes(1 << 20) + grown
+        case _ => 2 * bytes + rows * ObjectOverhead
+      }
+    }
+
+    // A partial aggregate's output holds one row per key, so each row met a key held before
+    // or made one.
+    override def fold(task: TaskRecords, partition: Int, into: CombinedRecords): FoldCount = {
+      val rows = task.asInstanceOf[Rows]
+      val merged = into match {
+        case b: BinaryRows => foldBinary(rows, partition, b)
+        case o: ObjectRows => foldObjects(rows, partition, o)
+      }
+      FoldCount(task.rows(partition), merged)
+    }
+
+    private def foldBinary(rows: Rows, partition: Int, into: BinaryRows): Long = {
+      if (into.table.isEmpty) into.resize(InitialSlots)
+      var merged = 0L
+      rows.foreach(partition, inputRow) {
+        val key = keyOf(inputRow)
+        val hash = key.hashCode
+        var mask = into.table.length - 1
+        var slot = hash & mask
+        var found = -1L
+        while (found < 0 && into.table(slot) != 0) {
+          if (into.hashes(slot) == hash && sameKey(into, into.table(slot) - 1, key)) {
+            found = into.table(slot) - 1
+          } else slot = (slot + 1) & mask
+        }
+        if (found >= 0) merged += 1
+        else {
+          val keyLength = key.getSizeInBytes
+          val record =
+            into.pages.allocate(Header + keyLength + emptyBuffer.length, reserve = false)
+          val page = into.pages.pages(pageOf(record))
+          val offset = Platform.BYTE_ARRAY_OFFSET + offsetOf(record)
+          Platform.putInt(page, offset, keyLength)
+          Platform.putInt(page, offset + 4, emptyBuffer.length)
+          key.writeToMemory(page, offset + Header)
+          Platform.copyMemory(
+            emptyBuffer,
+            Platform.BYTE_ARRAY_OFFSET,
+            page,
+            offset + Header + keyLength,
+            emptyBuffer.length)
+          into.table(slot) = record + 1
+          into.hashes(slot) = hash
+          into.size += 1
+          if (2 * into.size > into.table.length) {
+            into.resize(into.table.length * 2)
+            mask = into.table.length - 1
+          }
+          found = record
+        }
+        pointToBuffer(into, found)
+        mergeInto(bufferRow)
+      }
+      merged
+    }
+
+    private def sameKey(into: BinaryRows, record: Long, key: UnsafeRow): Boolean = {
+      val page = into.pages.pages(pageOf(record))
+      val offset = Platform.BYTE_ARRAY_OFFSET + offsetOf(record)
+      val length = Platform.getInt(page, offset)
+      length == key.getSizeInBytes && ByteArrayMethods.arrayEquals(
+        page,
+        offset + Header,
+        key.getBaseObject,
+        key.getBaseOffset,
+        length)
+    }
+
+    private def pointToBuffer(into: BinaryRows, record: Long): Unit = {
+      val page = into.pages.pages(pageOf(record))
+      val offset = Platform.BYTE_ARRAY_OFFSET + offsetOf(record)
+      val keyLength = Platform.getInt(page, offset)
+      keyRow.pointTo(page, offset + Header, keyLength)
+      bufferRow.pointTo(page, offset + Header + keyLength, Platform.getInt(page, offset + 4))
+    }
+
+    private def foldObjects(rows: Rows, partition: Int, into: ObjectRows): Long = {
+      var merged = 0L
+      rows.foreach(partition, inputRow) {
+        val key = keyOf(inputRow)
+        var buffer = into.map.get(key)
+        if (buffer != null) merged += 1
+        else {
+          buffer = newBuffer()
+          into.map.put(key.copy(), buffer)
+          into.held += key.getSizeInBytes + inputRow.getSizeInBytes + ObjectOverhead
+        }
+        mergeInto(buffer)
+        // Values the merge took from the input row point into the task's pages, which go.
+        var i = 0
+        while (i < declarativeObjects.length) {
+          val field = declarativeObjects(i)
+          if (!buffer.isNullAt(field)) {
+            buffer.update(field, InternalRow.copyValue(buffer.get(field, bufferTypes(field))))
+          }
+          i += 1
+        }
+        // Typed buffers grow as they merge: count what each merge brings.
+        if (typed.nonEmpty) into.held += inputRow.getSizeInBytes
+      }
+      merged
+    }
+
+    override def write(partition: Int, records: CombinedRecords, out: SerializationStream): Unit = {
+      val key: Any = partition
+      records match {
+        case b: BinaryRows =>
+          b.table.foreach { slot =>
+            if (slot != 0) {
+              pointToBuffer(b, slot - 1)
+              out.writeKey(key)
+              out.writeValue(result(joined(keyRow, bufferRow)))
+            }
+          }
+        case o: ObjectRows =>
+          o.map.forEach { (k, buffer) =>
+            typed.foreach(_.serializeAggregateBufferInPlace(buffer))
+            out.writeKey(key)
+            out.writeValue(result(joined(k, buffer)))
+          }
+      }
+    }
+  }
+}

@@ -1,0 +1,159 @@
+package org.apache.spark.shuffle.adaptive.combine
+
+import java.io.{ByteArrayInputStream, File}
+import java.nio.file.Files
+
+import org.scalatest.funsuite.AnyFunSuite
+
+import org.apache.spark.{Aggregator, SparkConf}
+import org.apache.spark.network.util.{MapConfigProvider, TransportConf}
+import org.apache.spark.serializer.JavaSerializer
+import org.apache.spark.shuffle.adaptive.push.MergedFile
+
+/**
+ * One executor's combined records of a shuffle, with an RDD aggregator (sums): folds of map
+ * outputs merge by key, a read seals what it reads into segments naming the map outputs they
+ * hold, later folds go to new segments, and memory bounds what is kept.
+ */
+class CombinedShuffleSuite extends AnyFunSuite {
+
+  private val serializer = new JavaSerializer(new SparkConf)
+  private val sum = new AggregatorCombine(
+    new Aggregator[Any, Any, Any](
+      v => v,
+      (c, v) => c.asInstanceOf[Int] + v.asInstanceOf[Int],
+      (a, b) => a.asInstanceOf[Int] + b.asInstanceOf[Int]))
+  private val transport = new TransportConf("shuffle", MapConfigProvider.EMPTY)
+  private val dir = Files.createTempDirectory("combined-shuffle-suite").toFile
+  dir.deleteOnExit()
+
+  private def newShuffle(memory: CombineMemory, numPartitions: Int = 2): CombinedShuffle =
+    new CombinedShuffle(
+      0,
+      numPartitions,
+      sum,
+      serializer,
+      memory,
+      (_, out) => out,
+      () => new MergedFile(File.createTempFile("combined", ".data", dir), transport))
+
+  /** Map output `mapId` writing `records` (key, value), key k to partition k % 2. */
+  private def fold(shuffle: CombinedShuffle, mapId: Long, records: Seq[(Int, Int)]): Fold = {
+    val task = shuffle.newTaskRecords()
+    try {
+      records.foreach { case (k, v) => assert(task.add(k % 2, (k, v))) }
+      shuffle.fold(mapId, task)
+    } finally task.release()
+  }
+
+  /** Each segment of partitions `[start, end)`: its partition, map ids and records. */
+  private def read(
+      shuffle: CombinedShuffle,
+      start: Int,
+      end: Int): Seq[(Int, Seq[Long], Map[Int, Int])] = {
+    val data = shuffle.read(start, end).nioByteBuffer()
+    val (segments, header) = CombinedBlocks.decodeHeader(data)
+    var offset = data.position() + header
+    segments.map { s =>
+      val bytes = new Array[Byte](s.length.toInt)
+      data.duplicate().position(offset).get(bytes)
+      offset += bytes.length
+      val records = serializer
+        .newInstance()
+        .deserializeStream(new ByteArrayInputStream(bytes))
+        .asKeyValueIterator
+        .map { case (k, v) => k.asInstanceOf[Int] -> v.asInstanceOf[Int] }
+        .toMap
+      assert(records.size === s.rows)
+      (s.partition, s.mapIds.toSeq, records)
+    }
+  }
+
+  test("map outputs fold into one record per key, read as a segment per partition") {
+    val shuffle = newShuffle(new CombineMemory(1L << 20))
+    val folded = fold(shuffle, 7, Seq(1 -> 10, 2 -> 20, 3 -> 30))
+    assert(folded === Fold(2, 0, 3, 0, folded.bytes))
+    assert(fold(shuffle, 8, Seq(1 -> 1, 2 -> 2, 4 -> 4)).rowsMerged === 2)
+    assert(
+      read(shuffle, 0, 2) === Seq(
+        (0, Seq(7L, 8L), Map(2 -> 22, 4 -> 4)),
+        (1, Seq(7L, 8L), Map(1 -> 11, 3 -> 30))))
+  }
+
+  test("a map output's own values of a key are its one record, not a merge") {
+    val shuffle = newShuffle(new CombineMemory(1L << 20))
+    val folded = fold(shuffle, 1, Seq(1 -> 1, 1 -> 2, 1 -> 3, 3 -> 1))
+    assert((folded.rows, folded.rowsMerged) === (2, 0))
+    assert(fold(shuffle, 2, Seq(1 -> 4, 1 -> 5)).rowsMerged === 1)
+  }
+
+  test("a read seals what it reads: later folds go to a new segment") {
+    val shuffle = newShuffle(new CombineMemory(1L << 20))
+    fold(shuffle, 1, Seq(1 -> 1, 3 -> 3))
+    fold(shuffle, 2, Seq(1 -> 1, 3 -> 3))
+    assert(read(shuffle, 1, 2) === Seq((1, Seq(1L, 2L), Map(1 -> 2, 3 -> 6))))
+    fold(shuffle, 3, Seq(1 -> 5, 2 -> 2))
+    fold(shuffle, 4, Seq(1 -> 5, 2 -> 2))
+    // Partition 0 was not read yet: its segment holds every map output with rows for it.
+    assert(
+      read(shuffle, 0, 2) === Seq(
+        (0, Seq(3L, 4L), Map(2 -> 4)),
+        (1, Seq(1L, 2L), Map(1 -> 2, 3 -> 6)),
+        (1, Seq(3L, 4L), Map(1 -> 10))))
+  }
+
+  test("records no fold merged into make no segment: their map outputs are read from files") {
+    val memory = new CombineMemory(1L << 20)
+    val shuffle = newShuffle(memory)
+    fold(shuffle, 1, Seq(1 -> 1))
+    fold(shuffle, 2, Seq(3 -> 3))
+    assert(read(shuffle, 0, 2).isEmpty)
+    assert(memory.used === 0)
+  }
+
+  test("a task whose records do not fit folds nothing; a fold without room seals first") {
+    val memory = new CombineMemory(4096)
+    val shuffle = newShuffle(memory)
+    val task = shuffle.newTaskRecords()
+    assert(!(1 to 10000).forall(k => task.add(k % 2, (k, k))), "ten thousand records fit in 3 KiB")
+    task.release()
+    assert(memory.used === 0)
+    // Two map outputs that fit alone, each merging into the other's keys.
+    val keys = 1 to 12
+    fold(shuffle, 1, keys.map(_ -> 1))
+    fold(shuffle, 2, keys.map(_ -> 1))
+    val segments = read(shuffle, 0, 2)
+    assert(segments.flatMap(_._3).groupMapReduce(_._1)(_._2)(_ + _) === keys.map(_ -> 2).toMap)
+  }
+
+  test("combining stops once three map outputs show little reduction") {
+    val shuffle = newShuffle(new CombineMemory(1L << 20))
+    (1 to 3).foreach(m => fold(shuffle, m, (1 to 50).map(k => (m * 1000 + k) -> 1)))
+    assert(!shuffle.combining)
+    val repeating = newShuffle(new CombineMemory(1L << 20))
+    (1 to 3).foreach(m => fold(repeating, m, (1 to 50).map(_ -> 1)))
+    assert(repeating.combining)
+  }
+
+  test("segments move to disk when memory is short, and are read from there") {
+    val memory = new CombineMemory(1L << 20)
+    val shuffle = newShuffle(memory, numPartitions = 2)
+    fold(shuffle, 1, (1 to 20).map(_ -> 1))
+    fold(shuffle, 2, (1 to 20).map(_ -> 2))
+    shuffle.sealAll()
+    shuffle.moveSegmentsToDisk()
+    assert(memory.used === 0)
+    assert(read(shuffle, 0, 2).map(_._3.values.sum).sum === 60)
+  }
+
+  test("removing the shuffle gives back all its memory") {
+    val memory = new CombineMemory(1L << 20)
+    val shuffle = newShuffle(memory)
+    fold(shuffle, 1, (1 to 100).map(_ -> 1))
+    fold(shuffle, 2, (1 to 100).map(_ -> 1))
+    read(shuffle, 0, 1)
+    assert(memory.used > 0)
+    shuffle.remove()
+    assert(memory.used === 0 && !shuffle.combining)
+  }
+}

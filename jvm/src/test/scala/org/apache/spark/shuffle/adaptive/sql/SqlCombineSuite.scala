@@ -1,0 +1,199 @@
+package org.apache.spark.shuffle.adaptive.sql
+
+import org.scalatest.BeforeAndAfterAll
+import org.scalatest.funsuite.AnyFunSuite
+
+import org.apache.spark.internal.config.SHUFFLE_MANAGER
+import org.apache.spark.shuffle.adaptive.{AdaptiveShuffleManager, PluginCounters}
+import org.apache.spark.sql.{Column, DataFrame, Encoder, Encoders, Row, SparkSession}
+import org.apache.spark.sql.expressions.Aggregator
+import org.apache.spark.sql.functions._
+
+/**
+ * Each aggregate function Spark declares, combined per executor (a local SparkSession under the
+ * plugin: its map tasks share one executor, so every key's rows of eight map outputs merge),
+ * against the same aggregate over one map output (nothing to merge): the same result.
+ */
+class SqlCombineSuite extends AnyFunSuite with BeforeAndAfterAll {
+
+  private var spark: SparkSession = _
+
+  override def beforeAll(): Unit = {
+    super.beforeAll()
+    spark = SparkSession
+      .builder()
+      .master("local[2]")
+      .appName("SqlCombineSuite")
+      .config(SHUFFLE_MANAGER.key, classOf[AdaptiveShuffleManager].getName)
+      .config("spark.sql.extensions", classOf[AdaptiveShuffleExtensions].getName)
+      .config("spark.sql.shuffle.partitions", "4")
+      .config("spark.sql.adaptive.enabled", "true")
+      .config("spark.ui.enabled", "false")
+      .getOrCreate()
+  }
+
+  override def afterAll(): Unit =
+    try if (spark != null) spark.stop()
+    finally super.afterAll()
+
+  /** Eight map outputs, each with every key (0 to 29) many times. */
+  private def table(partitions: Int): DataFrame =
+    spark
+      .range(0, 4000, 1, 8)
+      .select(
+        (col("id") % 30).as("k"),
+        col("id").as("v"),
+        (col("id") % 13).cast("double").as("d"),
+        concat(lit("s"), (col("id") % 17).cast("string")).as("s"),
+        (col("id") % 7).cast("decimal(30,2)").as("dec"),
+        (col("id") % 3 === 0).as("b"),
+        when(col("id") % 11 === 0, lit(null)).otherwise(col("id")).as("n"))
+      .coalesce(partitions)
+
+  /** Rows folded so far that met a key held (none before the first shuffle). */
+  private def merged: Long = {
+    val sc = spark.sparkContext
+    val manager = sc.env.shuffleManager.asInstanceOf[AdaptiveShuffleManager]
+    if (manager.driver.isEmpty) 0L
+    else
+      PluginCounters
+        .application(sc)("combine")
+        .asInstanceOf[Map[String, Any]]("rows_merged")
+        .asInstanceOf[Long]
+  }
+
+  /** Rows of `aggregates` by key, sorted, doubles rounded (merge order moves their last bits). */
+  private def result(df: DataFrame, aggregates: Seq[Column]): Seq[Seq[Any]] =
+    df.groupBy("k")
+      .agg(aggregates.head, aggregates.tail: _*)
+      .collect()
+      .toSeq
+      .map { row =>
+        row.toSeq.map {
+          case d: Double => BigDecimal(d).setScale(6, BigDecimal.RoundingMode.HALF_UP)
+          case other => other
+        }
+      }
+      .sortBy(_.head.toString.toLong)
+
+  private def assertCombinedAlike(aggregates: Column*): Unit = {
+    val before = merged
+    val combined = result(table(8), aggregates)
+    assert(merged > before, s"no rows merged for $aggregates")
+    val plan = table(8).groupBy("k").agg(aggregates.head, aggregates.tail: _*)
+    plan.collect()
+    assert(plan.queryExecution.executedPlan.toString.contains("CombiningExchange"))
+    assert(combined === result(table(1), aggregates))
+    assert(combined.size === 30)
+  }
+
+  test("sum, count, min, max, avg of numbers and decimals") {
+    assertCombinedAlike(
+      sum("v"),
+      count("v"),
+      count(lit(1)),
+      min("v"),
+      max("v"),
+      avg("v"),
+      sum("dec"),
+      avg("dec"),
+      min("dec"),
+      max("d"),
+      sum("n"),
+      count("n"))
+  }
+
+  test("min, max, first and last of strings and of values equal within a key") {
+    assertCombinedAlike(
+      min("s"),
+      max("s"),
+      first(col("k") * 2),
+      last(col("k") * 3),
+      first("n", ignoreNulls = true).isNotNull)
+  }
+
+  test("bit and boolean operations, count_if") {
+    assertCombinedAlike(
+      bit_and(col("v")),
+      bit_or(col("v")),
+      bit_xor(col("v")),
+      bool_and(col("b")),
+      bool_or(col("b")),
+      count_if(col("b")))
+  }
+
+  test("variance, standard deviation, skewness, kurtosis, correlation, covariance") {
+    assertCombinedAlike(
+      stddev("d"),
+      variance("d"),
+      var_pop("d"),
+      stddev_pop("d"),
+      skewness("d"),
+      kurtosis("d"),
+      corr("d", "v"),
+      covar_samp("d", "v"),
+      covar_pop("d", "v"))
+  }
+
+  test("approx_count_distinct, collect_list, collect_set, percentile, median, mode") {
+    assertCombinedAlike(
+      approx_count_distinct("v"),
+      size(collect_list("v")),
+      sort_array(collect_set("s")),
+      percentile(col("v"), lit(0.5)),
+      median(col("d")),
+      percentile_approx(col("v"), lit(0.5), lit(1000000)),
+      mode(col("k") * 2))
+  }
+
+  test("max_by, min_by, and a typed aggregator") {
+    val sumOfLongs = udaf(new Aggregator[Long, Long, Long] {
+      override def zero: Long = 0L
+      override def reduce(b: Long, a: Long): Long = b + a
+      override def merge(b1: Long, b2: Long): Long = b1 + b2
+      override def finish(r: Long): Long = r
+      override def bufferEncoder: Encoder[Long] = Encoders.scalaLong
+      override def outputEncoder: Encoder[Long] = Encoders.scalaLong
+    })
+    assertCombinedAlike(
+      max_by(col("d"), col("v")),
+      min_by(col("d"), col("v")),
+      sumOfLongs(col("v")))
+  }
+
+  test("distinct aggregates: the key-only exchange drops duplicates") {
+    assertCombinedAlike(countDistinct("s"), sum_distinct(col("d")), count(lit(1)))
+  }
+
+  test("keys of strings, decimals, structs, nulls and NaN") {
+    val df = table(8).select(
+      when(col("k") % 5 === 0, lit(null)).otherwise(col("s")).as("ks"),
+      col("dec"),
+      struct(col("k") % 3, col("s")).as("st"),
+      when(col("k") % 4 === 0, lit(Double.NaN)).otherwise(col("d")).as("kd"),
+      col("v"))
+    def run(data: DataFrame): Seq[Row] =
+      data
+        .groupBy("ks", "dec", "st", "kd")
+        .agg(sum("v"), count(lit(1)))
+        .collect()
+        .toSeq
+        .sortBy(_.toString)
+    val before = merged
+    val combined = run(df)
+    assert(merged > before)
+    assert(combined === run(df.coalesce(1)))
+  }
+
+  test("a global aggregate and a join's exchanges are Spark's") {
+    val global = table(8).agg(sum("v"))
+    global.collect()
+    assert(!global.queryExecution.executedPlan.toString.contains("CombiningExchange"))
+    spark.conf.set("spark.sql.autoBroadcastJoinThreshold", "-1")
+    try {
+      val joined = table(8).join(table(8).select(col("k"), col("v").as("w")), "k")
+      joined.count()
+      assert(!joined.queryExecution.executedPlan.toString.contains("CombiningExchange"))
+    } finally spark.conf.unset("spark.sql.autoBroadcastJoinThreshold")
+  }
+}
