@@ -58,8 +58,24 @@ private[spark] final class CombinedShuffle(
   /** Whether map tasks still fold here (see the class comment). */
   def combining: Boolean = !stopped && !removed
 
-  /** A map task's records of this shuffle, to be kept as it writes them. */
-  def newTaskRecords(): TaskRecords = engines.get().newTaskRecords(memory.forTask, numPartitions)
+  /**
+   * A map task's records of this shuffle, to be kept as it writes them; when they find no room,
+   * what is combined so far is sealed, once, to make some.
+   */
+  def newTaskRecords(): TaskRecords = {
+    var sealedForThisTask = false
+    val budget = new Budget {
+      override def reserve(bytes: Long): Boolean = memory.forTask.reserve(bytes) || {
+        !sealedForThisTask && {
+          sealedForThisTask = true
+          sealAll()
+          memory.forTask.reserve(bytes)
+        }
+      }
+      override def release(bytes: Long): Unit = memory.forTask.release(bytes)
+    }
+    engines.get().newTaskRecords(budget, numPartitions)
+  }
 
   /**
    * Folds the records map output `mapId` wrote (its task committed) into each partition;

@@ -2,17 +2,21 @@ package org.apache.spark.shuffle.adaptive.sql
 
 import scala.concurrent.Future
 
-import org.apache.spark.{MapOutputStatistics, Partition, ShuffleDependency, TaskContext}
+import org.apache.spark.{MapOutputStatistics, Partition, PartitionIdPassthrough, ShuffleDependency, TaskContext}
 import org.apache.spark.rdd.RDD
 import org.apache.spark.serializer.Serializer
 import org.apache.spark.shuffle.adaptive.combine.{CombinableRecords, CombineSpec}
 import org.apache.spark.shuffle.adaptive.compat.SqlExchanges
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.plans.logical.Statistics
-import org.apache.spark.sql.catalyst.plans.physical.Partitioning
+import org.apache.spark.sql.catalyst.expressions.UnsafeProjection
+import org.apache.spark.sql.catalyst.plans.physical.{HashPartitioning, Partitioning}
+import org.apache.spark.shuffle.sort.SortShuffleManager
 import org.apache.spark.sql.execution.{ShufflePartitionSpec, ShuffledRowRDD, SparkPlan, SQLExecution, UnsafeRowSerializer}
 import org.apache.spark.sql.execution.exchange.{ShuffleExchangeExec, ShuffleExchangeLike, ShuffleOrigin}
 import org.apache.spark.sql.execution.metric.{SQLMetrics, SQLShuffleReadMetricsReporter, SQLShuffleWriteMetricsReporter}
+import org.apache.spark.sql.internal.SQLConf
+import org.apache.spark.util.MutablePair
 
 /**
  * Spark's shuffle exchange of a partial aggregate's output, whose map outputs the plugin
@@ -73,16 +77,47 @@ case class CombiningShuffleExchangeExec(
 
   @transient
   lazy val shuffleDependency: ShuffleDependency[Int, InternalRow, InternalRow] = {
-    val dep = ShuffleExchangeExec.prepareShuffleDependency(
-      inputRDD,
-      child.output,
-      outputPartitioning,
-      serializer,
-      writeMetrics)
+    val dep = outputPartitioning match {
+      case hash: HashPartitioning if rowsNeedNoCopy(hash.numPartitions) =>
+        val attributes = child.output
+        val withPartitionIds = inputRDD.mapPartitionsWithIndexInternal { (_, rows) =>
+          val partitionOf = UnsafeProjection.create(hash.partitionIdExpression :: Nil, attributes)
+          val pair = new MutablePair[Int, InternalRow]
+          rows.map(row => pair.update(partitionOf(row).getInt(0), row))
+        }
+        new ShuffleDependency[Int, InternalRow, InternalRow](
+          withPartitionIds,
+          new PartitionIdPassthrough(hash.numPartitions),
+          serializer,
+          shuffleWriterProcessor = ShuffleExchangeExec.createShuffleWriteProcessor(writeMetrics))
+      case _ =>
+        ShuffleExchangeExec.prepareShuffleDependency(
+          inputRDD,
+          child.output,
+          outputPartitioning,
+          serializer,
+          writeMetrics)
+    }
     metrics("numPartitions").set(dep.partitioner.numPartitions)
     val executionId = sparkContext.getLocalProperty(SQLExecution.EXECUTION_ID_KEY)
     SQLMetrics.postDriverMetricUpdates(sparkContext, executionId, metrics("numPartitions") :: Nil)
     dep
+  }
+
+  /**
+   * Spark's exchange copies every row before the shuffle under any shuffle manager but its own
+   * sort shuffle, whose writers (as this plugin's, which writes with them and copies the rows it
+   * keeps) serialize each row before they take the next, so a reused row is safe: below the
+   * serialized writer's partition limit, and with none of the checksums SQL computes of the
+   * rows themselves, whose dependency only Spark's exchange makes.
+   */
+  private def rowsNeedNoCopy(numPartitions: Int): Boolean = {
+    val sql = SQLConf.get
+    numPartitions <= SortShuffleManager.MAX_SHUFFLE_OUTPUT_PARTITIONS_FOR_SERIALIZED_MODE &&
+    !Seq(
+      CombiningShuffleExchangeExec.RowChecksums,
+      CombiningShuffleExchangeExec.FullRetryOnMismatch)
+      .exists(sql.getConfString(_, "false").toBoolean)
   }
 
   protected override def doExecute(): RDD[InternalRow] =
@@ -99,6 +134,12 @@ case class CombiningShuffleExchangeExec(
 }
 
 private[spark] object CombiningShuffleExchangeExec {
+
+  // Spark SQL's keys (since 4.1) for checksums of a shuffle's rows, by name: older releases
+  // lack them.
+  private val RowChecksums = "spark.sql.shuffle.orderIndependentChecksum.enabled"
+  private val FullRetryOnMismatch =
+    "spark.sql.shuffle.orderIndependentChecksum.enableFullRetryOnMismatch"
 
   /** How the rows of `child` (a partial aggregate, compiled or not) combine, if they do. */
   def combineSpec(child: SparkPlan): Option[CombineSpec] = SqlCombine.of(child)

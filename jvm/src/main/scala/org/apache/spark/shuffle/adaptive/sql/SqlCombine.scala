@@ -109,7 +109,8 @@ private[spark] object SqlCombine {
 
   /**
    * A map task's rows by partition, each partition's back to back in pages of its own (each as
-   * large as its last twice over, up to a megabyte), so a fold reads them in order.
+   * large as its last twice over, up to [[MaxRowPage]], which bounds what a partition's last page
+   * leaves unused), so a fold reads them in order.
    */
   private final class Rows(budget: Budget, numPartitions: Int) extends TaskRecords {
     private[this] val pages = new Array[Array[Array[Byte]]](numPartitions)
@@ -142,7 +143,9 @@ private[spark] object SqlCombine {
     private def newPage(partition: Int, length: Int): Boolean = {
       val n = pageCounts(partition)
       val size =
-        math.max(length, if (n == 0) 512 else math.min(1 << 20, 2 * pages(partition)(n - 1).length))
+        math.max(
+          length,
+          if (n == 0) 512 else math.min(MaxRowPage, 2 * pages(partition)(n - 1).length))
       budget.reserve(size) && {
         reserved += size
         if (n == 0) {
@@ -188,43 +191,41 @@ private[spark] object SqlCombine {
 
   /**
    * Combined rows whose buffers are updated in place: each record is `[key length][buffer
-   * length][key][buffer]` in pages, found by an open-addressing table of addresses.
+   * length][key][buffer]` in pages, found by an open-addressing table whose slot i holds the
+   * record's address plus one (0: empty) at 2i and its key's hash at 2i + 1, side by side, so a
+   * probe touches one cache line before the record's.
    */
   private final class BinaryRows(budget: Budget) extends CombinedRecords {
-    val pages = new Pages(budget, 4 * 1024, 1024 * 1024)
+    val pages = new Pages(budget, 4 * 1024, MaxRecordPage)
     // Made by the first fold, within what it reserved.
-    var table = new Array[Long](0)
-    var hashes = new Array[Int](0)
+    var slots = new Array[Long](0)
     var size = 0
-    private[this] var tableBytes = 0L
+
+    def capacity: Int = slots.length / 2
 
     override def rows: Long = size
-    override def bytes: Long = pages.bytes + tableBytes
+    override def bytes: Long = pages.bytes + 8L * slots.length
 
-    def resize(capacity: Int): Unit = {
-      val oldTable = table
-      val oldHashes = hashes
-      table = new Array[Long](capacity)
-      hashes = new Array[Int](capacity)
-      val mask = capacity - 1
+    def resize(newCapacity: Int): Unit = {
+      val old = slots
+      slots = new Array[Long](2 * newCapacity)
+      val mask = newCapacity - 1
       var i = 0
-      while (i < oldTable.length) {
-        if (oldTable(i) != 0) {
-          var slot = oldHashes(i) & mask
-          while (table(slot) != 0) slot = (slot + 1) & mask
-          table(slot) = oldTable(i)
-          hashes(slot) = oldHashes(i)
+      while (i < old.length) {
+        if (old(i) != 0) {
+          var slot = old(i + 1).toInt & mask
+          while (slots(2 * slot) != 0) slot = (slot + 1) & mask
+          slots(2 * slot) = old(i)
+          slots(2 * slot + 1) = old(i + 1)
         }
-        i += 1
+        i += 2
       }
-      tableBytes = 12L * capacity
     }
 
     override def free(): Unit = {
+      budget.release(8L * slots.length)
       pages.release()
-      budget.release(tableBytes)
-      tableBytes = 0
-      table = new Array[Long](0)
+      slots = new Array[Long](0)
     }
   }
 
@@ -242,6 +243,11 @@ private[spark] object SqlCombine {
   }
 
   private val InitialSlots = 16
+
+  private val MaxRowPage = 64 * 1024
+
+  /** The largest page of combined records: what a partition's last page leaves unused. */
+  private val MaxRecordPage = 64 * 1024
 
   /** Bytes taken to be held per object row beyond its key and values: map entry, row, boxes. */
   private val ObjectOverhead = 96
@@ -343,10 +349,10 @@ private[spark] object SqlCombine {
         case b: BinaryRows =>
           // Every row a new key: a record of key and buffer (one null-bit word more than the
           // row), pages up to one more, and the table grown to twice the keys.
-          var capacity = math.max(b.table.length, InitialSlots).toLong
+          var capacity = math.max(b.capacity, InitialSlots).toLong
           while (2 * (b.size + rows) > capacity) capacity *= 2
-          val grown = if (capacity > b.table.length) 12L * (capacity + b.table.length) else 0L
-          bytes + rows * (Header + 8) + b.pages.nextPageBytes(1 << 20) + grown
+          val grown = if (capacity > b.capacity) 16L * (capacity + b.capacity) else 0L
+          bytes + rows * (Header + 8) + b.pages.nextPageBytes(MaxRecordPage) + grown
         case _ => 2 * bytes + rows * ObjectOverhead
       }
     }
@@ -363,17 +369,18 @@ private[spark] object SqlCombine {
     }
 
     private def foldBinary(rows: Rows, partition: Int, into: BinaryRows): Long = {
-      if (into.table.isEmpty) into.resize(InitialSlots)
+      if (into.capacity == 0) into.resize(InitialSlots)
       var merged = 0L
       rows.foreach(partition, inputRow) {
         val key = keyOf(inputRow)
         val hash = key.hashCode
-        var mask = into.table.length - 1
+        val mask = into.capacity - 1
         var slot = hash & mask
         var found = -1L
-        while (found < 0 && into.table(slot) != 0) {
-          if (into.hashes(slot) == hash && sameKey(into, into.table(slot) - 1, key)) {
-            found = into.table(slot) - 1
+        while (found < 0 && into.slots(2 * slot) != 0) {
+          if (into.slots(2 * slot + 1).toInt == hash &&
+            sameKey(into, into.slots(2 * slot) - 1, key)) {
+            found = into.slots(2 * slot) - 1
           } else slot = (slot + 1) & mask
         }
         if (found >= 0) merged += 1
@@ -392,13 +399,10 @@ private[spark] object SqlCombine {
             page,
             offset + Header + keyLength,
             emptyBuffer.length)
-          into.table(slot) = record + 1
-          into.hashes(slot) = hash
+          into.slots(2 * slot) = record + 1
+          into.slots(2 * slot + 1) = hash.toLong
           into.size += 1
-          if (2 * into.size > into.table.length) {
-            into.resize(into.table.length * 2)
-            mask = into.table.length - 1
-          }
+          if (2 * into.size > into.capacity) into.resize(into.capacity * 2)
           found = record
         }
         pointToBuffer(into, found)
@@ -458,12 +462,14 @@ private[spark] object SqlCombine {
       val key: Any = partition
       records match {
         case b: BinaryRows =>
-          b.table.foreach { slot =>
-            if (slot != 0) {
-              pointToBuffer(b, slot - 1)
+          var i = 0
+          while (i < b.slots.length) {
+            if (b.slots(i) != 0) {
+              pointToBuffer(b, b.slots(i) - 1)
               out.writeKey(key)
               out.writeValue(result(joined(keyRow, bufferRow)))
             }
+            i += 2
           }
         case o: ObjectRows =>
           o.map.forEach { (k, buffer) =>
