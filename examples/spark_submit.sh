@@ -20,4 +20,5 @@ echo "== AdaptiveShuffleManager"
 "$spark_home/bin/spark-submit" --master "$master" --conf spark.ui.showConsoleProgress=false \
   --jars "$jar" \
   --conf spark.shuffle.manager=org.apache.spark.shuffle.adaptive.AdaptiveShuffleManager \
+  --conf spark.sql.extensions=org.apache.spark.shuffle.adaptive.sql.AdaptiveShuffleExtensions \
   examples/skewed_groupby.py "$@"

@@ -103,3 +103,13 @@ LOCAL_VARIANT_CONF = dict(
 #: The RDD and the SQL/AQE workloads (test_rdd_ab, test_sql_ab) run in this one comparison, so
 #: each variant is one application; the AQE settings do not touch RDD jobs.
 LOCAL_AB = ShuffleComparison(conf=SQL_AQE_CONF, variants=LOCAL_VARIANTS, variant_conf=LOCAL_VARIANT_CONF)
+
+
+def read_from_files_but_combined(counters):
+    """A plugin side's bytes by the path that read them, without what other executors combined
+    (local reduction): their memory is read through their block server (netty), whatever path
+    reads their files."""
+    by_transport = dict(counters["bytes_by_transport"])
+    assert by_transport.get("netty", 0) <= counters["combine"]["bytes_out"], counters
+    by_transport.pop("netty", None)
+    return by_transport

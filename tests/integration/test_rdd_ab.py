@@ -5,7 +5,7 @@ import random
 from operator import add
 
 import pytest
-from ab_conf import LOCAL_AB, UCX_AVAILABLE, UCX_PUSH_VARIANTS, UCX_VARIANTS
+from ab_conf import LOCAL_AB, UCX_AVAILABLE, UCX_PUSH_VARIANTS, UCX_VARIANTS, read_from_files_but_combined
 
 pytestmark = pytest.mark.integration
 
@@ -120,16 +120,6 @@ def test_both_sides_ran_their_manager():
     }
     for side in result.plugins.values():
         assert side.manager_class.endswith("AdaptiveShuffleManager")
-
-
-def read_from_files_but_combined(counters):
-    """The bytes read by each path, without what the other executor combined: its memory is read
-    through its block server (netty), whatever path reads its files."""
-    by_transport = dict(counters["bytes_by_transport"])
-    combined_remote = by_transport.get("netty", 0)
-    assert combined_remote <= counters["combine"]["bytes_out"], counters
-    by_transport.pop("netty", None)
-    return by_transport
 
 
 def test_same_host_blocks_are_read_from_files_unless_turned_off():

@@ -1,11 +1,12 @@
 """The reduced A/B set each supported Spark minor runs (``make test-spark-minors``): the plugin jar
 of the installed pyspark loads, and RDD, SQL with AQE and a skew join give the sort shuffle's
-results. Deselected from the full suite (``-m "not spark_minor"``), which covers all of it."""
+results, aggregations combined per executor (local reduction) among them. Deselected from the
+full suite (``-m "not spark_minor"``), which covers all of it."""
 
 import pytest
 from ab_conf import SQL_AQE_CONF
-from test_rdd_ab import rdd_join, reduce_by_key
-from test_sql_ab import group_by, skew_join
+from test_rdd_ab import jvm_reduce_by_key, rdd_join, reduce_by_key
+from test_sql_ab import aggregate_functions, group_by, skew_join
 
 import pyspark_shuffle
 from pyspark_shuffle import _jars
@@ -17,9 +18,10 @@ ab = ShuffleComparison(conf=SQL_AQE_CONF, variants={"adaptive": {}, "push": {"mo
 
 
 # The full suite's own workloads (test_rdd_ab, test_sql_ab), compared here on this minor.
-for workload in (reduce_by_key, rdd_join, group_by):
+for workload in (reduce_by_key, rdd_join, group_by, aggregate_functions):
     ab.workload(workload, unordered=True)
 ab.workload(skew_join)
+ab.workload(jvm_reduce_by_key)
 
 
 def test_the_jar_of_the_installed_minor_is_chosen():
@@ -28,9 +30,17 @@ def test_the_jar_of_the_installed_minor_is_chosen():
     assert name.spark_minor == _jars.spark_minor(version)
 
 
-@pytest.mark.parametrize("name", ["reduce_by_key", "rdd_join", "group_by"])
+@pytest.mark.parametrize(
+    "name", ["reduce_by_key", "rdd_join", "group_by", "aggregate_functions", "jvm_reduce_by_key"]
+)
 def test_same_result(name):
     assert ab.assert_same(name)
+
+
+def test_aggregations_are_combined():
+    for variant, side in ab.run().plugins.items():
+        combine = side.metrics["application"]["combine"]
+        assert combine["segments_read"] > 0 and combine["rows_out"] < combine["rows_in"], (variant, combine)
 
 
 def test_skew_join_is_split_and_equal():

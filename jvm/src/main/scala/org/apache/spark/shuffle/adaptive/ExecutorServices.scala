@@ -181,6 +181,9 @@ private[spark] final class ExecutorServices(
               env,
               merged.fold(Map.empty[(BlockManagerId, BlockId), RemoteRegion])(_.exposed)),
             chain)
+      val wholeReads =
+        merged.fold(Map.empty[(BlockManagerId, BlockId), WholeRead])(_.chunks) ++
+          combined.fold(Map.empty[(BlockManagerId, BlockId), WholeRead])(_._2)
       new ShuffleBlockFetcher(
         context,
         transport,
@@ -194,9 +197,8 @@ private[spark] final class ExecutorServices(
         shared = PeerTraffic.shared(settings.waitWindow),
         batch = batch,
         backoff = DirectMemoryBackoff.shared,
-        chunks = merged.fold(Map.empty[(BlockManagerId, BlockId), WholeRead])(_.chunks) ++
-          combined.fold(Map.empty[(BlockManagerId, BlockId), WholeRead])(_._2),
-        concatenate = merged.exists(_.chunks.nonEmpty) &&
+        chunks = wholeReads,
+        concatenate = wholeReads.nonEmpty &&
           BatchFetch.concatenable(env.conf, baseHandle.dependency.serializer))
     }
     new AdaptiveShuffleReader[K, C](baseHandle, context, readMetrics, () => newFetcher())

@@ -40,7 +40,9 @@ private[spark] final class CombinedRead(
     needed.map(home -> _)
   }
 
-  override def joinable: Boolean = false
+  // Each segment is written as the map side writes a block: where the serializer and codec read
+  // blocks back to back (Spark's batch fetch), so do they segments.
+  override def joinable: Boolean = true
 
   override def merged: Boolean = false
 

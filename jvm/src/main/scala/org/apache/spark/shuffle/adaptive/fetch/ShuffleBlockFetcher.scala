@@ -318,7 +318,7 @@ private[spark] final class ShuffleBlockFetcher(
             "from their map outputs")
         val read = chunks((address, block.blockId))
         if (read.merged) counters.chunkFallbacks += 1
-        readInstead(read.fellBack())
+        readInstead(read.fellBack(), acrossGaps = !read.merged)
         None
       case FetchResult.Failed(block, _, _, cause) =>
         val why = cause match {
@@ -421,21 +421,23 @@ private[spark] final class ShuffleBlockFetcher(
             "for; reading its blocks from their map outputs")
         buf.release()
         if (read.merged) counters.chunkFallbacks += 1
-        readInstead(read.fellBack())
+        readInstead(read.fellBack(), acrossGaps = !read.merged)
         None
       case Some(WholeRead.Cut(parts, besides)) =>
         if (parts.nonEmpty) {
           countRead(address, via, buf, read.blocks, Some(parts.iterator.map(_.length).sum))
         }
         if (read.merged) counters.chunksRead += 1
-        besides.foreach { case (home, block) => readFromHome(block, home) }
-        totalBlocks += besides.size
+        // Where no part was served, every block the read stood for is among `besides`.
+        val extra = fromFiles(besides, acrossGaps = parts.isEmpty)
+        extra.foreach { case (home, block) => readFromHome(block, home) }
+        totalBlocks += extra.size
         if (parts.isEmpty) {
           buf.release()
           totalBlocks -= 1
           None
         } else if (concatenate && read.joinable && parts.size > 1) {
-          openJoined(chunk, parts, address, buf)
+          openJoined(chunk, parts, address, buf, read.merged)
         } else {
           try
             ChunkSlice.parts(buf, parts).zip(parts).foreach { case (slice, part) =>
@@ -458,7 +460,8 @@ private[spark] final class ShuffleBlockFetcher(
       chunk: BlockRef,
       parts: IndexedSeq[ChunkPart],
       address: BlockManagerId,
-      buf: ManagedBuffer): Option[(BlockId, InputStream)] = {
+      buf: ManagedBuffer,
+      merged: Boolean): Option[(BlockId, InputStream)] = {
     val joined =
       try ChunkSlice.joined(buf, parts)
       finally buf.release()
@@ -471,13 +474,13 @@ private[spark] final class ShuffleBlockFetcher(
         joined,
         onReadError = e =>
           readFailure(first.block, first.home, e)(
-            s"Merged chunk ${chunk.blockId} from $address is corrupt: ${e.getMessage}"),
+            s"${chunk.blockId} from $address is corrupt: ${e.getMessage}"),
         onClose = { closed =>
           openStreams -= closed
           backoff.liftIfFree(settings.maxReqSizeShuffleToMem)
         })
       openStreams += stream
-      parts.foreach { part =>
+      if (merged) parts.foreach { part =>
         counters.servedFromStore(
           address.executorId,
           part.length,
@@ -513,10 +516,27 @@ private[spark] final class ShuffleBlockFetcher(
    * What a whole read stands for, read from the map outputs instead: in place of the one block
    * the read counted as.
    */
-  private def readInstead(blocks: Seq[(BlockManagerId, BlockRef)]): Unit = {
-    blocks.foreach { case (home, block) => readFromHome(block, home) }
-    totalBlocks += blocks.size - 1
+  private def readInstead(
+      blocks: Seq[(BlockManagerId, BlockRef)],
+      acrossGaps: Boolean = false): Unit = {
+    val reads = fromFiles(blocks, acrossGaps)
+    reads.foreach { case (home, block) => readFromHome(block, home) }
+    totalBlocks += reads.size - 1
   }
+
+  /**
+   * Blocks read from their map outputs in place of (part of) a whole read, as batch blocks where
+   * the task fetches in batches; across blocks the task does not read only with `acrossGaps`
+   * (where none of them is one a whole read serves).
+   */
+  private def fromFiles(
+      blocks: Seq[(BlockManagerId, BlockRef)],
+      acrossGaps: Boolean): Seq[(BlockManagerId, BlockRef)] =
+    if (!batch) blocks
+    else
+      blocks.groupBy(_._1).toSeq.flatMap { case (home, refs) =>
+        BatchFetch.merge(refs.map(_._2), acrossGaps).map(home -> _)
+      }
 
   private def readFromHome(block: BlockRef, home: BlockManagerId): Unit =
     if (home == local.address) localQueue += block

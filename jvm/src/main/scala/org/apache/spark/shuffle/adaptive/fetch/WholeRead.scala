@@ -34,7 +34,8 @@ private[spark] trait WholeRead {
 
   /**
    * Whether it is a merged chunk (mode=push), which [[metrics.FetchCounters]] counts among the
-   * chunks and the bytes read from stores; other reads count their own.
+   * chunks and the bytes read from stores (other reads count their own), and whose blocks, read
+   * instead, are some of their map outputs' (others stand for every block of their executor).
    */
   def merged: Boolean
 }

@@ -5,7 +5,7 @@ import scala.concurrent.duration._
 import org.scalatest.concurrent.Eventually.{eventually, interval, timeout}
 
 import org.apache.spark.{LocalSparkContext, MapOutputTrackerMaster, ShuffleDependency, SparkConf, SparkContext, SparkFunSuite, TestUtils}
-import org.apache.spark.internal.config.SHUFFLE_MANAGER
+import org.apache.spark.internal.config.{AUTH_SECRET, IO_ENCRYPTION_ENABLED, NETWORK_AUTH_ENABLED, SHUFFLE_CHECKSUM_ENABLED, SHUFFLE_MANAGER}
 import org.apache.spark.rdd.RDD
 import org.apache.spark.shuffle.adaptive.{AdaptiveShuffleManager, PluginCounters}
 
@@ -16,9 +16,8 @@ import org.apache.spark.shuffle.adaptive.{AdaptiveShuffleManager, PluginCounters
  */
 class CombiningShuffleSuite extends SparkFunSuite with LocalSparkContext {
 
-  private def start(manager: String): Unit = {
-    val conf = new SparkConf().set(SHUFFLE_MANAGER, manager)
-    sc = new SparkContext("local-cluster[2,1,1024]", "test", conf)
+  private def start(manager: String, conf: SparkConf = new SparkConf()): Unit = {
+    sc = new SparkContext("local-cluster[2,1,1024]", "test", conf.set(SHUFFLE_MANAGER, manager))
     TestUtils.waitUntilExecutorsUp(sc, 2, 60000)
   }
 
@@ -60,6 +59,21 @@ class CombiningShuffleSuite extends SparkFunSuite with LocalSparkContext {
     // Two executors: a reduce task reads at most one combined segment per partition from each.
     assert(
       counters("blocks_replaced").asInstanceOf[Long] > counters("segments_read").asInstanceOf[Long])
+  }
+
+  test("with spark.authenticate, I/O encryption and shuffle checksums, combined reads agree") {
+    start(
+      classOf[AdaptiveShuffleManager].getName,
+      new SparkConf()
+        .set(NETWORK_AUTH_ENABLED, true)
+        .set(AUTH_SECRET, "pyspark-shuffle-test-secret")
+        .set(IO_ENCRYPTION_ENABLED, true)
+        .set(SHUFFLE_CHECKSUM_ENABLED, true))
+    val sums = pairs().reduceByKey(_ + _, 4).collect().toMap
+    assert(sums === (1 to 40000).groupMapReduce(_ % 97)(_.toLong)(_ + _))
+    val counters = combined()
+    assert(counters("segments_read").asInstanceOf[Long] > 0, counters)
+    assert(counters("corrupt_segments") === 0L && counters("read_fallbacks") === 0L, counters)
   }
 
   test("a lost executor's map outputs run again, and the result is the same") {

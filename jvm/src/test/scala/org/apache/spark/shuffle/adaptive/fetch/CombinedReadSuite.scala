@@ -54,7 +54,9 @@ class CombinedReadSuite extends AnyFunSuite {
 
   private class Reading(
       respond: Call => Unit,
-      wrapper: (BlockId, InputStream) => InputStream = (_, in) => in) {
+      wrapper: (BlockId, InputStream) => InputStream = (_, in) => in,
+      concatenate: Boolean = false,
+      batch: Boolean = false) {
     val context: TaskContextImpl = TaskContext.empty()
     val counters = new FetchCounters
     val metrics = new TempShuffleReadMetrics
@@ -83,7 +85,9 @@ class CombinedReadSuite extends AnyFunSuite {
       settings.elasticLimit(),
       metrics,
       counters,
-      chunks = Map((home, read.id) -> read))
+      batch = batch,
+      chunks = Map((home, read.id) -> read),
+      concatenate = concatenate)
 
     def readAll(): Map[BlockId, Seq[Byte]] = {
       val out = mutable.Map.empty[BlockId, Seq[Byte]]
@@ -196,6 +200,28 @@ class CombinedReadSuite extends AnyFunSuite {
     assert(r.readAll() === fromFiles)
     assert(r.counters.corruptRefetches === 1)
     assert(r.transport.calls.last.blockIds === Seq(first.name, second.name))
+    r.finish()
+  }
+
+  test("segments whose blocks may be read back to back are one stream") {
+    val r = new Reading(serving(answer(Seq(Seq(11L), Seq(12L)))), concatenate = true)
+    assert(r.readAll() === Map[BlockId, Seq[Byte]](r.read.id -> (combined ++ combined).toSeq))
+    assert(r.count(CombineCounters.SegmentsRead) === 2 && r.counters.blocksFromStores === 0)
+    r.finish()
+  }
+
+  test("where the task fetches in batches, the blocks no segment holds come as one batch") {
+    val r = new Reading(
+      call =>
+        call.blockIds.foreach { id =>
+          if (id == combinedName) call.succeed(id, answer(Nil))
+          else call.succeed(id, firstBytes ++ secondBytes)
+        },
+      batch = true)
+    val read = r.readAll()
+    // Nothing combined: the executor's blocks of map 11 and 12 are two batch blocks.
+    assert(read.keySet.map(_.name) === Set("shuffle_0_11_5_6", "shuffle_0_12_5_6"))
+    assert(r.count(CombineCounters.BlocksFromFiles) === 2)
     r.finish()
   }
 
