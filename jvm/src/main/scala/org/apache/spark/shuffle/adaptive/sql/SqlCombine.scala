@@ -171,6 +171,32 @@ private[spark] object SqlCombine {
       java.util.Arrays.fill(pages.asInstanceOf[Array[AnyRef]], null)
     }
 
+    /**
+     * Hands `f` the rows of `partition` in batches, in the order they came: `f(page, offsets,
+     * lengths, n)` gets n rows of `page`, each at `Platform.BYTE_ARRAY_OFFSET + offsets(i)`.
+     */
+    def foreachBatch(partition: Int, offsets: Array[Int], lengths: Array[Int])(
+        f: (Array[Byte], Int) => Unit): Unit = {
+      var i = 0
+      while (i < pageCounts(partition)) {
+        val page = pages(partition)(i)
+        val end = used(partition)(i)
+        var at = 0
+        while (at < end) {
+          var n = 0
+          while (n < offsets.length && at < end) {
+            val length = Platform.getInt(page, Platform.BYTE_ARRAY_OFFSET + at)
+            offsets(n) = at + Header
+            lengths(n) = length
+            n += 1
+            at += Header + length
+          }
+          f(page, n)
+        }
+        i += 1
+      }
+    }
+
     /** Points `row` at each row of `partition` in turn, in the order they came. */
     def foreach(partition: Int, row: UnsafeRow)(f: => Unit): Unit = {
       var i = 0
@@ -243,6 +269,9 @@ private[spark] object SqlCombine {
   }
 
   private val InitialSlots = 16
+
+  /** Rows whose slots and records are brought into cache together. */
+  private val Batch = 16
 
   private val MaxRowPage = 64 * 1024
 
@@ -368,46 +397,84 @@ private[spark] object SqlCombine {
       FoldCount(task.rows(partition), merged)
     }
 
+    private[this] val batchOffsets = new Array[Int](Batch)
+    private[this] val batchLengths = new Array[Int](Batch)
+    private[this] val batchHashes = new Array[Int](Batch)
+
+    /** What the loads that bring a batch's slots and records into cache read (kept, unused). */
+    private[this] var touched = 0L
+
+    /**
+     * Folds rows a batch at a time: first each row's key hash, and a load of its slot and of the
+     * record there (independent loads the processor overlaps: a partition's records are read in
+     * no order, so each would otherwise wait for memory in turn), then each row in order.
+     */
     private def foldBinary(rows: Rows, partition: Int, into: BinaryRows): Long = {
       if (into.capacity == 0) into.resize(InitialSlots)
       var merged = 0L
-      rows.foreach(partition, inputRow) {
-        val key = keyOf(inputRow)
-        val hash = key.hashCode
-        val mask = into.capacity - 1
-        var slot = hash & mask
-        var found = -1L
-        while (found < 0 && into.slots(2 * slot) != 0) {
-          if (into.slots(2 * slot + 1).toInt == hash &&
-            sameKey(into, into.slots(2 * slot) - 1, key)) {
-            found = into.slots(2 * slot) - 1
-          } else slot = (slot + 1) & mask
+      rows.foreachBatch(partition, batchOffsets, batchLengths) { (page, n) =>
+        var sink = 0L
+        var i = 0
+        while (i < n) {
+          inputRow.pointTo(page, Platform.BYTE_ARRAY_OFFSET + batchOffsets(i), batchLengths(i))
+          val hash = keyOf(inputRow).hashCode
+          batchHashes(i) = hash
+          val address = into.slots(2 * (hash & (into.capacity - 1)))
+          if (address != 0) {
+            sink += Platform.getLong(
+              into.pages.pages(pageOf(address - 1)),
+              Platform.BYTE_ARRAY_OFFSET + offsetOf(address - 1))
+          }
+          i += 1
         }
-        if (found >= 0) merged += 1
-        else {
-          val keyLength = key.getSizeInBytes
-          val record =
-            into.pages.allocate(Header + keyLength + emptyBuffer.length, reserve = false)
-          val page = into.pages.pages(pageOf(record))
-          val offset = Platform.BYTE_ARRAY_OFFSET + offsetOf(record)
-          Platform.putInt(page, offset, keyLength)
-          Platform.putInt(page, offset + 4, emptyBuffer.length)
-          key.writeToMemory(page, offset + Header)
-          Platform.copyMemory(
-            emptyBuffer,
-            Platform.BYTE_ARRAY_OFFSET,
-            page,
-            offset + Header + keyLength,
-            emptyBuffer.length)
-          into.slots(2 * slot) = record + 1
-          into.slots(2 * slot + 1) = hash.toLong
-          into.size += 1
-          if (2 * into.size > into.capacity) into.resize(into.capacity * 2)
-          found = record
+        touched += sink
+        i = 0
+        while (i < n) {
+          inputRow.pointTo(page, Platform.BYTE_ARRAY_OFFSET + batchOffsets(i), batchLengths(i))
+          merged += foldRow(into, batchHashes(i))
+          i += 1
         }
-        pointToBuffer(into, found)
-        mergeInto(bufferRow)
       }
+      merged
+    }
+
+    /** Folds `inputRow`, whose key hashes to `hash`; 1 if it met a key held, else 0. */
+    private def foldRow(into: BinaryRows, hash: Int): Long = {
+      val key = keyOf(inputRow)
+      var merged = 0L
+      val mask = into.capacity - 1
+      var slot = hash & mask
+      var found = -1L
+      while (found < 0 && into.slots(2 * slot) != 0) {
+        if (into.slots(2 * slot + 1).toInt == hash &&
+          sameKey(into, into.slots(2 * slot) - 1, key)) {
+          found = into.slots(2 * slot) - 1
+        } else slot = (slot + 1) & mask
+      }
+      if (found >= 0) merged += 1
+      else {
+        val keyLength = key.getSizeInBytes
+        val record =
+          into.pages.allocate(Header + keyLength + emptyBuffer.length, reserve = false)
+        val page = into.pages.pages(pageOf(record))
+        val offset = Platform.BYTE_ARRAY_OFFSET + offsetOf(record)
+        Platform.putInt(page, offset, keyLength)
+        Platform.putInt(page, offset + 4, emptyBuffer.length)
+        key.writeToMemory(page, offset + Header)
+        Platform.copyMemory(
+          emptyBuffer,
+          Platform.BYTE_ARRAY_OFFSET,
+          page,
+          offset + Header + keyLength,
+          emptyBuffer.length)
+        into.slots(2 * slot) = record + 1
+        into.slots(2 * slot + 1) = hash.toLong
+        into.size += 1
+        if (2 * into.size > into.capacity) into.resize(into.capacity * 2)
+        found = record
+      }
+      pointToBuffer(into, found)
+      mergeInto(bufferRow)
       merged
     }
 
