@@ -36,6 +36,15 @@ private[spark] final class AdaptiveShuffleHandle[K, V, C](
 
   private[this] var placed: Option[Seq[OwnerTable]] = _
 
+  /**
+   * Local reduction: the executors whose map tasks' folds met keys held there, as the driver's
+   * accumulator had them when the handle was last serialized (a reduce stage's submission,
+   * which follows its map tasks' updates): a reduce task asks only them for combined records.
+   */
+  private[this] var combining: Set[String] = Set.empty
+
+  def combiningExecutors: Set[String] = combining
+
   /** mode=push: every version of who merges which partitions, oldest first. */
   def ownerVersions: Option[Seq[OwnerTable]] = synchronized {
     if (placed == null) placed = Option(placeOwners).flatMap(_()).map(Seq(_))
@@ -61,6 +70,7 @@ private[spark] final class AdaptiveShuffleHandle[K, V, C](
       placed =
         if (placed == null) ownerVersions
         else placed.map(_.map(_.keepingOnly(liveExecutors())))
+      if (combine.isDefined) combining = fetchMetrics.value.combine.combining.toSet
     }
     out.defaultWriteObject()
   }

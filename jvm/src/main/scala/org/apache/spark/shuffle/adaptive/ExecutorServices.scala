@@ -12,7 +12,7 @@ import org.apache.spark.shuffle.adaptive.metrics.{ExecutorShuffleMetrics, FetchC
 import org.apache.spark.shuffle.adaptive.push.{MergedReads, MergedTransport, PushExecutor}
 import org.apache.spark.shuffle.adaptive.transport.{BlockTransport, MapOutputServing, RemoteRegion, ServingShuffleWriter, TransportFactory}
 import org.apache.spark.shuffle.sort.SortShuffleManager
-import org.apache.spark.storage.{BlockId, BlockManagerId, FallbackStorage, ShuffleBlockId}
+import org.apache.spark.storage.{BlockId, BlockManagerId, ShuffleBlockId}
 import org.apache.spark.util.RpcUtils
 
 /**
@@ -95,6 +95,7 @@ private[spark] final class ExecutorServices(
         served,
         h.dependency.partitioner,
         mapId,
+        SparkEnv.get.executorId,
         shuffle,
         h.fetchMetrics.value.combine)
     }
@@ -226,8 +227,9 @@ private[spark] final class ExecutorServices(
       if h.combine.isDefined && startMapIndex == 0 && endMapIndex >= h.numMaps
     } yield {
       val reads = listed.iterator
-        // What decommissioned executors left in the fallback storage was combined nowhere.
-        .filter(_._1 != FallbackStorage.FALLBACK_BLOCK_MANAGER_ID)
+        // Only where folds met keys held: what decommissioned executors left in the fallback
+        // storage, for one, was combined nowhere.
+        .filter { case (home, _) => h.combiningExecutors(home.executorId) }
         .map { case (home, blocks) =>
           val needed = blocks.iterator.collect {
             case (id: ShuffleBlockId, size, mapIndex) if size > 0 => BlockRef(id, size, mapIndex)

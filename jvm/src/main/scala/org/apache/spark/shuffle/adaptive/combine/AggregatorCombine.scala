@@ -10,7 +10,7 @@ import org.apache.spark.util.SizeEstimator
  * An RDD shuffle with map-side combine (`reduceByKey`, `aggregateByKey`, `combineByKey`): its
  * map tasks write `(key, value)` records that the sort shuffle combines per task with
  * `createCombiner` and `mergeValue`, and its reduce tasks merge the combiners with
- * `mergeCombiners`. Folding a task's values into the executor's combiners with `mergeValue`
+ * `mergeCombiners`. Folding a task's combiners into the executor's with `mergeCombiners`
  * gives records of the same kind, one per key and executor. Records are objects here, their
  * memory estimated by sampling (as Spark's own map-side combine does).
  */
@@ -85,29 +85,35 @@ private[spark] object AggregatorCombine {
     override def worstCase(task: TaskRecords, partition: Int, into: CombinedRecords): Long =
       task.bytes(partition)
 
-    // The map output holds a record per key of its values (the sort shuffle combines them
-    // with the same aggregator): a key met before is one the records of an earlier map output
-    // made, not one of this task's own values.
+    // The map output holds a record per key of its values (the sort shuffle combines them with
+    // the same aggregator): they are combined so first, then each of those records merges into
+    // the executor's combiner of its key, if it holds one.
     override def fold(task: TaskRecords, partition: Int, into: CombinedRecords): FoldCount = {
       val records = task.asInstanceOf[Records]
       val combiners = into.asInstanceOf[Combiners]
       val perRecord = task.bytes(partition) / math.max(1, task.rows(partition))
-      val made = new java.util.HashSet[Any]
-      val met = new java.util.HashSet[Any]
+      val own = new java.util.HashMap[Any, Any]
       records.byPartition
         .get(partition)
         .foreach(_.foreach { case (key, value) =>
-          val held = combiners.map.get(key)
-          if (held == null && !combiners.map.containsKey(key)) {
-            combiners.map.put(key, aggregator.createCombiner(value))
-            combiners.held += perRecord
-            made.add(key)
-          } else {
-            combiners.map.put(key, aggregator.mergeValue(held, value))
-            if (!made.contains(key)) met.add(key)
-          }
+          val combiner = own.get(key)
+          own.put(
+            key,
+            if (combiner == null && !own.containsKey(key)) aggregator.createCombiner(value)
+            else aggregator.mergeValue(combiner, value))
         })
-      FoldCount(made.size + met.size, met.size)
+      var met = 0L
+      own.forEach { (key, combiner) =>
+        val held = combiners.map.get(key)
+        if (held == null && !combiners.map.containsKey(key)) {
+          combiners.map.put(key, combiner)
+          combiners.held += perRecord
+        } else {
+          combiners.map.put(key, aggregator.mergeCombiners(held, combiner))
+          met += 1
+        }
+      }
+      FoldCount(own.size, met)
     }
 
     override def write(partition: Int, records: CombinedRecords, out: SerializationStream): Unit =

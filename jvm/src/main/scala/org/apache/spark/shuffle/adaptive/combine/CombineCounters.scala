@@ -1,5 +1,7 @@
 package org.apache.spark.shuffle.adaptive.combine
 
+import scala.collection.mutable
+
 /**
  * What local reduction did, for the map and reduce tasks of a shuffle, an executor or the
  * application: each counter declared once, in [[CombineCounters.All]], with the name Python sees
@@ -7,6 +9,12 @@ package org.apache.spark.shuffle.adaptive.combine
  */
 private[spark] final class CombineCounters extends Serializable {
   private val values = new Array[Long](CombineCounters.All.size)
+
+  /**
+   * The executors whose map tasks' folds met keys held there: those a reduce task finds combined
+   * records at (their ids, not a counter; `executors_combining`).
+   */
+  val combining: mutable.Set[String] = mutable.TreeSet.empty
 
   def apply(counter: CombineCounters.Counter): Long = values(counter.index)
 
@@ -21,14 +29,17 @@ private[spark] final class CombineCounters extends Serializable {
     add(CombineCounters.BytesIn, fold.bytes)
   }
 
-  def isZero: Boolean = values.forall(_ == 0)
+  def isZero: Boolean = values.forall(_ == 0) && combining.isEmpty
 
-  def merge(other: CombineCounters): Unit =
+  def merge(other: CombineCounters): Unit = {
     values.indices.foreach(i => values(i) += other.values(i))
+    combining ++= other.combining
+  }
 
   /** The counters by name, and `combine_ratio`: rows folded per combined row read. */
   def toMap: Map[String, Any] =
     CombineCounters.All.map(c => c.name -> values(c.index)).toMap +
+      ("executors_combining" -> combining.toSeq) +
       ("combine_ratio" -> {
         val out = apply(CombineCounters.RowsOut)
         if (out == 0) 0.0 else apply(CombineCounters.RowsIn).toDouble / out

@@ -39,9 +39,6 @@ private[spark] object CombinedBlocks {
     }
   }
 
-  /** Whether `id` is a combined read (which only the block server answers). */
-  def isCombined(id: BlockId): Boolean = Read.unapply(id).isDefined
-
   /**
    * Segment count, then per segment: partition, rows, length, checksum, map count, map ids.
    */

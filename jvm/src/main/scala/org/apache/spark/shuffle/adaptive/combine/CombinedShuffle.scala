@@ -2,15 +2,16 @@ package org.apache.spark.shuffle.adaptive.combine
 
 import java.io.OutputStream
 import java.nio.ByteBuffer
+import java.util.concurrent.ConcurrentHashMap
 import java.util.concurrent.atomic.AtomicLong
 import java.util.zip.CRC32C
 
 import scala.collection.mutable
 import scala.util.control.NonFatal
 
-import org.apache.spark.internal.Logging
 import io.netty.buffer.Unpooled
 
+import org.apache.spark.internal.Logging
 import org.apache.spark.network.buffer.{ManagedBuffer, NettyManagedBuffer}
 import org.apache.spark.serializer.Serializer
 import org.apache.spark.shuffle.adaptive.push.MergedFile
@@ -47,7 +48,7 @@ private[spark] final class CombinedShuffle(
     extends Logging {
 
   private[this] val engines = ThreadLocal.withInitial[CombineEngine](() => spec.newEngine())
-  private[this] val partitions = new java.util.concurrent.ConcurrentHashMap[Int, PartitionState]
+  private[this] val partitions = new ConcurrentHashMap[Int, PartitionState]
   private[this] val mapsFolded = new AtomicLong
   private[this] val rowsFolded = new AtomicLong
   private[this] val rowsMerged = new AtomicLong
@@ -208,9 +209,6 @@ private[spark] final class CombinedShuffle(
     val offset = f.synchronized(f.append(s.inMemoryChunks))
     s.movedTo(f, offset)
   }
-
-  /** Counters of what was folded here so far: maps, rows and rows that met a key. */
-  def folded: (Long, Long, Long) = (mapsFolded.get, rowsFolded.get, rowsMerged.get)
 
   /** Gives back all memory and deletes the file; nothing is folded or read after. */
   def remove(): Unit = {

@@ -15,6 +15,7 @@ private[spark] final class CombiningShuffleWriter[K, V](
     writer: ShuffleWriter[K, V],
     partitioner: Partitioner,
     mapId: Long,
+    executorId: String,
     shuffle: CombinedShuffle,
     counters: CombineCounters)
     extends ShuffleWriter[K, V] {
@@ -35,8 +36,11 @@ private[spark] final class CombiningShuffleWriter[K, V](
     try {
       val status = writer.stop(success)
       if (success && status.isDefined) {
-        if (keeping) counters.folded(shuffle.fold(mapId, records))
-        else counters.add(CombineCounters.MapsNotFolded, 1)
+        if (keeping) {
+          val fold = shuffle.fold(mapId, records)
+          counters.folded(fold)
+          if (fold.rowsMerged > 0) counters.combining += executorId
+        } else counters.add(CombineCounters.MapsNotFolded, 1)
       }
       status
     } finally records.release()

@@ -70,8 +70,9 @@ private[spark] object SqlCombine {
   private def offsetOf(address: Long): Int = address.toInt
 
   /**
-   * Byte pages taken from a budget, each as large as the last twice over (from `first` up to
-   * `max`, or what one record needs): records never move.
+   * Byte pages, each as large as the last twice over (from `first` up to `max`, or what one
+   * record needs): records never move. Their bytes are reserved in `budget` before they are
+   * allocated (a fold reserves its worst case), and given back by [[release]].
    */
   private final class Pages(budget: Budget, first: Int, max: Int) {
     var pages = new Array[Array[Byte]](4)
@@ -80,11 +81,10 @@ private[spark] object SqlCombine {
     private[this] var size = first
     var bytes = 0L
 
-    /** Room for `length` bytes; false when the budget refused a new page. */
-    def allocate(length: Int, reserve: Boolean): Long = {
+    /** Room for `length` bytes: its address. */
+    def allocate(length: Int): Long = {
       if (count == 0 || used + length > pages(count - 1).length) {
         val pageBytes = math.max(length, size)
-        if (reserve && !budget.reserve(pageBytes)) return -1L
         if (count == pages.length) pages = java.util.Arrays.copyOf(pages, count * 2)
         pages(count) = new Array[Byte](pageBytes)
         count += 1
@@ -455,7 +455,7 @@ private[spark] object SqlCombine {
       else {
         val keyLength = key.getSizeInBytes
         val record =
-          into.pages.allocate(Header + keyLength + emptyBuffer.length, reserve = false)
+          into.pages.allocate(Header + keyLength + emptyBuffer.length)
         val page = into.pages.pages(pageOf(record))
         val offset = Platform.BYTE_ARRAY_OFFSET + offsetOf(record)
         Platform.putInt(page, offset, keyLength)

@@ -59,6 +59,15 @@ class CombiningShuffleSuite extends SparkFunSuite with LocalSparkContext {
     // Two executors: a reduce task reads at most one combined segment per partition from each.
     assert(
       counters("blocks_replaced").asInstanceOf[Long] > counters("segments_read").asInstanceOf[Long])
+
+    // Keys that never repeat: folded, nothing met, so no reduce task asks for combined records.
+    def count(name: String) = combined()(name).asInstanceOf[Long]
+    val (folded, read, fromFiles) =
+      (count("maps_folded"), count("segments_read"), count("blocks_from_files"))
+    val distinct = sc.parallelize(1 to 40000, 8).map(x => (x, 1L)).reduceByKey(_ + _, 5).count()
+    assert(distinct === 40000)
+    assert(count("maps_folded") > folded)
+    assert((count("segments_read"), count("blocks_from_files")) === ((read, fromFiles)))
   }
 
   test("with spark.authenticate, I/O encryption and shuffle checksums, combined reads agree") {
