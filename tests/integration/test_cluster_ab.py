@@ -96,3 +96,10 @@ def test_ucx_reads_cross_the_hosts_links():
     assert set(read_from_files_but_combined(counters)) == {"local", "ucx"}, counters
     assert set(counters["requests_by_transport"]) <= {"ucx", "netty"}, counters
     assert counters["transport_fallbacks"] == 0, counters
+
+
+def test_aggregations_are_combined_across_the_hosts():
+    for variant in ("adaptive", "push"):
+        combine = ab.run().plugins[variant].metrics["application"]["combine"]
+        assert combine["segments_read"] > 0 and combine["rows_out"] < combine["rows_in"], (variant, combine)
+        assert combine["read_fallbacks"] == 0 and combine["corrupt_segments"] == 0, (variant, combine)

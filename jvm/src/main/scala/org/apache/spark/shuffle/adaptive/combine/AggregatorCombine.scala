@@ -27,24 +27,43 @@ private[spark] object AggregatorCombine {
   /** Records between two estimates of their size. */
   private val SampleEvery = 64
 
+  /** The most bytes a task's records reserve at a time. */
+  private val ReserveStep = 64 * 1024
+
+  private[this] val serials = new java.util.concurrent.atomic.AtomicLong
+
   private final class Records(budget: Budget) extends TaskRecords {
-    val byPartition = mutable.HashMap.empty[Int, mutable.ArrayBuffer[(Any, Any)]]
+
+    /** Tells this task's records apart from other tasks' in the combiners they fold into. */
+    val serial: Long = serials.incrementAndGet()
+    val byPartition = mutable.HashMap.empty[Int, mutable.ArrayBuffer[Product2[Any, Any]]]
     private[this] val bytesByPartition = mutable.HashMap.empty[Int, Long]
     private[this] var reserved = 0L
+    private[this] var used = 0L
     private[this] var full = false
     private[this] var count = 0L
     private[this] var bytesPerRecord = 0L
 
     override def add(partition: Int, record: Product2[Any, Any]): Boolean = !full && {
-      if (count % SampleEvery == 0) {
-        bytesPerRecord = SizeEstimator.estimate((record._1, record._2).asInstanceOf[AnyRef])
+      // The sorter writing the map output may merge values in place (an aggregator may modify
+      // its first argument, and reduceByKey's combiner is the value itself), before the fold
+      // reads them: a task is folded only if no value it wrote can change.
+      if (!Unchangeable(record._2)) full = true
+      else if (count % SampleEvery == 0) {
+        bytesPerRecord = SizeEstimator.estimate(record.asInstanceOf[AnyRef])
       }
       count += 1
-      full = !budget.reserve(bytesPerRecord)
+      if (!full && used + bytesPerRecord > reserved) {
+        // As much again as is reserved, up to a step: few reservations, and none much larger
+        // than the records need.
+        val step = math.max(bytesPerRecord, math.min(ReserveStep, reserved))
+        full = !budget.reserve(step)
+        if (!full) reserved += step
+      }
       if (!full) {
-        reserved += bytesPerRecord
-        byPartition
-          .getOrElseUpdate(partition, mutable.ArrayBuffer.empty) += ((record._1, record._2))
+        used += bytesPerRecord
+        // Held as written, as Spark's own map-side combine holds an RDD's records.
+        byPartition.getOrElseUpdate(partition, mutable.ArrayBuffer.empty) += record
         bytesByPartition(partition) = bytesByPartition.getOrElse(partition, 0L) + bytesPerRecord
       }
       !full
@@ -61,8 +80,47 @@ private[spark] object AggregatorCombine {
     }
   }
 
+  /** Whether nothing reachable from a value can change: immutable boxes, text, numbers. */
+  private[combine] object Unchangeable {
+    private val Leaves: Set[Class[_]] = Set(
+      classOf[java.lang.Integer],
+      classOf[java.lang.Long],
+      classOf[java.lang.Double],
+      classOf[java.lang.Float],
+      classOf[java.lang.Short],
+      classOf[java.lang.Byte],
+      classOf[java.lang.Boolean],
+      classOf[java.lang.Character],
+      classOf[String],
+      classOf[java.math.BigInteger],
+      classOf[java.math.BigDecimal],
+      classOf[scala.math.BigInt],
+      classOf[scala.math.BigDecimal],
+      classOf[scala.runtime.BoxedUnit],
+      None.getClass)
+
+    /** Deep enough for a tuple of tuples, as `aggregateByKey` values tend to be. */
+    private val MaxDepth = 4
+
+    def apply(value: Any): Boolean = unchangeable(value, 0)
+
+    private def unchangeable(value: Any, depth: Int): Boolean = value match {
+      case null => true
+      case v if Leaves(v.getClass) => true
+      // Tuples and Some hold their fields in vals, so they change only if a field can.
+      case p: Product
+          if depth < MaxDepth && (p.isInstanceOf[Some[_]] ||
+            p.getClass.getName.startsWith("scala.Tuple")) =>
+        p.productIterator.forall(unchangeable(_, depth + 1))
+      case _ => false
+    }
+  }
+
+  /** A key's combiner, and the task whose values merged into it last. */
+  private final class Held(var combiner: Any, var task: Long)
+
   private final class Combiners(budget: Budget) extends CombinedRecords {
-    val map = new java.util.HashMap[Any, Any]
+    val map = new java.util.HashMap[Any, Held]
     var held = 0L
     override def rows: Long = map.size.toLong
     override def bytes: Long = held
@@ -86,40 +144,38 @@ private[spark] object AggregatorCombine {
       task.bytes(partition)
 
     // The map output holds a record per key of its values (the sort shuffle combines them with
-    // the same aggregator): they are combined so first, then each of those records merges into
-    // the executor's combiner of its key, if it holds one.
+    // the same aggregator), so each key its values make is one of its records, and each key
+    // they meet that another task's made is one of its records that met a key held.
     override def fold(task: TaskRecords, partition: Int, into: CombinedRecords): FoldCount = {
       val records = task.asInstanceOf[Records]
       val combiners = into.asInstanceOf[Combiners]
       val perRecord = task.bytes(partition) / math.max(1, task.rows(partition))
-      val own = new java.util.HashMap[Any, Any]
+      val self = records.serial
+      var rows, met = 0L
       records.byPartition
         .get(partition)
-        .foreach(_.foreach { case (key, value) =>
-          val combiner = own.get(key)
-          own.put(
-            key,
-            if (combiner == null && !own.containsKey(key)) aggregator.createCombiner(value)
-            else aggregator.mergeValue(combiner, value))
+        .foreach(_.foreach { record =>
+          val held = combiners.map.get(record._1)
+          if (held == null) {
+            combiners.map.put(record._1, new Held(aggregator.createCombiner(record._2), self))
+            combiners.held += perRecord
+            rows += 1
+          } else {
+            held.combiner = aggregator.mergeValue(held.combiner, record._2)
+            if (held.task != self) {
+              held.task = self
+              rows += 1
+              met += 1
+            }
+          }
         })
-      var met = 0L
-      own.forEach { (key, combiner) =>
-        val held = combiners.map.get(key)
-        if (held == null && !combiners.map.containsKey(key)) {
-          combiners.map.put(key, combiner)
-          combiners.held += perRecord
-        } else {
-          combiners.map.put(key, aggregator.mergeCombiners(held, combiner))
-          met += 1
-        }
-      }
-      FoldCount(own.size, met)
+      FoldCount(rows, met)
     }
 
     override def write(partition: Int, records: CombinedRecords, out: SerializationStream): Unit =
-      records.asInstanceOf[Combiners].map.forEach { (key, combiner) =>
+      records.asInstanceOf[Combiners].map.forEach { (key, held) =>
         out.writeKey(key)
-        out.writeValue(combiner)
+        out.writeValue(held.combiner)
       }
   }
 }

@@ -242,7 +242,7 @@ private[spark] final class CombinedShuffle(
 private[spark] object CombinedShuffle {
 
   /** Map outputs an executor folds before it judges whether combining pays. */
-  val MapsBeforeJudging = 3
+  val MapsBeforeJudging = 2
 
   /** Below this share of folded rows meeting a key folded before, combining stops. */
   val MinMergedShare = 0.1

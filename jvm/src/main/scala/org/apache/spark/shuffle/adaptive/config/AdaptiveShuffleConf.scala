@@ -360,7 +360,7 @@ private[spark] object AdaptiveShuffleConf {
           "was not folded, or is read by a task that reads only some map outputs (AQE's skew " +
           "splits and local reads), is read from them. It pays where keys repeat across the " +
           "map tasks of an executor (up to the number of map tasks per executor fewer rows " +
-          "read); an executor whose first three folded map outputs show that fewer than a " +
+          "read); an executor whose first two folded map outputs show that fewer than a " +
           "tenth of their rows met a key folded before stops combining the shuffle. PySpark " +
           "RDD shuffles combine in Python and are not combined here. Joins, repartitions and " +
           "sorts are never combined, nor any shuffle with spark.shuffle.service.enabled (the " +

@@ -1,5 +1,6 @@
 package org.apache.spark.shuffle.adaptive.combine
 
+import scala.collection.mutable
 import scala.concurrent.duration._
 
 import org.scalatest.concurrent.Eventually.{eventually, interval, timeout}
@@ -40,7 +41,14 @@ class CombiningShuffleSuite extends SparkFunSuite with LocalSparkContext {
       .toSeq
       .map { case (k, (sum, n)) => k -> s"$sum/$n" },
     pairs().foldByKey(0L, 4)(math.max).collect().toSeq.map { case (k, v) => k -> v.toString },
-    pairs().mapValues(_ => 1).countByKey().toSeq.map { case (k, n) => k -> n.toString })
+    pairs().mapValues(_ => 1).countByKey().toSeq.map { case (k, n) => k -> n.toString },
+    // Values merged in place, as Spark allows an aggregator to: their tasks are not folded.
+    pairs()
+      .mapValues(v => mutable.ArrayBuffer(v % 3))
+      .reduceByKey((a, b) => { a ++= b; a }, 3)
+      .collect()
+      .toSeq
+      .map { case (k, b) => k -> s"${b.sum}/${b.size}" })
     .map(_.sorted)
 
   private def combined(): Map[String, Any] =
