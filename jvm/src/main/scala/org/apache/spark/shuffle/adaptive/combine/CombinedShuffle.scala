@@ -110,6 +110,9 @@ private[spark] final class CombinedShuffle(
       logInfo(
         s"Shuffle $shuffleId: $allMerged of $allRows rows of ${mapsFolded.get} map outputs " +
           "met a key folded before; its later map outputs are not combined here")
+      // Nothing folds here any more: what merged nothing is freed now rather than at the first
+      // read, and the rest becomes its (smaller) segments.
+      sealAll()
     }
     Fold(folded, skipped, rows, merged, task.partitions.map(task.bytes).sum)
   }

@@ -126,12 +126,15 @@ class CombinedShuffleSuite extends AnyFunSuite {
     assert(segments.flatMap(_._3).groupMapReduce(_._1)(_._2)(_ + _) === keys.map(_ -> 2).toMap)
   }
 
-  test("combining stops once two map outputs show little reduction") {
-    val shuffle = newShuffle(new CombineMemory(1L << 20))
+  test("combining stops once two map outputs show little reduction, and frees their records") {
+    val memory = new CombineMemory(1L << 20)
+    val shuffle = newShuffle(memory)
     fold(shuffle, 1, (1 to 50).map(k => (1000 + k) -> 1))
-    assert(shuffle.combining)
+    assert(shuffle.combining && memory.used > 0)
     fold(shuffle, 2, (1 to 50).map(k => (2000 + k) -> 1))
     assert(!shuffle.combining)
+    assert(memory.used === 0)
+    assert(read(shuffle, 0, 2).isEmpty)
     val repeating = newShuffle(new CombineMemory(1L << 20))
     (1 to 3).foreach(m => fold(repeating, m, (1 to 50).map(_ -> 1)))
     assert(repeating.combining)
