@@ -10,9 +10,10 @@ import org.apache.spark.util.SizeEstimator
  * An RDD shuffle with map-side combine (`reduceByKey`, `aggregateByKey`, `combineByKey`): its
  * map tasks write `(key, value)` records that the sort shuffle combines per task with
  * `createCombiner` and `mergeValue`, and its reduce tasks merge the combiners with
- * `mergeCombiners`. Folding a task's combiners into the executor's with `mergeCombiners`
- * gives records of the same kind, one per key and executor. Records are objects here, their
- * memory estimated by sampling (as Spark's own map-side combine does).
+ * `mergeCombiners`. Folding every task's values into one combiner per key and executor, with
+ * `createCombiner` and `mergeValue` as if one task had written them all, gives records of the
+ * same kind. Records are objects here, their memory estimated by sampling (as Spark's own
+ * map-side combine does).
  */
 private[spark] final class AggregatorCombine(aggregator: Aggregator[Any, Any, Any])
     extends CombineSpec {
@@ -119,24 +120,13 @@ private[spark] object AggregatorCombine {
   /** A key's combiner, and the task whose values merged into it last. */
   private final class Held(var combiner: Any, var task: Long)
 
-  private final class Combiners(budget: Budget) extends CombinedRecords {
-    val map = new java.util.HashMap[Any, Held]
-    var held = 0L
-    override def rows: Long = map.size.toLong
-    override def bytes: Long = held
-    override def free(): Unit = {
-      budget.release(held)
-      held = 0
-      map.clear()
-    }
-  }
-
   private final class Engine(aggregator: Aggregator[Any, Any, Any]) extends CombineEngine {
 
     override def newTaskRecords(budget: Budget, numPartitions: Int): TaskRecords =
       new Records(budget)
 
-    override def newCombined(budget: Budget): CombinedRecords = new Combiners(budget)
+    override def newCombined(budget: Budget): CombinedRecords =
+      new CombinedObjects[Any, Held](budget)
 
     // A combiner is taken to be as large as the record it was made of: a new key takes about
     // its record's bytes, and the estimate is what the task's records reserved.
@@ -148,7 +138,7 @@ private[spark] object AggregatorCombine {
     // they meet that another task's made is one of its records that met a key held.
     override def fold(task: TaskRecords, partition: Int, into: CombinedRecords): FoldCount = {
       val records = task.asInstanceOf[Records]
-      val combiners = into.asInstanceOf[Combiners]
+      val combiners = into.asInstanceOf[CombinedObjects[Any, Held]]
       val perRecord = task.bytes(partition) / math.max(1, task.rows(partition))
       val self = records.serial
       var rows, met = 0L
@@ -173,7 +163,7 @@ private[spark] object AggregatorCombine {
     }
 
     override def write(partition: Int, records: CombinedRecords, out: SerializationStream): Unit =
-      records.asInstanceOf[Combiners].map.forEach { (key, held) =>
+      records.asInstanceOf[CombinedObjects[Any, Held]].map.forEach { (key, held) =>
         out.writeKey(key)
         out.writeValue(held.combiner)
       }

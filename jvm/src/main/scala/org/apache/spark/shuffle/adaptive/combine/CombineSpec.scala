@@ -92,3 +92,19 @@ private[spark] trait Budget {
   def reserve(bytes: Long): Boolean
   def release(bytes: Long): Unit
 }
+
+/**
+ * Combined records held as objects, one entry per key; `held` is what the engine estimates
+ * they take, reserved in `budget`.
+ */
+private[spark] final class CombinedObjects[K, V](budget: Budget) extends CombinedRecords {
+  val map = new java.util.HashMap[K, V]
+  var held = 0L
+  override def rows: Long = map.size.toLong
+  override def bytes: Long = held
+  override def free(): Unit = {
+    budget.release(held)
+    held = 0
+    map.clear()
+  }
+}

@@ -1,7 +1,7 @@
 package org.apache.spark.shuffle.adaptive.sql
 
 import org.apache.spark.serializer.SerializationStream
-import org.apache.spark.shuffle.adaptive.combine.{Budget, CombineEngine, CombineSpec, CombinedRecords, FoldCount, TaskRecords}
+import org.apache.spark.shuffle.adaptive.combine.{Budget, CombineEngine, CombineSpec, CombinedObjects, CombinedRecords, FoldCount, TaskRecords}
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.expressions.{Attribute, JoinedRow, MutableProjection, SpecificInternalRow, UnsafeProjection, UnsafeRow}
 import org.apache.spark.sql.catalyst.expressions.aggregate.{AggregateExpression, DeclarativeAggregate, ImperativeAggregate, NoOp, Partial, PartialMerge, TypedImperativeAggregate}
@@ -256,17 +256,7 @@ private[spark] object SqlCombine {
   }
 
   /** Combined rows of objects: a key's buffer is a row of the buffer's values. */
-  private final class ObjectRows(budget: Budget) extends CombinedRecords {
-    val map = new java.util.HashMap[UnsafeRow, SpecificInternalRow]
-    var held = 0L
-    override def rows: Long = map.size.toLong
-    override def bytes: Long = held
-    override def free(): Unit = {
-      budget.release(held)
-      held = 0
-      map.clear()
-    }
-  }
+  private type ObjectRows = CombinedObjects[UnsafeRow, SpecificInternalRow]
 
   private val InitialSlots = 16
 
@@ -392,7 +382,7 @@ private[spark] object SqlCombine {
       val rows = task.asInstanceOf[Rows]
       val merged = into match {
         case b: BinaryRows => foldBinary(rows, partition, b)
-        case o: ObjectRows => foldObjects(rows, partition, o)
+        case o => foldObjects(rows, partition, o.asInstanceOf[ObjectRows])
       }
       FoldCount(task.rows(partition), merged)
     }
@@ -538,8 +528,8 @@ private[spark] object SqlCombine {
             }
             i += 2
           }
-        case o: ObjectRows =>
-          o.map.forEach { (k, buffer) =>
+        case o =>
+          o.asInstanceOf[ObjectRows].map.forEach { (k, buffer) =>
             typed.foreach(_.serializeAggregateBufferInPlace(buffer))
             out.writeKey(key)
             out.writeValue(result(joined(k, buffer)))
