@@ -172,8 +172,8 @@ private[spark] object SqlCombine {
     }
 
     /**
-     * Hands `f` the rows of `partition` in batches, in the order they came: `f(page, offsets,
-     * lengths, n)` gets n rows of `page`, each at `Platform.BYTE_ARRAY_OFFSET + offsets(i)`.
+     * Hands `f` the rows of `partition` in batches, in the order they came: `f(page, n)` gets n
+     * rows of `page`, row i at `Platform.BYTE_ARRAY_OFFSET + offsets(i)`, `lengths(i)` long.
      */
     def foreachBatch(partition: Int, offsets: Array[Int], lengths: Array[Int])(
         f: (Array[Byte], Int) => Unit): Unit = {
@@ -197,22 +197,6 @@ private[spark] object SqlCombine {
       }
     }
 
-    /** Points `row` at each row of `partition` in turn, in the order they came. */
-    def foreach(partition: Int, row: UnsafeRow)(f: => Unit): Unit = {
-      var i = 0
-      while (i < pageCounts(partition)) {
-        val page = pages(partition)(i)
-        val end = used(partition)(i)
-        var at = 0
-        while (at < end) {
-          val length = Platform.getInt(page, Platform.BYTE_ARRAY_OFFSET + at)
-          row.pointTo(page, Platform.BYTE_ARRAY_OFFSET + at + Header, length)
-          f
-          at += Header + length
-        }
-        i += 1
-      }
-    }
   }
 
   /**
@@ -490,28 +474,39 @@ private[spark] object SqlCombine {
 
     private def foldObjects(rows: Rows, partition: Int, into: ObjectRows): Long = {
       var merged = 0L
-      rows.foreach(partition, inputRow) {
-        val key = keyOf(inputRow)
-        var buffer = into.map.get(key)
-        if (buffer != null) merged += 1
-        else {
-          buffer = newBuffer()
-          into.map.put(key.copy(), buffer)
-          into.held += key.getSizeInBytes + inputRow.getSizeInBytes + ObjectOverhead
-        }
-        mergeInto(buffer)
-        // Values the merge took from the input row point into the task's pages, which go.
+      rows.foreachBatch(partition, batchOffsets, batchLengths) { (page, n) =>
         var i = 0
-        while (i < declarativeObjects.length) {
-          val field = declarativeObjects(i)
-          if (!buffer.isNullAt(field)) {
-            buffer.update(field, InternalRow.copyValue(buffer.get(field, bufferTypes(field))))
-          }
+        while (i < n) {
+          inputRow.pointTo(page, Platform.BYTE_ARRAY_OFFSET + batchOffsets(i), batchLengths(i))
+          merged += foldObjectRow(into)
           i += 1
         }
-        // Typed buffers grow as they merge: count what each merge brings.
-        if (typed.nonEmpty) into.held += inputRow.getSizeInBytes
       }
+      merged
+    }
+
+    /** Folds `inputRow` into its key's buffer; 1 if it met a key held, else 0. */
+    private def foldObjectRow(into: ObjectRows): Long = {
+      val key = keyOf(inputRow)
+      var buffer = into.map.get(key)
+      val merged = if (buffer == null) 0L else 1L
+      if (buffer == null) {
+        buffer = newBuffer()
+        into.map.put(key.copy(), buffer)
+        into.held += key.getSizeInBytes + inputRow.getSizeInBytes + ObjectOverhead
+      }
+      mergeInto(buffer)
+      // Values the merge took from the input row point into the task's pages, which go.
+      var i = 0
+      while (i < declarativeObjects.length) {
+        val field = declarativeObjects(i)
+        if (!buffer.isNullAt(field)) {
+          buffer.update(field, InternalRow.copyValue(buffer.get(field, bufferTypes(field))))
+        }
+        i += 1
+      }
+      // Typed buffers grow as they merge: count what each merge brings.
+      if (typed.nonEmpty) into.held += inputRow.getSizeInBytes
       merged
     }
 
