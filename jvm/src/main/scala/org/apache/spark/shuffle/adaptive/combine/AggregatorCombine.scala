@@ -50,16 +50,18 @@ private[spark] object AggregatorCombine {
       // its first argument, and reduceByKey's combiner is the value itself), before the fold
       // reads them: a task is folded only if no value it wrote can change.
       if (!Unchangeable(record._2)) full = true
-      else if (count % SampleEvery == 0) {
-        bytesPerRecord = SizeEstimator.estimate(record.asInstanceOf[AnyRef])
-      }
-      count += 1
-      if (!full && used + bytesPerRecord > reserved) {
-        // As much again as is reserved, up to a step: few reservations, and none much larger
-        // than the records need.
-        val step = math.max(bytesPerRecord, math.min(ReserveStep, reserved))
-        full = !budget.reserve(step)
-        if (!full) reserved += step
+      else {
+        if (count % SampleEvery == 0) {
+          bytesPerRecord = SizeEstimator.estimate(record.asInstanceOf[AnyRef])
+        }
+        count += 1
+        if (used + bytesPerRecord > reserved) {
+          // As much again as is reserved, up to a step: few reservations, and none much larger
+          // than the records need.
+          val step = math.max(bytesPerRecord, math.min(ReserveStep, reserved))
+          full = !budget.reserve(step)
+          if (!full) reserved += step
+        }
       }
       if (!full) {
         used += bytesPerRecord
