@@ -22,7 +22,7 @@ minor_venv = .venv-spark$(1)
 MINOR_VENVS := $(foreach m,$(REDUCED_MINORS),$(call minor_venv,$(m))/.installed)
 PYPI_SPARK_JARS := $(foreach v,$(PYPI_SPARKS),jvm/target/spark-jars/$(v)/.complete)
 
-JVM_SOURCES := $(shell find jvm/src/main -type f) build.sbt $(wildcard project/*.scala project/*.sbt) \
+JVM_SOURCES := $(shell find jvm/src/main jvm/src/dummy jvm/src/testkit -type f) build.sbt $(wildcard project/*.scala project/*.sbt) \
   project/build.properties $(SPARK_VERSIONS)
 spark_home_of = $$($(1)/bin/python -c 'import os, pyspark; print(os.path.dirname(pyspark.__file__))')
 UCX_LIBRARY_PATH_OF_VENV = $$($(PY) -c 'from pyspark_shuffle import _ucx; print(_ucx.library_dir() or "")')
@@ -34,15 +34,16 @@ TEST_JAVA_OPTIONS := -XX:TieredStopAtLevel=1 -XX:+UseSerialGC
 SPARK_HOMES = SPARK_HOME=$(call spark_home_of,$(VENV)) \
   $(foreach m,$(REDUCED_MINORS),SPARK_HOME_$(subst .,_,$(m))=$(call spark_home_of,$(call minor_venv,$(m))))
 
-.PHONY: test test-all lint test-jvm test-jvm-matrix test-python test-spark-minors demo bench-driver-scale jar venv wheel clean
+.PHONY: test test-all lint test-jvm test-jvm-matrix test-python test-python-slow test-spark-minors demo bench-driver-scale jar venv wheel clean
 
 # What CI runs on every change, within 30 minutes on 2 cores.
 test: lint test-jvm test-python test-spark-minors
 
-# `make test` and the rest of the matrix: Spark's ShuffleSuite on each other Maven minor, and the
-# JVM suites tagged Slow (a path `make test` covers otherwise, e.g. UCX over TCP, which the
-# namespace-cluster A/B reads through).
-test-all: test test-jvm-matrix
+# `make test` and the long suites: Spark's ShuffleSuite on each other Maven minor, the JVM suites
+# tagged Slow (a path `make test` covers otherwise, e.g. UCX over TCP, which the namespace-cluster
+# A/B reads through) and the Python suites marked slow. Run it before resolving an issue that
+# touches what they cover.
+test-all: test test-jvm-matrix test-python-slow
 
 # The benchmark harness at a small size: the same skewed shuffles (a Zipf hot key, skew 2) under
 # Spark's sort shuffle and the plugin, results checked equal, medians and ratios printed.
@@ -74,11 +75,14 @@ jvm/target/spark-jars/%/.complete: | venv
 	PYTHON=$(PY) build/spark-jars $* $(@D)
 
 $(JAR_STAMP): $(JVM_SOURCES) $(PYPI_SPARK_JARS)
-	build/sbt package spark41/bundledJars
-	rm -f $(JARS_DIR)/*.jar
+	build/sbt package testkitJar spark41/bundledJars
+	rm -f $(JARS_DIR)/*.jar $(JARS_DIR)/testkit/*.jar
 	# sbt leaves a -tests jar beside a minor's jar once its test classes ran from a jar (make bench-driver-scale).
 	cp $$(ls jvm/target/spark-*/scala-2.13/pyspark-shuffle-spark*_2.13-*.jar | grep -v -- '-tests\.jar$$') \
 	  jvm/target/bundled/*.jar $(JARS_DIR)/
+	# The testkit jars (a slow node for tests and benchmarks) apart from the plugin's.
+	mkdir -p $(JARS_DIR)/testkit
+	cp jvm/target/spark-*/scala-2.13/pyspark-shuffle-testkit-spark*_2.13-*.jar $(JARS_DIR)/testkit/
 	touch $@
 
 lint: venv
@@ -97,7 +101,11 @@ test-jvm-matrix: venv jar $(MINOR_VENVS)
 	  $(foreach m,$(MAVEN_REDUCED_MINORS),spark$(subst .,,$(m))/test)
 
 test-python: venv jar
-	JDK_JAVA_OPTIONS="$(TEST_JAVA_OPTIONS)" $(PY) -m pytest -m 'not spark_minor' --durations=25 tests
+	JDK_JAVA_OPTIONS="$(TEST_JAVA_OPTIONS)" $(PY) -m pytest -m 'not spark_minor and not slow' --durations=25 tests
+
+# The Python suites marked slow (a link cut on the namespace cluster, the SQL benchmark).
+test-python-slow: venv jar
+	JDK_JAVA_OPTIONS="$(TEST_JAVA_OPTIONS)" $(PY) -m pytest -m 'slow and not spark_minor' --durations=10 tests
 
 # The reduced A/B set on each other supported minor, in its own virtualenv.
 test-spark-minors: jar $(MINOR_VENVS)

@@ -10,6 +10,11 @@ val jucxVersion = "1.18.1"
 lazy val bundledJars =
   taskKey[Seq[File]]("Copies the plugin's run-time dependencies to jvm/target/bundled")
 
+// The fault injection tests and benchmarks use (jvm/src/testkit: a slow node on one machine),
+// in a jar of its own beside the plugin's, which holds none of it.
+lazy val testkitJar = taskKey[File]("Packages jvm/src/testkit's classes as the testkit jar")
+val TestkitPackage = "org/apache/spark/shuffle/adaptive/testing/"
+
 // Spark's own test JVM flags (spark-parent pom, extraJavaTestArgs) for Java 17.
 val sparkJavaTestArgs = Seq(
   "java.lang",
@@ -44,9 +49,24 @@ def sparkProject(minor: String): Project = {
     target := root / "jvm/target" / s"spark-$minor",
     javacOptions ++= Seq("--release", "17"),
     scalacOptions ++= Seq("-release", "17", "-deprecation", "-feature", "-Xfatal-warnings"),
-    Compile / unmanagedSourceDirectories := Seq(src / "main/scala") ++ SparkCompat.sources(
-      src,
-      minor),
+    // The shuffle manager's own code, DummyRDD (part of the Python API, in the plugin jar) and
+    // the testkit (a jar of its own, see testkitJar), each in a source tree of its own.
+    Compile / unmanagedSourceDirectories := Seq(
+      src / "main/scala",
+      src / "dummy/scala",
+      src / "testkit/scala") ++ SparkCompat.sources(src, minor),
+    Compile / packageBin / mappings ~= (_.filterNot(_._2.startsWith(TestkitPackage))),
+    testkitJar := {
+      val classes = (Compile / classDirectory).value
+      val _ = (Compile / compile).value
+      val out = target.value / s"scala-${scalaBinaryVersion.value}" /
+        s"pyspark-shuffle-testkit-spark${minor}_${scalaBinaryVersion.value}-${version.value}.jar"
+      val files = (classes ** "*").get.filter(_.isFile).flatMap { f =>
+        IO.relativize(classes, f).filter(_.startsWith(TestkitPackage)).map(f -> _)
+      }
+      IO.jar(files, out, new java.util.jar.Manifest, None)
+      out
+    },
     Compile / unmanagedResourceDirectories := Nil,
     libraryDependencies += "org.openucx" % "jucx" % jucxVersion,
     libraryDependencies ++= (if (build.fromMaven)

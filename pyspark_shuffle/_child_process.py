@@ -16,7 +16,7 @@ import subprocess
 import sys
 import time
 from dataclasses import dataclass
-from typing import Mapping, Optional, Sequence
+from typing import IO, Any, Callable, Mapping, Optional, Sequence
 
 
 @dataclass
@@ -77,3 +77,25 @@ def _kill_group(process: subprocess.Popen) -> None:
         os.killpg(process.pid, signal.SIGKILL)  # the group start_new_session gave this child
     except ProcessLookupError:
         pass
+
+
+def child_main(
+    run: Callable[[Any], Any],
+    load: Callable[[IO], Any],
+    dump: Callable[[Any, IO], None],
+    binary: bool,
+) -> Callable[[list], int]:
+    """The ``main(argv)`` of a child module: ``IN OUT`` paths; reads the job from IN with
+    ``load``, runs it, writes what ``run`` returns to OUT with ``dump``."""
+
+    def main(argv: list) -> int:
+        in_path, out_path = argv
+        mode = "b" if binary else ""
+        with open(in_path, "r" + mode) as handle:
+            job = load(handle)
+        outcome = run(job)
+        with open(out_path, "w" + mode) as handle:
+            dump(outcome, handle)
+        return 0
+
+    return main

@@ -65,8 +65,9 @@ def configure(builder: B, **options: Any) -> B:
         jars = append_jar(jars, jar)
     set_("spark.jars", jars)
     _locate_ucx(settings, get)
-    delay_key = OPTIONS["testing_serve_delay"].key
-    delay = settings.get(delay_key) or get(delay_key)
+    delay = get(_jvm.SERVE_DELAY_KEY)
+    if (delay or "").strip():
+        set_("spark.jars", append_jar(get("spark.jars"), _jars.testkit_jar_path()))
     set_("spark.shuffle.manager", _jvm.serving_class(SHUFFLE_MANAGER_CLASS, delay))
     set_(SQL_EXTENSIONS_KEY, append_extension(get(SQL_EXTENSIONS_KEY), SQL_EXTENSIONS_CLASS))
     for key, value in settings.items():
@@ -133,7 +134,7 @@ def _locate_ucx(settings: dict, get: Callable[[str], Optional[str]]) -> None:
 
 
 def check_combinations(settings: dict, get: Callable[[str], Optional[str]]) -> None:
-    """The rules across keys, which the JVM applies as well (config/Modes, fetch/FetchSettings),
+    """The rules across keys, which the JVM applies as well (config/Modes, flow/FlowSettings),
     applied to the validated ``settings`` and what ``get`` reads from the builder, so that a
     refused pair fails here, before a JVM starts. Adds the ShuffleDataIO replicated push needs."""
     _check_in_flight(settings, get(MAX_SIZE_IN_FLIGHT_KEY))

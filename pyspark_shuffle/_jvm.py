@@ -20,7 +20,11 @@ SQL_EXTENSIONS_CLASS = "org.apache.spark.shuffle.adaptive.sql.AdaptiveShuffleExt
 #: Spark's default shuffle manager (``spark.shuffle.manager=sort``).
 SORT_SHUFFLE_MANAGER_CLASS = "org.apache.spark.shuffle.sort.SortShuffleManager"
 
-#: Testing only: Spark's sort shuffle plus ``spark.shuffle.adaptive.testing.serveDelay``, the
+#: Testing only (the testkit jar, not a user setting): ``executorId:millis`` pairs, executors
+#: that sleep that long before they hand out each shuffle block, a slow node on one machine.
+SERVE_DELAY_KEY = "spark.shuffle.adaptive.testing.serveDelay"
+
+#: Testing only: Spark's sort shuffle plus ``SERVE_DELAY_KEY``, the
 #: baseline for comparisons on a deliberately slowed executor.
 SLOW_SERVING_SORT_SHUFFLE_MANAGER_CLASS = (
     "org.apache.spark.shuffle.adaptive.testing.SlowServingSortShuffleManager"

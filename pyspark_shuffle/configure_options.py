@@ -9,12 +9,13 @@ before a JVM starts, with the JVM's words for what is allowed.
 
 from __future__ import annotations
 
+import difflib
 import json
 import math
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Dict, Mapping, Tuple
+from typing import Any, Callable, Dict, List, Mapping, Tuple
 
 from .values import SIZE_FORMS, format_size, size_between
 
@@ -44,7 +45,6 @@ KEYWORDS = {
     "push_reliability": "push.reliability",
     "combine": "combine.enabled",
     "combine_max_memory": "combine.maxMemory",
-    "testing_serve_delay": "testing.serveDelay",
 }
 
 #: The keys as the JVM declares them: key -> {"default", "rule": {"kind", bounds...}, "allowed"}.
@@ -114,14 +114,6 @@ def _directory(value: Any) -> str:
     return value
 
 
-def _executor_millis(value: Any) -> str:
-    if not isinstance(value, str) or not re.fullmatch(
-        r"\s*|[^:,\s]+:[0-9]+(\s*,\s*[^:,\s]+:[0-9]+)*", value.strip()
-    ):
-        raise ValueError("not 'executorId:millis' pairs")
-    return value.strip()
-
-
 def _parser(rule: Dict[str, Any]) -> Callable[[Any], str]:
     """The normaliser of one rule of ``conf_keys.json`` (ValueRule on the JVM side)."""
     kind = rule["kind"]
@@ -137,7 +129,6 @@ def _parser(rule: Dict[str, Any]) -> Callable[[Any], str]:
         "boolean": _boolean,
         "duration": _duration,
         "directory": _directory,
-        "executor_millis": _executor_millis,
     }[kind]
 
 
@@ -193,14 +184,34 @@ def validate_options(options: Mapping[str, Any]) -> Dict[str, str]:
     unknown = sorted(set(options) - set(OPTIONS))
     if unknown:
         raise ValueError(
-            "unknown option%s %s for pyspark_shuffle.configure(); allowed options: %s"
-            % ("s" if len(unknown) > 1 else "", ", ".join(repr(u) for u in unknown), describe_options())
+            "unknown option%s %s for pyspark_shuffle.configure()%s; allowed options: %s"
+            % (
+                "s" if len(unknown) > 1 else "",
+                ", ".join(repr(u) for u in unknown),
+                _did_you_mean(unknown),
+                describe_options(),
+            )
         )
     return {
         OPTIONS[name].key: OPTIONS[name].normalize(value)
         for name, value in options.items()
         if value is not None
     }
+
+
+def _did_you_mean(unknown: List[str]) -> str:
+    """The known option nearest each unknown one, where one is near enough to be a likely typo
+    (or the option named by its Spark key's suffix, e.g. ``maxBlockSize``)."""
+    by_key = {o.key.rsplit(".", 1)[-1].lower(): o.name for o in OPTIONS.values()}
+    guesses = []
+    for name in unknown:
+        folded = name.lower().replace("-", "_")
+        match = by_key.get(folded.replace("_", "")) or next(
+            iter(difflib.get_close_matches(folded, list(OPTIONS), n=1, cutoff=0.6)), None
+        )
+        if match:
+            guesses.append(f"{name!r}: did you mean {match!r}?")
+    return " (" + "; ".join(guesses) + ")" if guesses else ""
 
 
 def describe_options() -> str:

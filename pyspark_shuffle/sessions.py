@@ -24,12 +24,12 @@ from typing import Any, Dict, Mapping, Optional
 from ._configure import configure
 from ._driver_host import driver_host
 from ._jvm import (
+    SERVE_DELAY_KEY,
     SHUFFLE_MANAGER_CLASS,
     SORT_SHUFFLE_MANAGER_CLASS,
     active_shuffle_manager_class,
     serving_class,
 )
-from .configure_options import OPTIONS
 
 MASTER_ENV = "PYSPARK_SHUFFLE_TEST_MASTER"
 CONF_ENV = "PYSPARK_SHUFFLE_TEST_CONF"
@@ -38,7 +38,6 @@ DEFAULT_MASTER = "local-cluster[2,1,1024]"
 PLUGIN = "plugin"
 SORT = "sort"
 MANAGER_CLASSES = {PLUGIN: SHUFFLE_MANAGER_CLASS, SORT: SORT_SHUFFLE_MANAGER_CLASS}
-SERVE_DELAY_KEY = OPTIONS["testing_serve_delay"].key
 
 
 def manager_class(manager: str, conf: Mapping[str, str]) -> str:

@@ -49,15 +49,17 @@ def test_configure_spark_conf():
     assert conf.get("spark.shuffle.manager") == SHUFFLE_MANAGER_CLASS and conf.get(KEY) == "4k"
 
 
-def test_configure_a_slowed_executor_picks_the_slow_serving_plugin():
-    from pyspark_shuffle._jvm import SLOW_SERVING_SHUFFLE_MANAGER_CLASS
+def test_configure_a_slowed_executor_picks_the_slow_serving_plugin_from_the_testkit():
+    from pyspark_shuffle._jars import testkit_jar_path
+    from pyspark_shuffle._jvm import SERVE_DELAY_KEY, SLOW_SERVING_SHUFFLE_MANAGER_CLASS
 
-    by_option = pyspark_shuffle.configure(SparkConf(loadDefaults=False), testing_serve_delay="1:20")
-    assert by_option.get("spark.shuffle.manager") == SLOW_SERVING_SHUFFLE_MANAGER_CLASS
-    by_conf = SparkConf(loadDefaults=False).set("spark.shuffle.adaptive.testing.serveDelay", "0:5")
-    assert (
-        pyspark_shuffle.configure(by_conf).get("spark.shuffle.manager") == SLOW_SERVING_SHUFFLE_MANAGER_CLASS
-    )
+    by_conf = pyspark_shuffle.configure(SparkConf(loadDefaults=False).set(SERVE_DELAY_KEY, "0:5"))
+    assert by_conf.get("spark.shuffle.manager") == SLOW_SERVING_SHUFFLE_MANAGER_CLASS
+    assert testkit_jar_path() in by_conf.get("spark.jars").split(",")
+    plain = pyspark_shuffle.configure(SparkConf(loadDefaults=False))
+    assert testkit_jar_path() not in plain.get("spark.jars").split(",")
+    with pytest.raises(ValueError, match="testing_serve_delay"):
+        pyspark_shuffle.configure(SparkConf(loadDefaults=False), testing_serve_delay="1:20")
 
 
 @pytest.mark.parametrize("wrong", [SparkSession, {}, "spark", None])

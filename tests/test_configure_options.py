@@ -103,15 +103,6 @@ def test_fetch_options_invalid(name, value, allowed):
     assert repr(name) in message and OPTIONS[name].key in message and allowed in message
 
 
-def test_testing_serve_delay():
-    key = "spark.shuffle.adaptive.testing.serveDelay"
-    assert validate_options({"testing_serve_delay": "1:50"}) == {key: "1:50"}
-    assert validate_options({"testing_serve_delay": "1:50, 2:5"}) == {key: "1:50, 2:5"}
-    for bad in ("1", "1:x", "1:50;2:5", 50):
-        with pytest.raises(ValueError, match="TESTING ONLY"):
-            validate_options({"testing_serve_delay": bad})
-
-
 def test_store_options():
     assert validate_options({"mode": "Push", "store_max_size": "64m"}) == {
         "spark.shuffle.adaptive.mode": "push",
@@ -149,7 +140,7 @@ def test_the_shared_cases_are_judged_as_the_jvm_judges_them():
 
 
 def test_the_shared_combinations_are_judged_as_the_jvm_judges_them():
-    # The JVM's ValueRuleSuite runs the same Spark confs through config/Modes and FetchSettings.
+    # The JVM's ValueRuleSuite runs the same Spark confs through config/Modes and FlowSettings.
     name_of = {option.key: name for name, option in OPTIONS.items()}
     for case in SHARED["combinations"]:
         conf = case["conf"]
@@ -165,3 +156,25 @@ def test_the_shared_combinations_are_judged_as_the_jvm_judges_them():
 def test_choices_come_from_the_jvm_declarations():
     assert choices("order") == ("adaptive", "naive", "pairwise", "critical")
     assert choices("mode") == ("pull", "push")
+
+
+@pytest.mark.parametrize(
+    "typo, meant",
+    [
+        ("in_flight_incremnt", "in_flight_increment"),
+        ("maxBlockSize", "push_max_block_size"),
+        ("Mode", "mode"),
+    ],
+)
+def test_an_unknown_option_names_the_nearest_known_one_before_the_list(typo, meant):
+    with pytest.raises(ValueError) as info:
+        validate_options({typo: "1"})
+    message = str(info.value)
+    assert f"{typo!r}: did you mean {meant!r}?" in message
+    assert message.index("did you mean") < message.index("allowed options")
+
+
+def test_an_option_like_no_other_gets_the_list_only():
+    with pytest.raises(ValueError) as info:
+        validate_options({"zzz": 1})
+    assert "did you mean" not in str(info.value) and "allowed options" in str(info.value)

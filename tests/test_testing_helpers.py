@@ -69,9 +69,9 @@ def test_sort_side_on_a_slowed_executor_keeps_the_delay():
         SLOW_SERVING_SORT_SHUFFLE_MANAGER_CLASS,
     )
 
-    options = {"testing_serve_delay": "1:20"}
-    sort = session_conf("sort", {}, options, {})
-    plugin = session_conf("plugin", {}, options, {})
+    delayed = {"spark.shuffle.adaptive.testing.serveDelay": "1:20"}
+    sort = session_conf("sort", delayed, {}, {})
+    plugin = session_conf("plugin", delayed, {}, {})
     assert sort["spark.shuffle.manager"] == SLOW_SERVING_SORT_SHUFFLE_MANAGER_CLASS
     assert plugin["spark.shuffle.manager"] == SLOW_SERVING_SHUFFLE_MANAGER_CLASS
     assert sort["spark.shuffle.adaptive.testing.serveDelay"] == "1:20"

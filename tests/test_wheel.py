@@ -31,6 +31,10 @@ def test_wheel_bundles_the_jar(tmp_path):
         check=True,
         capture_output=True,
     )
+
+    def testkit_jar(minor):
+        return f"pyspark_shuffle/jars/testkit/pyspark-shuffle-testkit-spark{minor}_2.13-0.1.0.jar"
+
     (wheel,) = tmp_path.glob("pyspark_shuffle-0.1.0-*.whl")
     names = zipfile.ZipFile(wheel).namelist()
     jars = [n for n in names if n.startswith("pyspark_shuffle/jars/") and n.endswith(".jar")]
@@ -39,14 +43,21 @@ def test_wheel_bundles_the_jar(tmp_path):
     assert sorted(jars) == sorted(
         ["pyspark_shuffle/jars/jucx-1.18.1.jar"]
         + [f"pyspark_shuffle/jars/pyspark-shuffle-spark{minor}_2.13-0.1.0.jar" for minor, _ in builds]
+        + [testkit_jar(minor) for minor, _ in builds]
     )
+    testkit_classes = "org/apache/spark/shuffle/adaptive/testing/"
     with zipfile.ZipFile(wheel) as archive:
         for minor, spark in builds:
             with zipfile.ZipFile(
                 archive.open(f"pyspark_shuffle/jars/pyspark-shuffle-spark{minor}_2.13-0.1.0.jar")
             ) as jar:
                 properties = _jars.parse_properties(jar.read(_jars.BUILD_PROPERTIES).decode())
+                # The plugin jar holds no test machinery; the testkit jar holds only that.
+                assert not [n for n in jar.namelist() if n.startswith(testkit_classes)]
             assert properties["spark.version"] == spark
+            with zipfile.ZipFile(archive.open(testkit_jar(minor))) as testkit:
+                classes = [n for n in testkit.namelist() if n.endswith(".class")]
+                assert classes and all(n.startswith(testkit_classes) for n in classes)
     assert "pyspark_shuffle/testing/plugin.py" in names
     assert "pyspark_shuffle/conf_keys.json" in names  # configure()'s rules
     entry_points = next(n for n in names if n.endswith(".dist-info/entry_points.txt"))

@@ -16,6 +16,7 @@ import time
 import traceback
 from typing import Any, Dict
 
+from .._child_process import child_main
 from ..sessions import PLUGIN, SORT, start_session
 from . import sparkmetrics
 from .config import ADAPTIVE
@@ -114,14 +115,7 @@ def _error_text(error: BaseException) -> str:
     return "\n".join(lines[:8])[:2000]
 
 
-def main(argv: list) -> int:
-    in_path, out_path = argv
-    with open(in_path) as handle:
-        job = json.load(handle)
-    outcome = run(job)
-    with open(out_path, "w") as handle:
-        json.dump(outcome, handle)
-    return 0
+main = child_main(run, json.load, json.dump, binary=False)
 
 
 if __name__ == "__main__":

@@ -13,47 +13,6 @@ from ..cluster import plan as cluster_plan
 from .config import BenchConfig, ManagerSpec
 from .workloads import WORKLOAD_CONF
 
-#: Keys every run record has (``--json`` "runs"); None where a failed run has no value.
-RECORD_FIELDS = (
-    "index",
-    "repeat",
-    "manager",
-    "manager_kind",
-    "options",
-    "workload",
-    "skew",
-    "kill",
-    "size_bytes",
-    "partition_bytes",
-    "num_partitions",
-    "seed",
-    "status",
-    "error",
-    "wall_s",
-    "map_stage_s",
-    "reduce_stage_s",
-    "map_task_s",
-    "reduce_task_s",
-    "shuffle_write_bytes",
-    "shuffle_read_bytes",
-    "shuffle_read_records",
-    "fetch_wait_ms",
-    "max_reduce_partition_bytes",
-    "reduce_tasks",
-    "map_tasks_rerun",
-    "reduce_tasks_rerun",
-    "peak_executor_memory_bytes",
-    "executor_peak_memory_bytes",
-    "plugin",
-    "push",
-    "result",
-    "app_id",
-    "session_start_s",
-    "process_s",
-    "stages",
-    "fault",
-)
-
 #: Copied from the child's outcome into the record.
 _OUTCOME_FIELDS = (
     "wall_s",
@@ -82,6 +41,25 @@ _OUTCOME_FIELDS = (
     "shuffles",
     "fault",
 )
+
+#: Keys every run record has (``--json`` "runs"); None where a failed run has no value.
+RECORD_FIELDS = (
+    "index",
+    "repeat",
+    "manager",
+    "manager_kind",
+    "options",
+    "workload",
+    "skew",
+    "kill",
+    "size_bytes",
+    "partition_bytes",
+    "num_partitions",
+    "seed",
+    "status",
+    "error",
+    "process_s",
+) + _OUTCOME_FIELDS
 
 
 @dataclass(frozen=True)

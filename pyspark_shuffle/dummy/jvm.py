@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any, Dict, Tuple
+from typing import TYPE_CHECKING, Any, Dict, Optional, Tuple
 
 from ..values import INT_MAX, format_size, named, whole_number_between
 from .spec import DummySpec
@@ -19,24 +19,17 @@ def _row_to_pair(row: Any) -> Tuple[int, bytes]:
 class DummyRDD:
     """A DummyRDD generated in the JVM (``org...dummy.DummyRDD``, through the Python facade).
 
-    ``DummyRDD(spark, size="1g", skew=2.0, partition_size="32m", seed=0, compressible=False)``:
-    sizes are int bytes or Spark size strings; ``skew`` is the Zipf exponent alpha (>= 0);
-    payloads are random bytes unless ``compressible``. Arguments are validated here, before the
+    ``DummyRDD(spark, size="1g", skew=2.0, partition_size="32m", seed=0, compressible=False)``
+    (the shape :meth:`DummySpec.of` takes, or ``DummyRDD(spark, spec)``): sizes are int bytes or
+    Spark size strings; ``skew`` is the Zipf exponent alpha (>= 0); payloads are random bytes
+    unless ``compressible``. Arguments are validated here, before the
     JVM is touched; ``spark`` (a SparkSession) is used only by :meth:`run`, :meth:`to_df` and
     :meth:`to_rdd`, so a plan (``num_partitions``, expected bytes) needs no session.
     Partition i's draws and bytes depend on (seed, i) only: the same seed gives the same data.
     """
 
-    def __init__(
-        self,
-        spark: Any,
-        size: Any = "1g",
-        skew: Any = 2.0,
-        partition_size: Any = "32m",
-        seed: Any = 0,
-        compressible: bool = False,
-    ) -> None:
-        self.spec = DummySpec.of(size, skew, partition_size, seed, compressible)
+    def __init__(self, spark: Any, spec: Optional[DummySpec] = None, **shape: Any) -> None:
+        self.spec = spec or DummySpec.of(**shape)
         self.spark = spark
 
     def __repr__(self) -> str:

@@ -12,6 +12,8 @@ import sys
 import time
 import traceback
 
+from .._child_process import child_main
+
 
 def run_job(job: dict) -> dict:
     from ..sessions import start_session
@@ -48,16 +50,13 @@ def run_job(job: dict) -> dict:
     return outcomes
 
 
-def main(argv: list) -> int:
+def _load(handle):
     from pyspark import cloudpickle
 
-    in_path, out_path = argv
-    with open(in_path, "rb") as handle:
-        job = cloudpickle.load(handle)
-    outcomes = run_job(job)
-    with open(out_path, "wb") as handle:
-        pickle.dump(outcomes, handle)
-    return 0
+    return cloudpickle.load(handle)
+
+
+main = child_main(run_job, _load, pickle.dump, binary=True)
 
 
 if __name__ == "__main__":

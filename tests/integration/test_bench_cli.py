@@ -68,6 +68,7 @@ def test_bench_sort_and_adaptive(tmp_path):
     assert "skew=0 adaptive" in report.stdout, report.stdout
 
 
+@pytest.mark.slow
 def test_bench_sql_workloads(tmp_path):
     out = tmp_path / "sql.json"
     done = subprocess.run(

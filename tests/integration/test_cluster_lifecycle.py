@@ -192,12 +192,12 @@ def test_a_recorded_cluster_is_never_made_twice():
     assert leftovers(SPEC) == []
 
 
-README = os.path.join(os.path.dirname(__file__), "..", "..", "README.md")
+CLUSTER_DOC = os.path.join(os.path.dirname(__file__), "..", "..", "docs", "cluster.md")
 
 
 def readme_cluster_commands():
-    """The ``python -m pyspark_shuffle cluster`` lines of the README's cluster block, as argv."""
-    with open(README, encoding="utf-8") as handle:
+    """The ``python -m pyspark_shuffle cluster`` lines of docs/cluster.md's block, as argv."""
+    with open(CLUSTER_DOC, encoding="utf-8") as handle:
         lines = [line.split("#", 1)[0].split() for line in handle]
     return [words[4:] for words in lines if words[:4] == ["python", "-m", "pyspark_shuffle", "cluster"]]
 

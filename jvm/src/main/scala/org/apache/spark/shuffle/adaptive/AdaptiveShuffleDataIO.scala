@@ -3,9 +3,9 @@ package org.apache.spark.shuffle.adaptive
 import java.util.{Map => JMap}
 
 import org.apache.spark.SparkConf
-import org.apache.spark.shuffle.adaptive.config.Modes
 import org.apache.spark.shuffle.api.{ShuffleDataIO, ShuffleDriverComponents, ShuffleExecutorComponents}
 import org.apache.spark.shuffle.sort.io.LocalDiskShuffleDataIO
+import org.apache.spark.shuffle.adaptive.config.Modes
 
 /**
  * `spark.shuffle.sort.io.plugin.class` for `push.reliability=replicated`: map outputs are

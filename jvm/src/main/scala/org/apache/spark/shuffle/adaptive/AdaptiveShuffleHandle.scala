@@ -6,7 +6,7 @@ import org.apache.spark.ShuffleDependency
 import org.apache.spark.shuffle.{BaseShuffleHandle, ShuffleHandle}
 import org.apache.spark.shuffle.adaptive.combine.CombineSpec
 import org.apache.spark.shuffle.adaptive.metrics.FetchMetricsAccumulator
-import org.apache.spark.shuffle.adaptive.push.OwnerTable
+import org.apache.spark.shuffle.adaptive.protocol.OwnerTable
 
 /**
  * The handle tasks receive: the sort shuffle's own handle (which picks the map-side writer), the

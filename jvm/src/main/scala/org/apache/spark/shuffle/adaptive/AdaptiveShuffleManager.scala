@@ -3,9 +3,9 @@ package org.apache.spark.shuffle.adaptive
 import org.apache.spark.{ShuffleDependency, SparkConf, TaskContext}
 import org.apache.spark.internal.Logging
 import org.apache.spark.shuffle._
+import org.apache.spark.shuffle.sort.SortShuffleManager
 import org.apache.spark.shuffle.adaptive.compat.ServingShuffleManager
 import org.apache.spark.shuffle.adaptive.config.Modes
-import org.apache.spark.shuffle.sort.SortShuffleManager
 
 /**
  * The plugin's entry point: `spark.shuffle.manager=org.apache.spark.shuffle.adaptive.AdaptiveShuffleManager`.

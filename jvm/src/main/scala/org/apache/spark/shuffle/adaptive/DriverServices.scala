@@ -5,13 +5,14 @@ import java.util.concurrent.ConcurrentHashMap
 import org.apache.spark.{ShuffleDependency, SparkContext}
 import org.apache.spark.rpc.RpcEndpointRef
 import org.apache.spark.shuffle.ShuffleHandle
+import org.apache.spark.storage.BlockManagerId
 import org.apache.spark.shuffle.adaptive.combine.Combinable
 import org.apache.spark.shuffle.adaptive.compat.SparkCompat
 import org.apache.spark.shuffle.adaptive.config.Modes
 import org.apache.spark.shuffle.adaptive.metrics.{FetchCounters, FetchMetricsAccumulator, FetchMetricsListener, PluginMetricsSource, ShuffleReadReporter}
-import org.apache.spark.shuffle.adaptive.push.{OwnerTable, PushDriver, ShuffleMergeSummary}
+import org.apache.spark.shuffle.adaptive.protocol.OwnerTable
+import org.apache.spark.shuffle.adaptive.push.driver.{PushDriver, ShuffleMergeSummary}
 import org.apache.spark.shuffle.adaptive.transport.ucx.UcxRegistry
-import org.apache.spark.storage.BlockManagerId
 
 /**
  * The plugin's driver: the counters of finished reduce tasks (a listener and a metrics source),

@@ -3,17 +3,18 @@ package org.apache.spark.shuffle.adaptive
 import org.apache.spark.{SparkConf, SparkContext, SparkEnv, TaskContext}
 import org.apache.spark.network.netty.SparkTransportConf
 import org.apache.spark.shuffle._
-import org.apache.spark.shuffle.adaptive.combine.{CombineCounters, CombinedRead, CombinedShuffle, CombineMemory, CombineStore, CombiningBlockResolver, CombiningShuffleWriter}
-import org.apache.spark.shuffle.adaptive.compat.SparkCompat
-import org.apache.spark.shuffle.adaptive.config.Modes
-import org.apache.spark.shuffle.adaptive.fetch.{AdaptiveShuffleReader, BatchFetch, BlockManagerLocalBlocks, DirectMemoryBackoff, FetchSettings, ShuffleBlockFetcher, WholeRead}
-import org.apache.spark.shuffle.adaptive.flow.{BlockRef, PeerTraffic}
-import org.apache.spark.shuffle.adaptive.metrics.{ExecutorShuffleMetrics, FetchCounters}
-import org.apache.spark.shuffle.adaptive.push.{MergedReads, MergedTransport, PushExecutor}
-import org.apache.spark.shuffle.adaptive.transport.{BlockTransport, MapOutputServing, RemoteRegion, ServingShuffleWriter, TransportFactory}
 import org.apache.spark.shuffle.sort.SortShuffleManager
 import org.apache.spark.storage.{BlockId, BlockManagerId, ShuffleBlockId}
-import org.apache.spark.util.RpcUtils
+import org.apache.spark.util.{RpcUtils, SystemClock}
+import org.apache.spark.shuffle.adaptive.combine.{CombineMemory, CombineStore, CombinedRead, CombinedShuffle, CombiningBlockResolver, CombiningShuffleWriter}
+import org.apache.spark.shuffle.adaptive.compat.SparkCompat
+import org.apache.spark.shuffle.adaptive.config.Modes
+import org.apache.spark.shuffle.adaptive.fetch.{AdaptiveShuffleReader, BatchFetch, BlockManagerLocalBlocks, DirectMemoryBackoff, ExecutorFetch, ShuffleBlockFetcher, TaskFetch, WholeRead}
+import org.apache.spark.shuffle.adaptive.flow.{BlockRef, FlowSettings, PeerTraffic}
+import org.apache.spark.shuffle.adaptive.metrics.{CombineCounters, ExecutorShuffleMetrics, FetchCounters}
+import org.apache.spark.shuffle.adaptive.push.PushExecutor
+import org.apache.spark.shuffle.adaptive.push.reduce.{MergedReads, MergedTransport}
+import org.apache.spark.shuffle.adaptive.transport.{BlockTransport, MapOutputListener, NotifyingShuffleWriter, RemoteRegion}
 
 /**
  * The plugin's executor (and a local-mode driver): the transports, this executor's metrics
@@ -30,6 +31,9 @@ private[spark] final class ExecutorServices(
     files: => IndexShuffleBlockResolver) {
 
   private[this] val transports = new TransportFactory(conf)
+
+  /** What every sender and reduce task of this executor obeys, read once. */
+  private[this] lazy val flow = FlowSettings(conf)
 
   /** Registered with the first task that needs it; a local-mode driver's are the driver's. */
   private[this] lazy val metrics: Option[ExecutorShuffleMetrics] =
@@ -49,6 +53,7 @@ private[spark] final class ExecutorServices(
           mapOutputFiles,
           metrics,
           () => transports.remoteMemory,
+          flow,
           modes.replicated))
     else None
 
@@ -78,18 +83,18 @@ private[spark] final class ExecutorServices(
       case other => (other, None)
     }
     val writer = sortShuffle.getWriter[K, V](sortHandle, mapId, context, writeMetrics)
-    val pushing = for (p <- push; o <- owners) yield p.serving(o)
-    val servings =
-      (transports.serving +: pushing.toSeq).filter(_ != MapOutputServing.BlockServer)
+    val pushing = for (p <- push; o <- owners) yield p.listener(o)
+    val listeners =
+      (transports.listener +: pushing.toSeq).filter(_ != MapOutputListener.BlockServer)
     val served =
-      if (servings.isEmpty) writer
+      if (listeners.isEmpty) writer
       else
-        new ServingShuffleWriter(
+        new NotifyingShuffleWriter(
           writer,
           handle.shuffleId,
           mapId,
           sortShuffle.shuffleBlockResolver,
-          servings)
+          listeners)
     combining(handle).fold(served) { case (h, shuffle) =>
       new CombiningShuffleWriter(
         served,
@@ -125,7 +130,7 @@ private[spark] final class ExecutorServices(
       context: TaskContext,
       readMetrics: ShuffleReadMetricsReporter): ShuffleReader[K, C] = {
     val env = SparkEnv.get
-    val settings = FetchSettings(env.conf)
+    val settings = flow
     val counters = handle match {
       case h: AdaptiveShuffleHandle[_, _, _] => h.fetchMetrics.value
       case _ => new FetchCounters
@@ -170,9 +175,9 @@ private[spark] final class ExecutorServices(
           startPartition,
           endPartition))
       merged.foreach { m =>
-        counters.chunksAtPeers += m.chunksAtPeers
-        counters.chunksInRanges += m.chunksInRanges
-        counters.chunksOneSided += m.exposed.size
+        counters.add(FetchCounters.ChunksAtPeers, m.chunksAtPeers)
+        counters.add(FetchCounters.ChunksInRanges, m.chunksInRanges)
+        counters.add(FetchCounters.ChunksOneSided, m.exposed.size)
       }
       val transport: BlockTransport =
         if (merged.isEmpty && combined.isEmpty) chain
@@ -187,20 +192,23 @@ private[spark] final class ExecutorServices(
           combined.fold(Map.empty[(BlockManagerId, BlockId), WholeRead])(_._2)
       new ShuffleBlockFetcher(
         context,
-        transport,
-        new BlockManagerLocalBlocks(env.blockManager),
-        merged.fold(blocks)(_.blocks).iterator,
-        env.serializerManager.wrapStream,
-        settings,
-        settings.elasticLimit(),
+        ExecutorFetch(
+          new BlockManagerLocalBlocks(env.blockManager),
+          settings,
+          PeerTraffic.shared(settings.waitWindow),
+          DirectMemoryBackoff.shared,
+          env.serializerManager.wrapStream,
+          new SystemClock),
+        TaskFetch(
+          transport,
+          merged.fold(blocks)(_.blocks).iterator,
+          settings.elasticLimit(),
+          wholeReads,
+          batch,
+          concatenate = wholeReads.nonEmpty &&
+            BatchFetch.concatenable(env.conf, baseHandle.dependency.serializer)),
         readMetrics,
-        counters,
-        shared = PeerTraffic.shared(settings.waitWindow),
-        batch = batch,
-        backoff = DirectMemoryBackoff.shared,
-        chunks = wholeReads,
-        concatenate = wholeReads.nonEmpty &&
-          BatchFetch.concatenable(env.conf, baseHandle.dependency.serializer))
+        counters)
     }
     new AdaptiveShuffleReader[K, C](baseHandle, context, readMetrics, () => newFetcher())
   }

@@ -6,9 +6,9 @@ import org.scalatest.tags.Slow
 import org.apache.spark.{ShuffleSuite, SparkContext, TestUtils}
 import org.apache.spark.internal.config.{SHUFFLE_HOST_LOCAL_DISK_READING_ENABLED, SHUFFLE_MANAGER}
 import org.apache.spark.scheduler.{SparkListener, SparkListenerTaskEnd}
-import org.apache.spark.shuffle.adaptive.config.AdaptiveShuffleConf.{TESTING_SERVE_DELAY, TRANSPORT, UCX_LIBRARY_PATH}
+import org.apache.spark.shuffle.adaptive.config.AdaptiveShuffleConf.{TRANSPORT, UCX_LIBRARY_PATH}
 import org.apache.spark.shuffle.adaptive.dummy.ExecutorProbe
-import org.apache.spark.shuffle.adaptive.testing.{DelayedShuffleBlockResolver, SlowServingAdaptiveShuffleManager}
+import org.apache.spark.shuffle.adaptive.testing.{DelayedShuffleBlockResolver, ServeDelay, SlowServingAdaptiveShuffleManager}
 
 /**
  * Apache Spark's `ShuffleSuite` with reduce tasks reading the other executor's map outputs by
@@ -42,7 +42,7 @@ abstract class UcxShuffleSuiteBase(tls: String) extends ShuffleSuite with Before
       "local-cluster[2,1,1024]",
       "test",
       conf.clone
-        .set(TESTING_SERVE_DELAY, "0:0,1:0")
+        .set(ServeDelay.Key, "0:0,1:0")
         .set(SHUFFLE_MANAGER, classOf[SlowServingAdaptiveShuffleManager].getName))
     TestUtils.waitUntilExecutorsUp(sc, 2, 60000)
     val remoteBytes = new java.util.concurrent.atomic.AtomicLong
@@ -75,6 +75,12 @@ abstract class UcxShuffleSuiteBase(tls: String) extends ShuffleSuite with Before
   }
 }
 
+/**
+ * In `make test-all` only, as the TCP one: `make test` reads through UCX over shared memory in
+ * the local-cluster A/B suites (their ucx variants) and UcxClusterSuite, and over TCP across the
+ * hosts of the namespace-cluster A/B suite.
+ */
+@Slow
 class AdaptiveUcxSharedMemoryShuffleSuite extends UcxShuffleSuiteBase("posix,cma,self")
 
 /**

@@ -9,10 +9,9 @@ import org.apache.spark.internal.config.{SERIALIZER, SHUFFLE_MANAGER}
 import org.apache.spark.rdd.RDD
 import org.apache.spark.serializer.KryoSerializer
 import org.apache.spark.shuffle.adaptive.config.AdaptiveShuffleConf.{MODE, PUSH_MAX_BLOCK_SIZE, PUSH_PLACE_BY_SIZE_AFTER, PUSH_QUEUE_SIZE, PUSH_SPILL_TO_PEERS, STORE_MAX_SIZE}
-import org.apache.spark.shuffle.adaptive.dummy.{DestinationPartitioner, DummySpec, PinnedRDD}
-import org.apache.spark.shuffle.adaptive.push.MergeStore
-import org.apache.spark.shuffle.adaptive.dummy.ExecutorProbe
 import org.apache.spark.shuffle.sort.SortShuffleManager
+import org.apache.spark.shuffle.adaptive.dummy.{DestinationPartitioner, DummySpec, ExecutorProbe, PinnedRDD}
+import org.apache.spark.shuffle.adaptive.push.owner.MergeStore
 
 /**
  * mode=push on three executors: a skewed DummyRDD (Zipf alpha = 1, 80 partitions) whose map

@@ -2,8 +2,7 @@ package org.apache.spark.shuffle.adaptive
 
 import org.apache.spark.SparkContext
 import org.apache.spark.rdd.{RDD, ShuffledRDD}
-import org.apache.spark.shuffle.adaptive.dummy.{DestinationPartitioner, DummyRDD, DummySpec, PinnedRDD}
-import org.apache.spark.shuffle.adaptive.dummy.ExecutorProbe
+import org.apache.spark.shuffle.adaptive.dummy.{DestinationPartitioner, DummyRDD, DummySpec, ExecutorProbe, PinnedRDD}
 
 /** Skewed DummyRDD shuffles whose map tasks all run on one executor, and their expected output. */
 private[adaptive] object SkewedShuffles {

@@ -10,9 +10,9 @@ import org.scalatest.concurrent.Eventually
 
 import org.apache.spark.{LocalSparkContext, ShuffleDependency, SparkConf, SparkContext, SparkException, SparkFunSuite, TestUtils}
 import org.apache.spark.internal.config.{AUTH_SECRET, IO_ENCRYPTION_ENABLED, NETWORK_AUTH_ENABLED, SHUFFLE_HOST_LOCAL_DISK_READING_ENABLED, SHUFFLE_MANAGER}
-import org.apache.spark.shuffle.adaptive.config.AdaptiveShuffleConf.{MODE, PUSH_PLACE_BY_SIZE_AFTER, TESTING_SERVE_DELAY, TRANSPORT, UCX_LIBRARY_PATH}
+import org.apache.spark.shuffle.adaptive.config.AdaptiveShuffleConf.{MODE, PUSH_PLACE_BY_SIZE_AFTER, TRANSPORT, UCX_LIBRARY_PATH}
 import org.apache.spark.shuffle.adaptive.dummy.ExecutorProbe
-import org.apache.spark.shuffle.adaptive.testing.{DelayedShuffleBlockResolver, SlowServingAdaptiveShuffleManager}
+import org.apache.spark.shuffle.adaptive.testing.{DelayedShuffleBlockResolver, ServeDelay, SlowServingAdaptiveShuffleManager}
 import org.apache.spark.shuffle.adaptive.transport.ucx.UcxRegistry
 
 /**
@@ -71,7 +71,7 @@ class UcxClusterSuite extends SparkFunSuite with LocalSparkContext with Eventual
       "local-cluster[2,1,1024]",
       "test",
       conf("auto", "/nonexistent/ucx")
-        .set(TESTING_SERVE_DELAY, "0:0,1:0")
+        .set(ServeDelay.Key, "0:0,1:0")
         .set(SHUFFLE_MANAGER, classOf[SlowServingAdaptiveShuffleManager].getName))
     TestUtils.waitUntilExecutorsUp(sc, 2, 60000)
     assert(sums(sc) === expected)

@@ -9,9 +9,9 @@ import org.apache.spark.network.buffer.{ManagedBuffer, NioManagedBuffer}
 import org.apache.spark.network.util.TransportConf
 import org.apache.spark.serializer.Serializer
 import org.apache.spark.shuffle.adaptive.config.AdaptiveShuffleConf.{COMBINE_MAX_MEMORY, DefaultStoreFraction}
-import org.apache.spark.shuffle.adaptive.push.MergedFile
-import org.apache.spark.shuffle.adaptive.store.StoreMemory
 import org.apache.spark.storage.BlockId
+import org.apache.spark.shuffle.adaptive.memory.{MemoryBound, SpillFile}
+import org.apache.spark.shuffle.adaptive.protocol.Payloads
 
 /**
  * One executor's local reduction: the combined records of each shuffle whose records combine
@@ -46,15 +46,15 @@ private[spark] final class CombineStore(
               serializer,
               memory,
               wrap,
-              () => new MergedFile(newFile(), transport))))
+              () => new SpillFile(newFile(), transport))))
 
   /**
    * What this executor combined of partitions `[start, end)` of `shuffleId` (see
    * [[CombinedShuffle.read]]); a header of no segments where it combined nothing.
    */
   def read(shuffleId: Int, start: Int, end: Int): ManagedBuffer =
-    Option(shuffles.get(shuffleId)).fold[ManagedBuffer](
-      new NioManagedBuffer(CombinedBlocks.encodeHeader(Nil)))(_.read(start, end))
+    Option(shuffles.get(shuffleId))
+      .fold[ManagedBuffer](new NioManagedBuffer(Payloads.encodeHeader(Nil)))(_.read(start, end))
 
   def removeShuffle(shuffleId: Int): Unit = {
     removed.add(shuffleId)
@@ -70,7 +70,7 @@ private[spark] final class CombineStore(
  * write (`forTask`), which may take at most three quarters, so that folds find room.
  */
 private[spark] final class CombineMemory(capacity: Long) {
-  private[this] val store = new StoreMemory(capacity)
+  private[this] val store = new MemoryBound(capacity)
 
   def used: Long = store.used
   def highWater: Long = store.highWater

@@ -5,9 +5,11 @@ import java.util.zip.CRC32C
 import scala.collection.mutable
 
 import org.apache.spark.network.buffer.ManagedBuffer
+import org.apache.spark.storage.{BlockId, BlockManagerId, ShuffleBlockId}
 import org.apache.spark.shuffle.adaptive.fetch.{ChunkPart, WholeRead}
 import org.apache.spark.shuffle.adaptive.flow.BlockRef
-import org.apache.spark.storage.{BlockId, BlockManagerId, ShuffleBlockId}
+import org.apache.spark.shuffle.adaptive.metrics.CombineCounters
+import org.apache.spark.shuffle.adaptive.protocol.{BlockMessage, CombinedSegment, Payloads}
 
 /**
  * A reduce task's read of what executor `home` combined of its partitions `[start, end)`, in
@@ -26,7 +28,7 @@ private[spark] final class CombinedRead(
     counters: CombineCounters)
     extends WholeRead {
 
-  val id: BlockId = CombinedBlocks.read(shuffleId, start, end)
+  val id: BlockId = BlockMessage.CombinedReadRequest(shuffleId, start, end).blockId
 
   /** What the request is planned as: at most the bytes of the blocks it stands for. */
   def ref: BlockRef = BlockRef(id, needed.iterator.map(_.size).sum, -1)
@@ -48,7 +50,7 @@ private[spark] final class CombinedRead(
 
   override def cut(bytes: ManagedBuffer): Option[WholeRead.Cut] = {
     val data = bytes.nioByteBuffer()
-    val (segments, headerBytes) = CombinedBlocks.decodeHeader(data)
+    val (segments, headerBytes) = Payloads.decodeHeader(data)
     if (headerBytes + segments.iterator.map(_.length).sum != bytes.size) return None
     val byKey = needed.iterator.collect { case b @ BlockRef(ShuffleBlockId(_, mapId, p), _, _) =>
       (mapId, p) -> b

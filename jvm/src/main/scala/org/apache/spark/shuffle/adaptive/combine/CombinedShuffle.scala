@@ -14,9 +14,10 @@ import io.netty.buffer.Unpooled
 import org.apache.spark.internal.Logging
 import org.apache.spark.network.buffer.{ManagedBuffer, NettyManagedBuffer}
 import org.apache.spark.serializer.Serializer
-import org.apache.spark.shuffle.adaptive.push.MergedFile
 import org.apache.spark.storage.{BlockId, ShuffleBlockId}
 import org.apache.spark.util.io.ChunkedByteBufferOutputStream
+import org.apache.spark.shuffle.adaptive.memory.SpillFile
+import org.apache.spark.shuffle.adaptive.protocol.{CombinedSegment, Payloads}
 
 /**
  * One executor's combined records of one shuffle (local reduction). Each map task that commits
@@ -44,7 +45,7 @@ private[spark] final class CombinedShuffle(
     serializer: Serializer,
     memory: CombineMemory,
     wrap: (BlockId, OutputStream) => OutputStream,
-    disk: () => MergedFile)
+    disk: () => SpillFile)
     extends Logging {
 
   private[this] val engines = ThreadLocal.withInitial[CombineEngine](() => spec.newEngine())
@@ -54,7 +55,7 @@ private[spark] final class CombinedShuffle(
   private[this] val rowsMerged = new AtomicLong
   @volatile private[this] var stopped = false
   @volatile private[this] var removed = false
-  private[this] var file: Option[MergedFile] = None
+  private[this] var file: Option[SpillFile] = None
 
   /** Whether map tasks still fold here (see the class comment). */
   def combining: Boolean = !stopped && !removed
@@ -149,7 +150,7 @@ private[spark] final class CombinedShuffle(
 
   /**
    * The segments of partitions `[start, end)`, each sealed first: a header, then their bytes
-   * ([[CombinedBlocks]]).
+   * ([[Payloads.encodeHeader]]).
    */
   def read(start: Int, end: Int): ManagedBuffer = {
     val sealedSegments = (start until end).flatMap { p =>
@@ -160,7 +161,7 @@ private[spark] final class CombinedShuffle(
         }
       }
     }
-    val header = CombinedBlocks.encodeHeader(sealedSegments.map(_._1))
+    val header = Payloads.encodeHeader(sealedSegments.map(_._1))
     new NettyManagedBuffer(Unpooled.wrappedBuffer(header +: sealedSegments.flatMap(_._2): _*))
   }
 
@@ -264,13 +265,13 @@ private[spark] final case class Fold(
 /** A sealed segment: its bytes in memory, or where they are on disk. */
 private final class SealedSegment(val segment: CombinedSegment, chunks: Seq[ByteBuffer]) {
   private[this] var inMemoryBytes: Seq[ByteBuffer] = chunks
-  private[this] var onDisk: Option[(MergedFile, Long)] = None
+  private[this] var onDisk: Option[(SpillFile, Long)] = None
 
   def inMemory: Boolean = onDisk.isEmpty
 
   def inMemoryChunks: Seq[ByteBuffer] = inMemoryBytes
 
-  def movedTo(file: MergedFile, offset: Long): Unit = {
+  def movedTo(file: SpillFile, offset: Long): Unit = {
     onDisk = Some((file, offset))
     inMemoryBytes = Nil
   }

@@ -5,11 +5,12 @@ import org.apache.spark.network.buffer.ManagedBuffer
 import org.apache.spark.network.client.StreamCallbackWithID
 import org.apache.spark.serializer.SerializerManager
 import org.apache.spark.shuffle.IndexShuffleBlockResolver
-import org.apache.spark.shuffle.adaptive.transport.FilesBackedResolver
 import org.apache.spark.storage.BlockId
+import org.apache.spark.shuffle.adaptive.protocol.BlockMessage
+import org.apache.spark.shuffle.adaptive.transport.FilesBackedResolver
 
 /**
- * Serves combined reads ([[CombinedBlocks]]) from this executor's [[CombineStore]], and every
+ * Serves combined reads ([[BlockMessage.CombinedReadRequest]]) from this executor's [[CombineStore]], and every
  * other block, and every upload, through `next` (the map-output files, or mode=push's resolver).
  * Combined reads ride Spark's fetch protocol, so they are authenticated and encrypted as Spark's
  * block transfers are.
@@ -23,7 +24,8 @@ private[spark] final class CombiningBlockResolver(
 
   override def getBlockData(blockId: BlockId, dirs: Option[Array[String]]): ManagedBuffer =
     blockId match {
-      case CombinedBlocks.Read(shuffleId, start, end) => store.read(shuffleId, start, end)
+      case BlockMessage(BlockMessage.CombinedReadRequest(shuffleId, start, end)) =>
+        store.read(shuffleId, start, end)
       case _ => next.getBlockData(blockId, dirs)
     }
 

@@ -3,6 +3,7 @@ package org.apache.spark.shuffle.adaptive.combine
 import org.apache.spark.Partitioner
 import org.apache.spark.scheduler.MapStatus
 import org.apache.spark.shuffle.ShuffleWriter
+import org.apache.spark.shuffle.adaptive.metrics.CombineCounters
 
 /**
  * Spark's writer (with whatever serves its output), plus local reduction: the records written
@@ -38,7 +39,7 @@ private[spark] final class CombiningShuffleWriter[K, V](
       if (success && status.isDefined) {
         if (keeping) {
           val fold = shuffle.fold(mapId, records)
-          counters.folded(fold)
+          counters.folded(fold.partitionsSkipped, fold.rows, fold.rowsMerged, fold.bytes)
           if (fold.rowsMerged > 0) counters.combining += executorId
         } else counters.add(CombineCounters.MapsNotFolded, 1)
       }

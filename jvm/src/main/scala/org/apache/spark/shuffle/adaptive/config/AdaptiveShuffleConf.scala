@@ -386,22 +386,6 @@ private[spark] object AdaptiveShuffleConf {
       .obeying(Size(0, Long.MaxValue))
       .createOptional
 
-  val TESTING_SERVE_DELAY: ConfigEntry[String] =
-    ConfigBuilder(Prefix + "testing.serveDelay")
-      .doc("TESTING ONLY, off by default: reproduces a slow node on one machine. " +
-        "'executorId:millis[,executorId:millis...]': that executor sleeps that long before " +
-        "it hands out each of its shuffle blocks (to other executors and to its own reduce " +
-        "tasks). Honoured by testing.SlowServingAdaptiveShuffleManager (the plugin plus this delay, " +
-        "which pyspark_shuffle.configure chooses when the key is set) and by " +
-        "testing.SlowServingSortShuffleManager " +
-        "(Spark's sort shuffle plus this delay), so both can be compared on the same slow node. " +
-        "A named executor also counts the blocks its block server hands to other executors " +
-        "(a delay of 0 only counts), so tests can tell which path served a shuffle.")
-      .version("0.1.0")
-      .stringConf
-      .obeying(ExecutorMillis)
-      .createWithDefault("")
-
   /** In the order the documentation lists them. */
   val entries: Seq[ConfigEntry[_]] = Seq(
     FETCH_ORDER,
@@ -425,6 +409,5 @@ private[spark] object AdaptiveShuffleConf {
     PUSH_PLACE_BY_SIZE_AFTER,
     PUSH_RELIABILITY,
     COMBINE_ENABLED,
-    COMBINE_MAX_MEMORY,
-    TESTING_SERVE_DELAY)
+    COMBINE_MAX_MEMORY)
 }

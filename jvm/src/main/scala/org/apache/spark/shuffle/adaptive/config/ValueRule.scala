@@ -80,14 +80,5 @@ private[spark] object ValueRule {
     def allowed: String = "a directory, or ''"
   }
 
-  /** '' or `executorId:millis` pairs separated by commas. */
-  object ExecutorMillis extends ValueRule[String] {
-    private val Pair = "[^:,\\s]+:[0-9]+"
-    def accepts(value: String): Boolean =
-      value.trim.isEmpty || value.split(",", -1).forall(_.trim.matches(Pair))
-    def kind: String = "executor_millis"
-    def allowed: String = "'' or 'executorId:millis' pairs separated by commas, e.g. '1:50'"
-  }
-
   private def fmt(v: Double): String = if (v == math.rint(v)) v.toLong.toString else v.toString
 }

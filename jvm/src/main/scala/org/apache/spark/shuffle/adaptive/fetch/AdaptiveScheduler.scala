@@ -1,7 +1,7 @@
 package org.apache.spark.shuffle.adaptive.fetch
 
-import org.apache.spark.shuffle.adaptive.flow.{BlockRef, PeerQueue, PeerTraffic}
 import org.apache.spark.storage.BlockManagerId
+import org.apache.spark.shuffle.adaptive.flow.{BlockRef, FlowSettings, PeerQueue, PeerTraffic}
 
 /**
  * Adaptive source selection (memory-optimized shuffling paper, section IV-A): each request goes
@@ -12,7 +12,7 @@ import org.apache.spark.storage.BlockManagerId
  * different sources.
  */
 private[spark] final class AdaptiveScheduler(
-    settings: FetchSettings,
+    settings: FlowSettings,
     self: BlockManagerId,
     remote: Seq[(BlockManagerId, IndexedSeq[BlockRef])],
     shared: PeerTraffic)
@@ -30,7 +30,7 @@ private[spark] object AdaptiveScheduler {
    * loadWeight * (bytes this executor's tasks have in flight to the source / increment) +
    * waitWeight * (moving-average ms its tasks waited for the source's blocks). Lower is better.
    */
-  def score(settings: FetchSettings, shared: PeerTraffic, executorId: String): Double =
+  def score(settings: FlowSettings, shared: PeerTraffic, executorId: String): Double =
     settings.loadWeight * shared.inFlightTo(executorId) / settings.requestSize +
       settings.waitWeight * shared.averageWaitMs(executorId)
 }

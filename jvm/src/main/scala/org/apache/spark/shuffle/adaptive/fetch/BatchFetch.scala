@@ -6,9 +6,9 @@ import org.apache.spark.{SparkConf, TaskContext}
 import org.apache.spark.internal.config
 import org.apache.spark.io.CompressionCodec
 import org.apache.spark.serializer.Serializer
+import org.apache.spark.storage.{ShuffleBlockBatchId, ShuffleBlockId}
 import org.apache.spark.shuffle.adaptive.compat.SparkCompat
 import org.apache.spark.shuffle.adaptive.flow.BlockRef
-import org.apache.spark.storage.{ShuffleBlockBatchId, ShuffleBlockId}
 
 /**
  * Spark's batch fetch of contiguous reduce partitions (`ShuffleBlockBatchId`): a task that reads

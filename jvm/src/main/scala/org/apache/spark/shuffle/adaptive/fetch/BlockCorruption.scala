@@ -10,9 +10,10 @@ import scala.util.control.NonFatal
 import org.apache.spark.internal.Logging
 import org.apache.spark.network.buffer.ManagedBuffer
 import org.apache.spark.network.shuffle.checksum.{Cause, ShuffleChecksumHelper}
-import org.apache.spark.shuffle.adaptive.compat.SparkCompat
-import org.apache.spark.shuffle.adaptive.transport.BlockTransport
 import org.apache.spark.storage.{BlockId, BlockManagerId, ShuffleBlockId}
+import org.apache.spark.shuffle.adaptive.compat.SparkCompat
+import org.apache.spark.shuffle.adaptive.flow.FlowSettings
+import org.apache.spark.shuffle.adaptive.transport.BlockTransport
 
 /**
  * How one reduce task treats corrupt blocks, after Spark's `spark.shuffle.detectCorrupt*` and
@@ -21,7 +22,7 @@ import org.apache.spark.storage.{BlockId, BlockManagerId, ShuffleBlockId}
  * once more; corrupt twice, or while being read, the fetch fails, with the serving executor's
  * diagnosis of the cause in the message when checksums are on.
  */
-private[spark] final class BlockCorruption(settings: FetchSettings, transport: BlockTransport)
+private[spark] final class BlockCorruption(settings: FlowSettings, transport: BlockTransport)
     extends Logging {
 
   private[this] val refetched = mutable.HashSet.empty[BlockId]

@@ -6,8 +6,8 @@ import java.nio.ByteBuffer
 import io.netty.buffer.{ByteBufInputStream, Unpooled}
 
 import org.apache.spark.network.buffer.ManagedBuffer
-import org.apache.spark.shuffle.adaptive.flow.BlockRef
 import org.apache.spark.storage.BlockManagerId
+import org.apache.spark.shuffle.adaptive.flow.BlockRef
 
 /**
  * A block a reduce task reads out of a request it fetches whole ([[WholeRead]]): `length` bytes

@@ -1,8 +1,8 @@
 package org.apache.spark.shuffle.adaptive.fetch
 
-import org.apache.spark.shuffle.adaptive.flow.{BlockRef, PeerQueue, PeerTraffic}
 import org.apache.spark.storage.BlockManagerId
 import org.apache.spark.util.Clock
+import org.apache.spark.shuffle.adaptive.flow.{BlockRef, FlowSettings, PeerQueue, PeerTraffic}
 
 /**
  * Bottleneck-first source selection. A reduce stage cannot end before the source whose remaining
@@ -22,7 +22,7 @@ import org.apache.spark.util.Clock
  * that starts after this executor, as in the adaptive order.
  */
 private[spark] final class CriticalScheduler(
-    settings: FetchSettings,
+    settings: FlowSettings,
     self: BlockManagerId,
     remote: Seq[(BlockManagerId, IndexedSeq[BlockRef])],
     shared: PeerTraffic,

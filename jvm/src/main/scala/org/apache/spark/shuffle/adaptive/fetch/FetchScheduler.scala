@@ -1,9 +1,9 @@
 package org.apache.spark.shuffle.adaptive.fetch
 
 import org.apache.spark.shuffle.adaptive.config.AdaptiveShuffleConf.FetchOrder
-import org.apache.spark.shuffle.adaptive.flow.{BlockBatch, BlockRef, FlowState, PeerTraffic}
 import org.apache.spark.storage.BlockManagerId
 import org.apache.spark.util.Clock
+import org.apache.spark.shuffle.adaptive.flow.{BlockBatch, BlockRef, FlowSettings, FlowState, PeerTraffic}
 
 /**
  * Decides which remote blocks a reduce task requests next, and when: the exchange order
@@ -18,7 +18,7 @@ private[spark] trait FetchScheduler {
 
 private[spark] object FetchScheduler {
   def apply(
-      settings: FetchSettings,
+      settings: FlowSettings,
       self: BlockManagerId,
       remote: Seq[(BlockManagerId, IndexedSeq[BlockRef])],
       shared: PeerTraffic,

@@ -3,8 +3,8 @@ package org.apache.spark.shuffle.adaptive.fetch
 import scala.collection.mutable
 import scala.util.Random
 
-import org.apache.spark.shuffle.adaptive.flow.{BlockBatch, BlockRef, FlowState, SendRule}
 import org.apache.spark.storage.BlockManagerId
+import org.apache.spark.shuffle.adaptive.flow.{BlockBatch, BlockRef, FlowSettings, FlowState, SendRule}
 
 /**
  * Spark's own order: requests of about one increment planned up front per executor and sent in
@@ -12,7 +12,7 @@ import org.apache.spark.storage.BlockManagerId
  * requests to an executor that has its maximum of blocks in flight wait their turn.
  */
 private[spark] final class NaiveScheduler(
-    settings: FetchSettings,
+    settings: FlowSettings,
     remote: Seq[(BlockManagerId, IndexedSeq[BlockRef])])
     extends FetchScheduler {
 

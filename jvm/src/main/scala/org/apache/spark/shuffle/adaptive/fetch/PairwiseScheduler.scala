@@ -1,7 +1,7 @@
 package org.apache.spark.shuffle.adaptive.fetch
 
-import org.apache.spark.shuffle.adaptive.flow.{BlockBatch, BlockRef, FlowState, PeerQueue, SendRule}
 import org.apache.spark.storage.BlockManagerId
+import org.apache.spark.shuffle.adaptive.flow.{BlockBatch, BlockRef, FlowSettings, FlowState, PeerQueue, SendRule}
 
 /**
  * The pairwise exchange of collective shuffles (CSA, DSA paper section 2): with the executors
@@ -11,7 +11,7 @@ import org.apache.spark.storage.BlockManagerId
  * as in the adaptive order.
  */
 private[spark] final class PairwiseScheduler(
-    settings: FetchSettings,
+    settings: FlowSettings,
     self: BlockManagerId,
     remote: Seq[(BlockManagerId, IndexedSeq[BlockRef])])
     extends FetchScheduler {

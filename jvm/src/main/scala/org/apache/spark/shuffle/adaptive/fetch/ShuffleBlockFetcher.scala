@@ -16,12 +16,12 @@ import org.apache.spark.network.buffer.{FileSegmentManagedBuffer, ManagedBuffer}
 import org.apache.spark.network.shuffle.{DownloadFile, DownloadFileManager, SimpleDownloadFile}
 import org.apache.spark.network.util.TransportConf
 import org.apache.spark.shuffle.ShuffleReadMetricsReporter
-import org.apache.spark.shuffle.adaptive.compat.SparkCompat
-import org.apache.spark.shuffle.adaptive.flow.{BlockBatch, BlockRef, ElasticLimit, InFlightLedger, PeerQueue, PeerTraffic, SendRule, SourceRate, TaskShare}
-import org.apache.spark.shuffle.adaptive.metrics.FetchCounters
-import org.apache.spark.shuffle.adaptive.transport.{BlockTransport, HostLocalTransport, TransportListener}
 import org.apache.spark.storage.{BlockId, BlockManagerId, FallbackStorage, ShuffleBlockBatchId, ShuffleBlockId}
 import org.apache.spark.util.{Clock, SystemClock}
+import org.apache.spark.shuffle.adaptive.compat.SparkCompat
+import org.apache.spark.shuffle.adaptive.flow.{BlockBatch, BlockRef, ElasticLimit, FlowSettings, InFlightLedger, PeerQueue, PeerTraffic, SendRule, SourceRate, TaskShare}
+import org.apache.spark.shuffle.adaptive.metrics.FetchCounters
+import org.apache.spark.shuffle.adaptive.transport.{BlockTransport, HostLocalTransport, TransportListener}
 
 /**
  * Streams the shuffle blocks of one reduce task, one `(blockId, stream)` per block, in the order
@@ -32,7 +32,7 @@ import org.apache.spark.util.{Clock, SystemClock}
  * this host from their files, see [[HostLocalTransport]]) in the order and at the pace a
  * [[FetchScheduler]] decides
  * (`spark.shuffle.adaptive.fetch.order`), within Spark's reducer limits and the task's
- * `elastic` limit (see [[FetchSettings.elasticLimit]]), kept in its [[InFlightLedger]]. A block
+ * `elastic` limit (see [[FlowSettings.elasticLimit]]), kept in its [[InFlightLedger]]. A block
  * counts as in flight from its request until the task takes it, so the limit bounds what is
  * buffered too (only a request sent with nothing in flight may pass it).
  * Arrived remote blocks are served before local ones, to free their memory first; the task only
@@ -52,26 +52,22 @@ import org.apache.spark.util.{Clock, SystemClock}
  */
 private[spark] final class ShuffleBlockFetcher(
     context: TaskContext,
-    transport: BlockTransport,
-    local: LocalBlocks,
-    blocksByAddress: Iterator[(BlockManagerId, collection.Seq[(BlockId, Long, Int)])],
-    streamWrapper: (BlockId, InputStream) => InputStream,
-    settings: FetchSettings,
-    elastic: ElasticLimit,
+    executor: ExecutorFetch,
+    task: TaskFetch,
     readMetrics: ShuffleReadMetricsReporter,
-    counters: FetchCounters = new FetchCounters,
-    clock: Clock = new SystemClock,
-    shared: PeerTraffic = null,
-    batch: Boolean = false,
-    backoff: DirectMemoryBackoff = new DirectMemoryBackoff(() => Long.MaxValue),
-    chunks: Map[(BlockManagerId, BlockId), WholeRead] = Map.empty,
-    concatenate: Boolean = false)
+    counters: FetchCounters)
     extends Iterator[(BlockId, InputStream)]
     with DownloadFileManager
     with Logging {
 
-  private[this] val executorState =
-    if (shared != null) shared else new PeerTraffic(settings.waitWindow)
+  private[this] val transport = task.transport
+  private[this] val local = executor.local
+  private[this] val settings = executor.settings
+  private[this] val elastic = task.elastic
+  private[this] val clock = executor.clock
+  private[this] val backoff = executor.backoff
+  private[this] val chunks = task.wholeReads
+  private[this] val executorState = executor.traffic
   private[this] val results = new LinkedBlockingDeque[FetchResult]
   private[this] val localQueue = mutable.Queue.empty[BlockRef]
 
@@ -114,7 +110,7 @@ private[spark] final class ShuffleBlockFetcher(
     // Spark reads what decommissioned executors left in the fallback storage as local blocks.
     val localIds =
       Set(local.address.executorId, FallbackStorage.FALLBACK_BLOCK_MANAGER_ID.executorId)
-    blocksByAddress.foreach { case (address, infos) =>
+    task.byAddress.foreach { case (address, infos) =>
       // Empty blocks hold no records and are never served, so they are not fetched.
       val nonEmpty = infos.iterator.collect {
         case (id, size, mapIndex) if size > 0 => BlockRef(id, size, mapIndex)
@@ -122,9 +118,10 @@ private[spark] final class ShuffleBlockFetcher(
       val (whole, blocks) = nonEmpty.partition(ref => chunks.contains((address, ref.blockId)))
       // Blocks read out of chunks leave gaps no batch may span.
       val refs =
-        whole ++ (if (batch) BatchFetch.merge(blocks, acrossGaps = chunks.isEmpty) else blocks)
+        whole ++ (if (task.batch) BatchFetch.merge(blocks, acrossGaps = chunks.isEmpty) else blocks)
       totalBlocks += refs.size
-      if (refs.nonEmpty) counters.hostBySource(address.executorId) = address.host
+      if (refs.nonEmpty)
+        counters.label(FetchCounters.HostBySource, address.executorId, address.host)
       if (localIds(address.executorId)) {
         localQueue ++= refs
       } else if (refs.nonEmpty) {
@@ -132,7 +129,7 @@ private[spark] final class ShuffleBlockFetcher(
         pendingShare.change(address.executorId, refs.iterator.map(_.size).sum)
       }
     }
-    counters.reduceTasks += 1
+    counters.add(FetchCounters.ReduceTasks, 1)
     logDebug(
       s"Fetching $totalBlocks blocks: ${localQueue.size} local, the rest from " +
         s"${remote.size} executors in ${settings.order} order")
@@ -174,7 +171,7 @@ private[spark] final class ShuffleBlockFetcher(
     val result = results.takeFirst()
     val waitNanos = clock.nanoTime() - start
     readMetrics.incFetchWaitTime(NANOSECONDS.toMillis(waitNanos))
-    counters.fetchWaitMs += NANOSECONDS.toMillis(waitNanos)
+    counters.add(FetchCounters.FetchWaitMs, NANOSECONDS.toMillis(waitNanos))
     (result, waitNanos / 1e6)
   }
 
@@ -209,8 +206,8 @@ private[spark] final class ShuffleBlockFetcher(
   private def integrate(): Unit = {
     val now = clock.nanoTime()
     val millis = (now - integratedUntil) / 1e6
-    counters.bufferedByteMs += ledger.bytesInFlight * millis
-    counters.limitByteMs += elastic.current * millis
+    counters.add(FetchCounters.BufferedByteMs, ledger.bytesInFlight * millis)
+    counters.add(FetchCounters.LimitByteMs, elastic.current * millis)
     integratedUntil = now
   }
 
@@ -223,7 +220,7 @@ private[spark] final class ShuffleBlockFetcher(
     val address = request.address
     integrate()
     ledger.sent(address, request.blocks.size, request.size)
-    counters.peakBytesInFlight = math.max(counters.peakBytesInFlight, ledger.bytesInFlight)
+    counters.observe(FetchCounters.PeakBytesInFlight, ledger.bytesInFlight)
     counters.requested(transport.pathTo(address))
     val byId = request.blocks.iterator.map(b => b.blockId -> b).toMap
     val remaining = mutable.HashSet.empty[BlockId] ++= byId.keys
@@ -317,7 +314,7 @@ private[spark] final class ShuffleBlockFetcher(
           s"Could not fetch chunk ${block.blockId} from $address; reading its blocks " +
             "from their map outputs")
         val read = chunks((address, block.blockId))
-        if (read.merged) counters.chunkFallbacks += 1
+        if (read.merged) counters.add(FetchCounters.ChunkFallbacks, 1)
         readInstead(read.fellBack(), acrossGaps = !read.merged)
         None
       case FetchResult.Failed(block, _, _, cause) =>
@@ -333,14 +330,14 @@ private[spark] final class ShuffleBlockFetcher(
           s"Failed to fetch ${block.blockId} from $address: $why")
       case FetchResult.Deferred(block, _, _) =>
         deferred.getOrElseUpdate(address, new PeerQueue(address, Nil)) += block
-        counters.directMemoryDeferrals += 1
+        counters.add(FetchCounters.DirectMemoryDeferrals, 1)
         None
       case FetchResult.Fetched(block, _, buf, via, done, millis) =>
         if (done) {
           if (via != HostLocalTransport.Name) readMetrics.incRemoteReqsDuration(millis)
           backoff.liftIfFree(settings.maxReqSizeShuffleToMem)
         }
-        counters.waited(address.executorId, waitMs)
+        counters.add(FetchCounters.WaitMsBySource, address.executorId, waitMs)
         executorState.recordWait(address.executorId, waitMs)
         observeWait(waitMs)
         if (chunks.contains((address, block.blockId))) openChunk(block, address, buf, via)
@@ -420,14 +417,14 @@ private[spark] final class ShuffleBlockFetcher(
           s"Read ${chunk.blockId} from $address (${buf.size} bytes) is not what was asked " +
             "for; reading its blocks from their map outputs")
         buf.release()
-        if (read.merged) counters.chunkFallbacks += 1
+        if (read.merged) counters.add(FetchCounters.ChunkFallbacks, 1)
         readInstead(read.fellBack(), acrossGaps = !read.merged)
         None
       case Some(WholeRead.Cut(parts, besides)) =>
         if (parts.nonEmpty) {
           countRead(address, via, buf, read.blocks, Some(parts.iterator.map(_.length).sum))
         }
-        if (read.merged) counters.chunksRead += 1
+        if (read.merged) counters.add(FetchCounters.ChunksRead, 1)
         // Where no part was served, every block the read stood for is among `besides`.
         val extra = fromFiles(besides, acrossGaps = parts.isEmpty)
         extra.foreach { case (home, block) => readFromHome(block, home) }
@@ -436,7 +433,7 @@ private[spark] final class ShuffleBlockFetcher(
           buf.release()
           totalBlocks -= 1
           None
-        } else if (concatenate && read.joinable && parts.size > 1) {
+        } else if (task.concatenate && read.joinable && parts.size > 1) {
           openJoined(chunk, parts, address, buf, read.merged)
         } else {
           try
@@ -468,7 +465,7 @@ private[spark] final class ShuffleBlockFetcher(
     val first = parts.head
     val in = joined.createInputStream()
     try {
-      val wrapped = corruption.readHead(in, streamWrapper(first.block.blockId, in))
+      val wrapped = corruption.readHead(in, executor.streamWrapper(first.block.blockId, in))
       val stream = new BlockInputStream(
         wrapped,
         joined,
@@ -495,7 +492,7 @@ private[spark] final class ShuffleBlockFetcher(
           e)
         closeQuietly(in)
         joined.release()
-        counters.corruptRefetches += 1
+        counters.add(FetchCounters.CorruptRefetches, 1)
         readInstead(parts.flatMap(p => p.instead.map(p.home -> _)))
         None
     }
@@ -532,7 +529,7 @@ private[spark] final class ShuffleBlockFetcher(
   private def fromFiles(
       blocks: Seq[(BlockManagerId, BlockRef)],
       acrossGaps: Boolean): Seq[(BlockManagerId, BlockRef)] =
-    if (!batch) blocks
+    if (!task.batch) blocks
     else
       blocks.groupBy(_._1).toSeq.flatMap { case (home, refs) =>
         BatchFetch.merge(refs.map(_._2), acrossGaps).map(home -> _)
@@ -569,7 +566,7 @@ private[spark] final class ShuffleBlockFetcher(
           throw fetchFailed(block, address, e, s"Cannot open ${block.blockId}: ${e.getMessage}")
       }
     try {
-      val wrapped = corruption.readHead(in, streamWrapper(block.blockId, in))
+      val wrapped = corruption.readHead(in, executor.streamWrapper(block.blockId, in))
       val stream = new BlockInputStream(
         wrapped,
         buf,
@@ -586,7 +583,7 @@ private[spark] final class ShuffleBlockFetcher(
         logWarning(s"Block ${block.blockId} from $address is corrupt, fetching it again", e)
         closeQuietly(in)
         buf.release()
-        counters.corruptRefetches += 1
+        counters.add(FetchCounters.CorruptRefetches, 1)
         // A part of a whole read is read again from map outputs, which may be this executor's.
         val again = if (instead.isEmpty) IndexedSeq(block) else instead
         totalBlocks += again.size - 1
@@ -652,16 +649,18 @@ private[spark] final class ShuffleBlockFetcher(
       outstanding.valuesIterator.foreach(_.requestEnded(now))
       outstanding.clear()
       // For the skew report: how fast each source delivered to this executor, as the order saw it.
-      counters.bytesBySource.keysIterator.filter(_ != local.address.executorId).foreach { id =>
-        executorState.rate(id).bytesPerSecond(now).foreach(counters.rateObserved(id, _))
-      }
+      counters(FetchCounters.BytesBySource).keysIterator
+        .filter(_ != local.address.executorId)
+        .foreach { id =>
+          executorState.rate(id).bytesPerSecond(now).foreach(counters.rateObserved(id, _))
+        }
       tempFiles.toList
     }
     integrate()
-    counters.fetchMs += (clock.nanoTime() - startNanos) / 1e6
+    counters.add(FetchCounters.FetchMs, (clock.nanoTime() - startNanos) / 1e6)
     counters.limitObserved(elastic.min, settings.maxBytesInFlight, elastic.changes)
     counters.taskRead(local.address.executorId)
-    counters.transportFallbacks += fellBack.get
+    counters.add(FetchCounters.TransportFallbacks, fellBack.get)
     // What this task requested and will never consume no longer loads its sources.
     ledger.release()
     pendingShare.release()

@@ -1,7 +1,7 @@
 package org.apache.spark.shuffle.adaptive.fetch
 
-import org.apache.spark.shuffle.adaptive.flow.{BlockBatch, BlockRef, FlowState, PeerQueue, SendRule}
 import org.apache.spark.storage.BlockManagerId
+import org.apache.spark.shuffle.adaptive.flow.{BlockBatch, BlockRef, FlowSettings, FlowState, PeerQueue, SendRule}
 
 /**
  * An order that forms each request at send time for one source it chooses among those that
@@ -11,7 +11,7 @@ import org.apache.spark.storage.BlockManagerId
  * `maxBy` breaks ties by it.
  */
 private[spark] abstract class SourceChoosingScheduler(
-    settings: FetchSettings,
+    settings: FlowSettings,
     self: BlockManagerId,
     remote: Seq[(BlockManagerId, IndexedSeq[BlockRef])])
     extends FetchScheduler {

@@ -1,8 +1,8 @@
 package org.apache.spark.shuffle.adaptive.fetch
 
 import org.apache.spark.network.buffer.ManagedBuffer
-import org.apache.spark.shuffle.adaptive.flow.BlockRef
 import org.apache.spark.storage.BlockManagerId
+import org.apache.spark.shuffle.adaptive.flow.BlockRef
 
 /**
  * A request a reduce task fetches whole, whose bytes stand for blocks of map outputs: a merged

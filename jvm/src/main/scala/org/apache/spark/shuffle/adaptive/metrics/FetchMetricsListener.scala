@@ -3,7 +3,6 @@ package org.apache.spark.shuffle.adaptive.metrics
 import scala.collection.mutable
 
 import org.apache.spark.scheduler.{SparkListener, SparkListenerTaskEnd}
-import org.apache.spark.shuffle.adaptive.combine.CombineCounters
 
 /**
  * Driver side: adds up the [[FetchCounters]] that finished tasks report, for the application

@@ -3,7 +3,6 @@ package org.apache.spark.shuffle.adaptive.metrics
 import scala.collection.mutable
 
 import org.apache.spark.scheduler.{SparkListener, SparkListenerEvent, SparkListenerStageCompleted, SparkListenerTaskEnd}
-import org.apache.spark.shuffle.adaptive.combine.CombineCounters
 
 /**
  * Driver side: collects, per stage and shuffle, the [[FetchCounters]] each reduce task reports
@@ -36,7 +35,7 @@ private[spark] final class ShuffleReadReporter(
 
   // Map tasks report only what they folded (local reduction), which combineOf keeps.
   override def onTaskEnd(taskEnd: SparkListenerTaskEnd): Unit =
-    FetchMetricsAccumulator.ofTask(taskEnd).filter(_._2.reduceTasks > 0).foreach {
+    FetchMetricsAccumulator.ofTask(taskEnd).filter(_._2(FetchCounters.ReduceTasks) > 0).foreach {
       case (shuffleId, counters) =>
         val info = taskEnd.taskInfo
         synchronized {
@@ -52,11 +51,12 @@ private[spark] final class ShuffleReadReporter(
               info.executorId,
               info.launchTime,
               info.finishTime,
-              counters.bytesBySource.values.sum,
-              counters.fetchWaitMs,
-              counters.limitMin,
-              counters.limitMax,
-              if (counters.fetchMs == 0) 0.0 else counters.limitByteMs / counters.fetchMs)
+              counters(FetchCounters.BytesBySource).values.sum,
+              counters(FetchCounters.FetchWaitMs),
+              counters(FetchCounters.LimitMin),
+              counters(FetchCounters.LimitMax),
+              if (counters(FetchCounters.FetchMs) == 0) 0.0
+              else counters(FetchCounters.LimitByteMs) / counters(FetchCounters.FetchMs))
           } else {
             r.left += 1
           }
@@ -74,11 +74,11 @@ private[spark] final class ShuffleReadReporter(
         stage.attemptNumber(),
         bytes,
         from,
-        r.counters.bytesBySource.toMap,
-        r.counters.waitMsBySource.toMap,
+        r.counters(FetchCounters.BytesBySource).toMap,
+        r.counters(FetchCounters.WaitMsBySource).toMap,
         r.links.remoteBytesBySource,
         r.links.rateBySource,
-        r.counters.hostBySource.toMap,
+        r.counters(FetchCounters.HostBySource).toMap,
         r.tasks.toSeq,
         r.left,
         merged(r.counters),
@@ -94,10 +94,12 @@ private[spark] final class ShuffleReadReporter(
 
   /** Bytes read out of merged chunks and from files, where any came out of chunks. */
   private def merged(counters: FetchCounters): Map[String, Long] =
-    if (counters.bytesFromStores == 0) Map.empty
+    if (counters(FetchCounters.BytesFromStores) == 0) Map.empty
     else {
-      val read = counters.bytesBySource.values.sum
-      Map("chunks" -> counters.bytesFromStores, "files" -> (read - counters.bytesFromStores))
+      val read = counters(FetchCounters.BytesBySource).values.sum
+      Map(
+        "chunks" -> counters(FetchCounters.BytesFromStores),
+        "files" -> (read - counters(FetchCounters.BytesFromStores)))
     }
 
   /**

@@ -20,14 +20,14 @@ private[spark] final class SourceLinkTally(maxPairs: Int) {
 
   /** One reduce task's counters, run on executor `reader`. */
   def add(reader: String, task: FetchCounters): Unit =
-    task.bytesBySource.foreach { case (source, bytes) =>
+    task(FetchCounters.BytesBySource).foreach { case (source, bytes) =>
       if (source != reader) {
         remoteBytes(source) = remoteBytes.getOrElse(source, 0L) + bytes
         val key = (reader, source)
         if (pairs.contains(key) || pairs.size < maxPairs) {
           val pair = pairs.getOrElseUpdate(key, new Array[Double](2))
           pair(0) += bytes
-          pair(1) += task.rateBytesBySource.getOrElse(source, 0.0)
+          pair(1) += task(FetchCounters.RateBytesBySource).getOrElse(source, 0.0)
         } else {
           pairsLeftOut = true
         }

@@ -5,14 +5,18 @@ import org.apache.spark.network.netty.SparkTransportConf
 import org.apache.spark.shuffle.IndexShuffleBlockResolver
 import org.apache.spark.internal.config.EXECUTOR_MEMORY
 import org.apache.spark.shuffle.adaptive.config.AdaptiveShuffleConf.{DefaultStoreFraction, PUSH_CHUNK_SIZE, PUSH_MAX_BLOCK_SIZE, PUSH_QUEUE_SIZE, PUSH_SPILL_TO_PEERS, STORE_MAX_SIZE}
-import org.apache.spark.shuffle.adaptive.metrics.ExecutorShuffleMetrics
-import org.apache.spark.shuffle.adaptive.store.StoreMemory
-import org.apache.spark.shuffle.adaptive.transport.{MapOutputServing, RemoteMemory}
 import org.apache.spark.util.RpcUtils
+import org.apache.spark.shuffle.adaptive.flow.FlowSettings
+import org.apache.spark.shuffle.adaptive.memory.MemoryBound
+import org.apache.spark.shuffle.adaptive.metrics.ExecutorShuffleMetrics
+import org.apache.spark.shuffle.adaptive.protocol.{OwnerTable, OwnerTableUpdates}
+import org.apache.spark.shuffle.adaptive.push.map.{PushQueue, Pusher}
+import org.apache.spark.shuffle.adaptive.push.owner.{ChunkHandOff, MergeStore, MergingBlockResolver}
+import org.apache.spark.shuffle.adaptive.transport.{MapOutputListener, RemoteMemory}
 
 /**
  * This executor's end of mode=push: its [[MergeStore]] of the partitions it owns, the owner
- * tables the driver sends ([[OwnerTables]]), the resolver
+ * tables the driver sends ([[OwnerTableUpdates]]), the resolver
  * that serves them ([[MergingBlockResolver]], from the start: any executor may be an owner), its
  * pusher, and its hand-off of chunks to peers once its store is full ([[ChunkHandOff]], unless
  * `push.spillToPeers` is off or push.reliability is replicated). Peers read its chunks one-sided where `remoteMemory` lets them
@@ -27,6 +31,7 @@ private[spark] final class PushExecutor(
     files: IndexShuffleBlockResolver,
     metrics: => Option[ExecutorShuffleMetrics],
     remoteMemory: () => Option[RemoteMemory],
+    flow: => FlowSettings,
     val replicated: Boolean) {
 
   val chunkSize: Long = conf.get(PUSH_CHUNK_SIZE)
@@ -39,14 +44,14 @@ private[spark] final class PushExecutor(
 
   val merges =
     new MergeStore(
-      new StoreMemory(PushExecutor.capacity(conf)),
+      new MemoryBound(PushExecutor.capacity(conf)),
       chunkSize,
       disk,
       remoteMemory,
       _ => changed())
 
   // Made by the first change past the mark: SparkEnv is complete by then.
-  private[this] lazy val handOff = ChunkHandOff(SparkEnv.get, merges)
+  private[this] lazy val handOff = ChunkHandOff(SparkEnv.get, merges, flow)
   // Replicated, a chunk handed to a peer would be lost with the peer together with the only
   // other copy of its blocks from that peer's map outputs: their files.
   private[this] val spillToPeers = conf.get(PUSH_SPILL_TO_PEERS) && !replicated
@@ -61,25 +66,26 @@ private[spark] final class PushExecutor(
   }
 
   /** The owner tables the driver placed by size after the map tasks' own. */
-  val tables = new OwnerTables
+  val tables = new OwnerTableUpdates
 
   val resolver = new MergingBlockResolver(conf, files, merges, tables)
 
-  private[this] lazy val pusher = new PushMapOutputServing(
+  private[this] lazy val pusher = new Pusher(
     merges,
     tables,
     new PushQueue(conf.get(PUSH_QUEUE_SIZE).getOrElse(merges.memory.capacity)),
     chunkSize,
     if (replicated) Long.MaxValue else conf.get(PUSH_MAX_BLOCK_SIZE),
     Some(RpcUtils.askRpcTimeout(conf).duration).filter(_ => replicated),
+    flow,
     () => report())
   @volatile private[this] var pushing = false
 
   /**
-   * The serving side of a map task of a shuffle whose partitions `owners` merge (unless the
+   * What becomes of the output of a map task of a shuffle whose partitions `owners` merge (unless the
    * driver has sent a newer table).
    */
-  def serving(owners: OwnerTable): MapOutputServing = {
+  def listener(owners: OwnerTable): MapOutputListener = {
     pushing = true
     pusher.forShuffle(owners)
   }

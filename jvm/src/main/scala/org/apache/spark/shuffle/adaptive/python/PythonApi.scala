@@ -4,13 +4,13 @@ import com.fasterxml.jackson.databind.ObjectMapper
 import com.fasterxml.jackson.module.scala.DefaultScalaModule
 
 import org.apache.spark.{SparkContext, SparkEnv}
-import org.apache.spark.shuffle.adaptive.{AdaptiveShuffleManager, DriverServices}
-import org.apache.spark.shuffle.adaptive.compat.ConfiguredShuffleManager
 import org.apache.spark.rdd.RDD
-import org.apache.spark.shuffle.adaptive.metrics.ShuffleReadReport
-import org.apache.spark.shuffle.adaptive.dummy.{BlockTransfer, DummyRDD, DummySpec, KeyedRows, PinnedPlacement, PinnedRDD, SkewedTables}
 import org.apache.spark.sql.{DataFrame, SparkSession}
 import org.apache.spark.sql.types.{BinaryType, IntegerType, StructField, StructType}
+import org.apache.spark.shuffle.adaptive.{AdaptiveShuffleManager, DriverServices}
+import org.apache.spark.shuffle.adaptive.compat.ConfiguredShuffleManager
+import org.apache.spark.shuffle.adaptive.dummy.{BlockTransfer, DummyRDD, DummySpec, KeyedRows, PinnedPlacement, PinnedRDD, SkewedTables}
+import org.apache.spark.shuffle.adaptive.metrics.ShuffleReadReport
 
 /**
  * The one class the Python package calls (through py4j). Arguments are plain values; results

@@ -1,13 +1,13 @@
 package org.apache.spark.shuffle.adaptive.sql
 
 import org.apache.spark.SparkEnv
-import org.apache.spark.shuffle.adaptive.AdaptiveShuffleManager
-import org.apache.spark.shuffle.adaptive.compat.{ConfiguredShuffleManager, SqlExchanges}
-import org.apache.spark.shuffle.adaptive.config.Modes
 import org.apache.spark.sql.catalyst.plans.physical.HashPartitioning
 import org.apache.spark.sql.catalyst.rules.Rule
 import org.apache.spark.sql.execution.SparkPlan
 import org.apache.spark.sql.execution.exchange.{ENSURE_REQUIREMENTS, ShuffleExchangeExec}
+import org.apache.spark.shuffle.adaptive.AdaptiveShuffleManager
+import org.apache.spark.shuffle.adaptive.compat.{ConfiguredShuffleManager, SqlExchanges}
+import org.apache.spark.shuffle.adaptive.config.Modes
 
 /**
  * Puts a [[CombiningShuffleExchangeExec]] in the place of each exchange Spark added under an

@@ -5,8 +5,6 @@ import scala.concurrent.Future
 import org.apache.spark.{MapOutputStatistics, Partition, PartitionIdPassthrough, ShuffleDependency, TaskContext}
 import org.apache.spark.rdd.RDD
 import org.apache.spark.serializer.Serializer
-import org.apache.spark.shuffle.adaptive.combine.{CombinableRecords, CombineSpec}
-import org.apache.spark.shuffle.adaptive.compat.SqlExchanges
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.plans.logical.Statistics
 import org.apache.spark.sql.catalyst.expressions.UnsafeProjection
@@ -17,6 +15,8 @@ import org.apache.spark.sql.execution.exchange.{ShuffleExchangeExec, ShuffleExch
 import org.apache.spark.sql.execution.metric.{SQLMetrics, SQLShuffleReadMetricsReporter, SQLShuffleWriteMetricsReporter}
 import org.apache.spark.sql.internal.SQLConf
 import org.apache.spark.util.MutablePair
+import org.apache.spark.shuffle.adaptive.combine.{CombinableRecords, CombineSpec}
+import org.apache.spark.shuffle.adaptive.compat.SqlExchanges
 
 /**
  * Spark's shuffle exchange of a partial aggregate's output, whose map outputs the plugin

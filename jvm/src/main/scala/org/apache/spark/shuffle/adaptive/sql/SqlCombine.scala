@@ -1,7 +1,6 @@
 package org.apache.spark.shuffle.adaptive.sql
 
 import org.apache.spark.serializer.SerializationStream
-import org.apache.spark.shuffle.adaptive.combine.{Budget, CombineEngine, CombineSpec, CombinedObjects, CombinedRecords, FoldCount, TaskRecords}
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.expressions.{Attribute, JoinedRow, MutableProjection, SpecificInternalRow, UnsafeProjection, UnsafeRow}
 import org.apache.spark.sql.catalyst.expressions.aggregate.{AggregateExpression, DeclarativeAggregate, ImperativeAggregate, NoOp, Partial, PartialMerge, TypedImperativeAggregate}
@@ -13,6 +12,7 @@ import org.apache.spark.sql.execution.aggregate.BaseAggregateExec
 import org.apache.spark.sql.types.DataType
 import org.apache.spark.unsafe.Platform
 import org.apache.spark.unsafe.array.ByteArrayMethods
+import org.apache.spark.shuffle.adaptive.combine.{Budget, CombineEngine, CombineSpec, CombinedObjects, CombinedRecords, FoldCount, TaskRecords}
 
 /**
  * A Spark SQL partial aggregate's output, which combines as the aggregate's next step does: a

@@ -10,9 +10,12 @@ import scala.util.Random
 import org.roaringbitmap.longlong.Roaring64NavigableMap
 
 import org.apache.spark.scheduler.{HighlyCompressedMapStatus, MapStatus}
-import org.apache.spark.shuffle.adaptive.push.{MergedBlocks, MergedPartition, MergedReads, MergeStore, MergeStoreSuite, MergeSummaries, OwnerPlacement, OwnerTable, PushDriver}
-import org.apache.spark.shuffle.adaptive.store.StoreMemory
 import org.apache.spark.storage.{BlockId, BlockManagerId, ShuffleBlockId}
+import org.apache.spark.shuffle.adaptive.memory.MemoryBound
+import org.apache.spark.shuffle.adaptive.protocol.{MergedPartition, OwnerTable, Payloads}
+import org.apache.spark.shuffle.adaptive.push.driver.{MergeSummaries, OwnerPlacement, PushDriver}
+import org.apache.spark.shuffle.adaptive.push.owner.{MergeStore, MergeStoreSuite}
+import org.apache.spark.shuffle.adaptive.push.reduce.MergedReads
 
 /**
  * What one shuffle of `maps` map outputs x `partitions` reduce partitions x `executors`
@@ -85,13 +88,13 @@ object DriverScaleBench {
         (if (statuses.head.isInstanceOf[HighlyCompressedMapStatus])
            ": Spark keeps an average for all but huge blocks above 2,000 partitions)"
          else ")") +
-        f", ${MergedBlocks.encodeTable(next.getOrElse(table)).remaining / 1024.0}%.0f KiB to " +
+        f", ${Payloads.encodeTable(next.getOrElse(table)).remaining / 1024.0}%.0f KiB to " +
         "each executor once; per map output: no message (0 us)")
 
     // An owner's end: one partition into which every map output was merged.
     val store =
       new MergeStore(
-        new StoreMemory(Long.MaxValue),
+        new MemoryBound(Long.MaxValue),
         4L << 20,
         MergeStoreSuite.noDisk,
         () => None,
@@ -101,7 +104,7 @@ object DriverScaleBench {
       store.append(0, m.toLong, 0, Array(blockSize), data.duplicate())
     })
     val (layout, layoutMs) = timed(store.layout(0, 0, 1, forPeer = true))
-    val layoutBytes = MergedBlocks.encode(layout).remaining
+    val layoutBytes = Payloads.encodeLayout(layout).remaining
     println(
       f"push  owner: $maps blocks of one partition appended in $appendMs%.0f ms " +
         f"(${appendMs * 1000 / maps}%.2f us each), layout of ${layout.size} chunks in " +
@@ -131,7 +134,7 @@ object DriverScaleBench {
     Seq("all map outputs merged" -> 1.0, "a random 90% merged" -> 0.9).foreach {
       case (label, share) =>
         val random = new Random(7)
-        val answer = MergedBlocks.encodeSummary((0 until owned).map { p =>
+        val answer = Payloads.encodeSummary((0 until owned).map { p =>
           val merged = new Roaring64NavigableMap
           if (share >= 1.0) merged.addRange(0L, maps.toLong)
           else (0 until maps).foreach(m => if (random.nextDouble() < share) merged.addLong(m))
@@ -140,7 +143,7 @@ object DriverScaleBench {
         })
         val summaries = new MergeSummaries(
           (owner, _) =>
-            Future.successful(MergedBlocks.decodeSummary(answer).map { p =>
+            Future.successful(Payloads.decodeSummary(answer).map { p =>
               p.copy(partition = p.partition + owner.executorId.toInt * owned)
             }),
           1.minute,

@@ -8,7 +8,8 @@ import org.scalatest.funsuite.AnyFunSuite
 import org.apache.spark.{Aggregator, SparkConf}
 import org.apache.spark.network.util.{MapConfigProvider, TransportConf}
 import org.apache.spark.serializer.JavaSerializer
-import org.apache.spark.shuffle.adaptive.push.MergedFile
+import org.apache.spark.shuffle.adaptive.memory.SpillFile
+import org.apache.spark.shuffle.adaptive.protocol.Payloads
 
 /**
  * One executor's combined records of a shuffle, with an RDD aggregator (sums): folds of map
@@ -35,7 +36,7 @@ class CombinedShuffleSuite extends AnyFunSuite {
       serializer,
       memory,
       (_, out) => out,
-      () => new MergedFile(File.createTempFile("combined", ".data", dir), transport))
+      () => new SpillFile(File.createTempFile("combined", ".data", dir), transport))
 
   /** Map output `mapId` writing `records` (key, value), key k to partition k % 2. */
   private def fold(shuffle: CombinedShuffle, mapId: Long, records: Seq[(Int, Int)]): Fold = {
@@ -52,7 +53,7 @@ class CombinedShuffleSuite extends AnyFunSuite {
       start: Int,
       end: Int): Seq[(Int, Seq[Long], Map[Int, Int])] = {
     val data = shuffle.read(start, end).nioByteBuffer()
-    val (segments, header) = CombinedBlocks.decodeHeader(data)
+    val (segments, header) = Payloads.decodeHeader(data)
     var offset = data.position() + header
     segments.map { s =>
       val bytes = new Array[Byte](s.length.toInt)

@@ -10,7 +10,7 @@ import org.json4s.jackson.JsonMethods
 import org.scalatest.funsuite.AnyFunSuite
 
 import org.apache.spark.SparkConf
-import org.apache.spark.shuffle.adaptive.fetch.FetchSettings
+import org.apache.spark.shuffle.adaptive.flow.FlowSettings
 
 /**
  * Each key's rule, judged on the values Python's configure() options are tested on
@@ -47,7 +47,7 @@ class ValueRuleSuite extends AnyFunSuite {
       (c \ "conf").asInstanceOf[JObject].obj.foreach { case (key, value) =>
         conf.set(key, value.asInstanceOf[JString].s)
       }
-      val judged = Try { Modes(conf); FetchSettings(conf) }
+      val judged = Try { Modes(conf); FlowSettings(conf) }
       assert(
         judged.isSuccess === ((c \ "accepted") == JBool.True),
         s"${conf.getAll.toSeq}: $judged")

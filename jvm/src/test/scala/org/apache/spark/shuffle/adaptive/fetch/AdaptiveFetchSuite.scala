@@ -8,10 +8,11 @@ import org.scalatest.funsuite.AnyFunSuite
 
 import org.apache.spark.FetchFailed
 import org.apache.spark.shuffle.FetchFailedException
-import org.apache.spark.shuffle.adaptive.flow.PeerTraffic
 
 import AdaptiveFetchTestKit._
 import FetcherFakes._
+import org.apache.spark.shuffle.adaptive.flow.PeerTraffic
+import org.apache.spark.shuffle.adaptive.metrics.FetchCounters
 
 /** The fetcher with each exchange order, over simulated sources and a simulated consumer. */
 class AdaptiveFetchSuite extends AnyFunSuite {
@@ -39,7 +40,7 @@ class AdaptiveFetchSuite extends AnyFunSuite {
       assert(t.consumed.size === 28)
       assert(!t.fetcher.hasNext)
       intercept[NoSuchElementException](t.fetcher.next())
-      assert(t.counters.requests === t.calls.size)
+      assert(t.counters(FetchCounters.Requests) === t.calls.size)
       t.assertNoLeak()
       t.finish()
       t.assertNoLeak()
@@ -106,7 +107,7 @@ class AdaptiveFetchSuite extends AnyFunSuite {
     assert(early.count(_ == "1") < early.count(_ == "2"), early)
     assert(early.count(_ == "1") < early.count(_ == "3"), early)
     // All its blocks are still fetched, after the others'.
-    assert(slowTask.counters.bytesBySource("1") === 800)
+    assert(slowTask.counters(FetchCounters.BytesBySource)("1") === 800)
     val bytesEarly = slowTask.sent
       .take(early.size)
       .groupBy(_.call.address.executorId)
@@ -143,7 +144,7 @@ class AdaptiveFetchSuite extends AnyFunSuite {
     assert(shared.averageWaitMs("2") === 40.0)
     assert(shared.averageWaitMs("1") === 0.0)
     assert(shared.averageWaitMs("3") === 0.0)
-    assert(first.counters.waitMsBySource("2") === 40.0 * 6)
+    assert(first.counters(FetchCounters.WaitMsBySource)("2") === 40.0 * 6)
 
     val second = new SimTask(exec("0"), layout, s, shared)
     second.readAll()
@@ -245,7 +246,7 @@ class AdaptiveFetchSuite extends AnyFunSuite {
       assert(
         done.counters.observedRateBySource(id) ===
           shared.rate(id).bytesPerSecond(clock.nanoTime()).get)
-      assert(done.counters.hostBySource(id) === s"host-$id")
+      assert(done.counters(FetchCounters.HostBySource)(id) === s"host-$id")
     }
 
     // A task killed with requests outstanding and blocks not yet asked for.
@@ -328,14 +329,14 @@ class AdaptiveFetchSuite extends AnyFunSuite {
     assert(t.limits.forall(l => l >= 100 && l <= 1000))
 
     val c = t.counters
-    assert(c.limitMin === 100)
-    assert(c.limitMax === 1000)
-    assert(c.limitChanges === 9 + 9)
+    assert(c(FetchCounters.LimitMin) === 100)
+    assert(c(FetchCounters.LimitMax) === 1000)
+    assert(c(FetchCounters.LimitChanges) === 9 + 9)
     // The clock only moved during the 20 waits, 10 ms each, at the limit before each block.
     val before = 1000L +: t.limits.toSeq.init
     val expectedByteMs = waited.zip(before).collect { case (true, l) => l * 10.0 }.sum
-    assert(c.fetchMs === 200.0)
-    assert(c.limitByteMs === expectedByteMs)
+    assert(c(FetchCounters.FetchMs) === 200.0)
+    assert(c(FetchCounters.LimitByteMs) === expectedByteMs)
     assert(c.toMap("elastic_limit_mean") === expectedByteMs / 200.0)
     assert(c.toMap("elastic_limit_min") === 100L)
     assert(c.toMap("elastic_limit_changes") === 18L)
@@ -351,9 +352,9 @@ class AdaptiveFetchSuite extends AnyFunSuite {
     assert(waited.count(identity) > 0)
     assert(t.limits.forall(_ === 1000))
     val c = t.counters
-    assert(c.limitMin === 1000)
-    assert(c.limitMax === 1000)
-    assert(c.limitChanges === 0)
+    assert(c(FetchCounters.LimitMin) === 1000)
+    assert(c(FetchCounters.LimitMax) === 1000)
+    assert(c(FetchCounters.LimitChanges) === 0)
     assert(c.toMap("elastic_limit_mean") === 1000.0)
   }
 

@@ -10,12 +10,12 @@ import scala.util.Random
 
 import org.apache.spark.{TaskContext, TaskContextImpl}
 import org.apache.spark.executor.TempShuffleReadMetrics
-import org.apache.spark.shuffle.adaptive.flow.PeerTraffic
-import org.apache.spark.shuffle.adaptive.metrics.FetchCounters
 import org.apache.spark.storage.{BlockId, BlockManagerId, ShuffleBlockId}
 import org.apache.spark.util.Clock
 
 import FetcherFakes._
+import org.apache.spark.shuffle.adaptive.flow.{FlowSettings, PeerTraffic}
+import org.apache.spark.shuffle.adaptive.metrics.FetchCounters
 
 /**
  * Test doubles for the adaptive fetch suites, on top of [[FetcherFakes]]: numeric
@@ -35,8 +35,8 @@ private object AdaptiveFetchTestKit {
       maxBlocksPerAddress: Int = Int.MaxValue,
       waitWindow: Int = 16,
       loadWeight: Double = 1.0,
-      waitWeight: Double = 0.1): FetchSettings =
-    FetchSettings(
+      waitWeight: Double = 0.1): FlowSettings =
+    FlowSettings(
       limit,
       maxReqs,
       maxBlocksPerAddress,
@@ -61,7 +61,7 @@ private object AdaptiveFetchTestKit {
       order: String,
       random: Random,
       round: Int,
-      limitRequests: Boolean): FetchSettings = {
+      limitRequests: Boolean): FlowSettings = {
     val inc = 1L + random.nextInt(400)
     settings(
       order,
@@ -122,7 +122,7 @@ private object AdaptiveFetchTestKit {
   final class SimTask(
       self: BlockManagerId,
       val byAddress: Seq[(BlockManagerId, Seq[Blk])],
-      val settings: FetchSettings,
+      val settings: FlowSettings,
       shared: PeerTraffic = null,
       clock: Clock = new TestClock,
       hold: Call => Boolean = _ => false,
@@ -178,7 +178,7 @@ private object AdaptiveFetchTestKit {
       else deliver(call)
     }
 
-    val fetcher: ShuffleBlockFetcher = new ShuffleBlockFetcher(
+    val fetcher: ShuffleBlockFetcher = FetcherFakes.newFetcher(
       context,
       transport,
       local,
@@ -198,7 +198,7 @@ private object AdaptiveFetchTestKit {
 
     /** Takes one block, checks its bytes, and records it. */
     def readOne(): String = {
-      val waitedBefore = counters.fetchWaitMs
+      val waitedBefore = counters(FetchCounters.FetchWaitMs)
       val (id, stream) = fetcher.next()
       val bytes =
         try readFully(stream)
@@ -208,7 +208,7 @@ private object AdaptiveFetchTestKit {
       assert(expected.contains(bytes.toSeq), s"$name served with wrong bytes")
       consumed += name
       limits += elastic.current
-      waits += counters.fetchWaitMs - waitedBefore
+      waits += counters(FetchCounters.FetchWaitMs) - waitedBefore
       consumedCount.incrementAndGet()
       name
     }

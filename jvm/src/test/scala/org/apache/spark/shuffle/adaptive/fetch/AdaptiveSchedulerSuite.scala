@@ -5,17 +5,16 @@ import scala.util.Random
 
 import org.scalatest.funsuite.AnyFunSuite
 
-import org.apache.spark.shuffle.adaptive.flow.{BlockBatch, PeerTraffic}
-
 import AdaptiveFetchTestKit.{exec, randomSettings, settings}
 import SchedulerTestState.{drain, refs}
+import org.apache.spark.shuffle.adaptive.flow.{BlockBatch, FlowSettings, PeerTraffic}
 
 class AdaptiveSchedulerSuite extends AnyFunSuite {
 
   private def adaptive(
       self: String,
       remote: Seq[(String, Seq[Long])],
-      s: FetchSettings,
+      s: FlowSettings,
       shared: PeerTraffic): AdaptiveScheduler =
     new AdaptiveScheduler(
       s,

@@ -11,11 +11,11 @@ import org.apache.spark.{FetchFailed, SparkConf, TaskContext}
 import org.apache.spark.executor.TempShuffleReadMetrics
 import org.apache.spark.serializer.{JavaSerializer, KryoSerializer}
 import org.apache.spark.shuffle.FetchFailedException
-import org.apache.spark.shuffle.adaptive.flow.BlockRef
 import org.apache.spark.shuffle.sort.SortShuffleManager
 import org.apache.spark.storage.{BlockId, BlockManagerId, ShuffleBlockBatchId, ShuffleBlockId}
 
 import FetcherFakes._
+import org.apache.spark.shuffle.adaptive.flow.BlockRef
 
 class BatchFetchSuite extends AnyFunSuite {
 
@@ -152,7 +152,7 @@ class BatchFetchSuite extends AnyFunSuite {
   private def fetcher(transport: FakeTransport, batch: Boolean): ShuffleBlockFetcher = {
     val localBatch = ShuffleBlockBatchId(3, 0, 0, 4)
     val settings = AdaptiveFetchTestKit.settings("naive", limit = 1000, increment = 1000)
-    new ShuffleBlockFetcher(
+    FetcherFakes.newFetcher(
       TaskContext.empty(),
       transport,
       new FakeLocal(

@@ -8,12 +8,13 @@ import org.apache.spark.SparkFunSuite
 import org.apache.spark.network.shuffle.checksum.Cause
 import org.apache.spark.shuffle.adaptive.fetch.FetcherFakes.{CountingBuffer, FailingStream, FakeTransport}
 import org.apache.spark.storage.{BlockManagerId, ShuffleBlockId, TestBlockId}
+import org.apache.spark.shuffle.adaptive.flow.FlowSettings
 
 /** The corruption policy of one reduce task, after Spark's detectCorrupt and checksum settings. */
 class BlockCorruptionSuite extends SparkFunSuite {
 
   private def settings(detect: Boolean, extraMemory: Boolean = true, checksums: Boolean = false) =
-    FetchSettings(
+    FlowSettings(
       maxBytesInFlight = 3000,
       maxReqsInFlight = Int.MaxValue,
       maxBlocksInFlightPerAddress = Int.MaxValue,

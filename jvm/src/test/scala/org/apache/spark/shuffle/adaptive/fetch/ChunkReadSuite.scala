@@ -9,11 +9,12 @@ import org.scalatest.funsuite.AnyFunSuite
 
 import org.apache.spark.{TaskContext, TaskContextImpl}
 import org.apache.spark.executor.TempShuffleReadMetrics
-import org.apache.spark.shuffle.adaptive.flow.BlockRef
-import org.apache.spark.shuffle.adaptive.metrics.FetchCounters
 import org.apache.spark.storage.{BlockId, BlockManagerId, ShuffleBlockBatchId, ShuffleBlockId}
 
 import FetcherFakes._
+import org.apache.spark.shuffle.adaptive.config.AdaptiveShuffleConf.FetchOrder
+import org.apache.spark.shuffle.adaptive.flow.{BlockRef, FlowSettings}
+import org.apache.spark.shuffle.adaptive.metrics.FetchCounters
 
 /**
  * A reduce task reading a chunk that holds blocks of several map outputs (a merged partition,
@@ -47,7 +48,7 @@ class ChunkReadSuite extends AnyFunSuite {
     val local = new FakeLocal(self, Map(fromSelf -> Blk(fromSelf, selfBytes, 2)), Set.empty)
     val transport = new FakeTransport
     transport.onFetch = serve
-    val settings = FetchSettings(
+    val settings = FlowSettings(
       1L << 20,
       Int.MaxValue,
       Int.MaxValue,
@@ -56,8 +57,10 @@ class ChunkReadSuite extends AnyFunSuite {
       true,
       true,
       false,
-      "ADLER32")
-    val fetcher = new ShuffleBlockFetcher(
+      "ADLER32",
+      order = FetchOrder.Naive,
+      elastic = false)
+    val fetcher = FetcherFakes.newFetcher(
       context,
       transport,
       local,
@@ -97,10 +100,14 @@ class ChunkReadSuite extends AnyFunSuite {
     })
     assert(r.readAll() === expected)
     assert(r.transport.calls.size === 1 && r.local.reads.isEmpty)
-    assert(r.counters.chunksRead === 1 && r.counters.blocksFromStores === 2)
-    assert(r.counters.bytesFromStoresBySource === Map(owner.executorId -> chunkBytes.length))
+    assert(
+      r.counters(FetchCounters.ChunksRead) === 1 && r.counters(
+        FetchCounters.BlocksFromStores) === 2)
+    assert(
+      r.counters(FetchCounters.BytesFromStoresBySource) === Map(
+        owner.executorId -> chunkBytes.length))
     // Both were pushed to the owner by their map output's executor, and now cross again.
-    assert(r.counters.bytesCrossedTwice === chunkBytes.length)
+    assert(r.counters(FetchCounters.BytesCrossedTwice) === chunkBytes.length)
     assert(r.metrics.remoteBlocksFetched === 2 && r.metrics.remoteBytesRead === chunkBytes.length)
     r.context.markTaskCompleted(None)
     r.assertNoLeak()
@@ -115,7 +122,9 @@ class ChunkReadSuite extends AnyFunSuite {
       r.transport.calls.map(c => (c.address, c.blockIds)) ===
         Seq(owner -> Seq(chunk.name), home -> Seq(fromHome.name)))
     assert(r.local.reads === Seq(fromSelf))
-    assert(r.counters.chunkFallbacks === 1 && r.counters.blocksFromStores === 0)
+    assert(
+      r.counters(FetchCounters.ChunkFallbacks) === 1 && r.counters(
+        FetchCounters.BlocksFromStores) === 0)
     r.context.markTaskCompleted(None)
     r.assertNoLeak()
   }
@@ -127,7 +136,9 @@ class ChunkReadSuite extends AnyFunSuite {
         if (call.address == owner) call.succeed(chunk.name, answer)
         else call.succeed(call.blockIds.head, homeBytes))
       assert(r.readAll() === expected)
-      assert(r.counters.chunkFallbacks === 1 && r.counters.chunksRead === 0)
+      assert(
+        r.counters(FetchCounters.ChunkFallbacks) === 1 && r.counters(
+          FetchCounters.ChunksRead) === 0)
       r.context.markTaskCompleted(None)
       r.assertNoLeak()
     }
@@ -146,7 +157,7 @@ class ChunkReadSuite extends AnyFunSuite {
     assert(r.readAll() === expected)
     assert(r.transport.calls.last.address === home)
     assert(r.transport.calls.last.blockIds === Seq(fromHome.name))
-    assert(r.counters.corruptRefetches === 1)
+    assert(r.counters(FetchCounters.CorruptRefetches) === 1)
     r.context.markTaskCompleted(None)
     r.assertNoLeak()
   }
@@ -154,7 +165,9 @@ class ChunkReadSuite extends AnyFunSuite {
   test("a chunk whose blocks may be read back to back is one stream") {
     val r = new Reading(call => call.succeed(chunk.name, chunkBytes), concatenate = true)
     assert(r.readAll() === Map[BlockId, Seq[Byte]](chunk -> chunkBytes.toSeq))
-    assert(r.counters.chunksRead === 1 && r.counters.blocksFromStores === 2)
+    assert(
+      r.counters(FetchCounters.ChunksRead) === 1 && r.counters(
+        FetchCounters.BlocksFromStores) === 2)
     r.context.markTaskCompleted(None)
     r.assertNoLeak()
   }
@@ -172,7 +185,9 @@ class ChunkReadSuite extends AnyFunSuite {
       concatenate = true)
     assert(r.readAll() === expected)
     assert(r.local.reads === Seq(fromSelf))
-    assert(r.counters.corruptRefetches === 1 && r.counters.blocksFromStores === 0)
+    assert(
+      r.counters(FetchCounters.CorruptRefetches) === 1 && r.counters(
+        FetchCounters.BlocksFromStores) === 0)
     r.context.markTaskCompleted(None)
     r.assertNoLeak()
   }

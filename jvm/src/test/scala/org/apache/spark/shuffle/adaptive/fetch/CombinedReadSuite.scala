@@ -11,12 +11,14 @@ import org.scalatest.funsuite.AnyFunSuite
 
 import org.apache.spark.{TaskContext, TaskContextImpl}
 import org.apache.spark.executor.TempShuffleReadMetrics
-import org.apache.spark.shuffle.adaptive.combine.{CombineCounters, CombinedBlocks, CombinedRead, CombinedSegment}
-import org.apache.spark.shuffle.adaptive.flow.BlockRef
-import org.apache.spark.shuffle.adaptive.metrics.FetchCounters
 import org.apache.spark.storage.{BlockId, BlockManagerId, ShuffleBlockId}
 
 import FetcherFakes._
+import org.apache.spark.shuffle.adaptive.config.AdaptiveShuffleConf.FetchOrder
+import org.apache.spark.shuffle.adaptive.combine.CombinedRead
+import org.apache.spark.shuffle.adaptive.flow.{BlockRef, FlowSettings}
+import org.apache.spark.shuffle.adaptive.metrics.{CombineCounters, FetchCounters}
+import org.apache.spark.shuffle.adaptive.protocol.{BlockMessage, CombinedSegment, Payloads}
 
 /**
  * A reduce task reading what another executor combined of its partition: one request in place
@@ -45,7 +47,7 @@ class CombinedReadSuite extends AnyFunSuite {
 
   /** What the executor answers: segments of `maps` (each `combined`), checksummed as `sum`. */
   private def answer(segments: Seq[Seq[Long]], sum: Array[Byte] => Long = crc): Array[Byte] = {
-    val header = CombinedBlocks.encodeHeader(
+    val header = Payloads.encodeHeader(
       segments.map(maps => CombinedSegment(5, 7, combined.length, sum(combined), maps.toArray)))
     val bytes = new Array[Byte](header.remaining)
     header.get(bytes)
@@ -65,7 +67,7 @@ class CombinedReadSuite extends AnyFunSuite {
     transport.onFetch = respond
     val read = new CombinedRead(0, 5, 6, home, needed, counters.combine)
     val settings =
-      FetchSettings(
+      FlowSettings(
         1L << 20,
         Int.MaxValue,
         Int.MaxValue,
@@ -74,8 +76,10 @@ class CombinedReadSuite extends AnyFunSuite {
         true,
         true,
         false,
-        "ADLER32")
-    val fetcher = new ShuffleBlockFetcher(
+        "ADLER32",
+        order = FetchOrder.Naive,
+        elastic = false)
+    val fetcher = FetcherFakes.newFetcher(
       context,
       transport,
       local,
@@ -109,7 +113,7 @@ class CombinedReadSuite extends AnyFunSuite {
     }
   }
 
-  private val combinedName = CombinedBlocks.read(0, 5, 6).name
+  private val combinedName = BlockMessage.CombinedReadRequest(0, 5, 6).blockId.name
 
   /** Serves the combined read with `combinedAnswer`, and blocks from their files. */
   private def serving(combinedAnswer: Array[Byte]): Call => Unit = call =>
@@ -177,7 +181,9 @@ class CombinedReadSuite extends AnyFunSuite {
         else call.succeed(id, files(id))
       })
     assert(r.readAll() === fromFiles)
-    assert(r.count(CombineCounters.ReadFallbacks) === 1 && r.counters.chunkFallbacks === 0)
+    assert(
+      r.count(CombineCounters.ReadFallbacks) === 1 && r.counters(
+        FetchCounters.ChunkFallbacks) === 0)
     r.finish()
   }
 
@@ -198,7 +204,7 @@ class CombinedReadSuite extends AnyFunSuite {
       else new FilterInputStream(in) {}
     val r = new Reading(serving(answer(Seq(Seq(11L, 12L)))), corrupting)
     assert(r.readAll() === fromFiles)
-    assert(r.counters.corruptRefetches === 1)
+    assert(r.counters(FetchCounters.CorruptRefetches) === 1)
     assert(r.transport.calls.last.blockIds === Seq(first.name, second.name))
     r.finish()
   }
@@ -206,7 +212,9 @@ class CombinedReadSuite extends AnyFunSuite {
   test("segments whose blocks may be read back to back are one stream") {
     val r = new Reading(serving(answer(Seq(Seq(11L), Seq(12L)))), concatenate = true)
     assert(r.readAll() === Map[BlockId, Seq[Byte]](r.read.id -> (combined ++ combined).toSeq))
-    assert(r.count(CombineCounters.SegmentsRead) === 2 && r.counters.blocksFromStores === 0)
+    assert(
+      r.count(CombineCounters.SegmentsRead) === 2 && r.counters(
+        FetchCounters.BlocksFromStores) === 0)
     r.finish()
   }
 
@@ -229,10 +237,10 @@ class CombinedReadSuite extends AnyFunSuite {
     val segments = Seq(
       CombinedSegment(3, 10, 99, 12345L, Array(1L, 5L)),
       CombinedSegment(4, 0, 0, 0L, Array.empty))
-    val encoded = CombinedBlocks.encodeHeader(segments)
+    val encoded = Payloads.encodeHeader(segments)
     val padded = ByteBuffer.allocate(encoded.remaining + 3)
     padded.put(encoded).flip()
-    val (decoded, length) = CombinedBlocks.decodeHeader(padded)
+    val (decoded, length) = Payloads.decodeHeader(padded)
     assert(length === padded.remaining)
     assert(
       decoded.map(s => (s.partition, s.rows, s.length, s.checksum, s.mapIds.toSeq)) ===

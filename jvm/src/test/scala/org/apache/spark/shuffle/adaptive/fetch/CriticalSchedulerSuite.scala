@@ -4,11 +4,11 @@ import scala.util.Random
 
 import org.scalatest.funsuite.AnyFunSuite
 
-import org.apache.spark.shuffle.adaptive.flow.PeerTraffic
 import org.apache.spark.util.ManualClock
 
 import AdaptiveFetchTestKit.{exec, randomSettings, settings}
 import SchedulerTestState.refs
+import org.apache.spark.shuffle.adaptive.flow.{FlowSettings, PeerTraffic}
 
 class CriticalSchedulerSuite extends AnyFunSuite {
 
@@ -16,7 +16,7 @@ class CriticalSchedulerSuite extends AnyFunSuite {
 
   private def critical(
       remote: Seq[(String, Seq[Long])],
-      s: FetchSettings,
+      s: FlowSettings,
       shared: PeerTraffic,
       clock: ManualClock): CriticalScheduler = {
     remote.foreach { case (id, sizes) => shared.addPending(id, sizes.sum) }

@@ -8,11 +8,11 @@ import org.scalatest.funsuite.AnyFunSuite
 import org.apache.spark.TaskContext
 import org.apache.spark.executor.TempShuffleReadMetrics
 import org.apache.spark.shuffle.FetchFailedException
-import org.apache.spark.shuffle.adaptive.metrics.FetchCounters
 import org.apache.spark.storage.{BlockId, BlockManagerId}
 
 import AdaptiveFetchTestKit.{blk, exec}
 import FetcherFakes._
+import org.apache.spark.shuffle.adaptive.metrics.FetchCounters
 
 class DirectMemoryBackoffSuite extends AnyFunSuite {
 
@@ -37,7 +37,7 @@ class DirectMemoryBackoffSuite extends AnyFunSuite {
     val backoff = new DirectMemoryBackoff(() => freeDirectMemory)
     val counters = new FetchCounters
     val context = TaskContext.empty()
-    val fetcher = new ShuffleBlockFetcher(
+    val fetcher = FetcherFakes.newFetcher(
       context,
       transport,
       new FakeLocal(BlockManagerId("self", "host-0", 1), Map.empty, Set.empty),
@@ -89,7 +89,7 @@ class DirectMemoryBackoffSuite extends AnyFunSuite {
     assert(task.sentBlocks.drop(3) === Seq(refused, pending))
     assert(rest.toSet === Set(refused, pending))
     assert(!task.fetcher.hasNext)
-    assert(task.counters.directMemoryDeferrals === 1)
+    assert(task.counters(FetchCounters.DirectMemoryDeferrals) === 1)
     assert(!task.backoff.active)
     task.context.markTaskCompleted(None)
   }
@@ -104,7 +104,7 @@ class DirectMemoryBackoffSuite extends AnyFunSuite {
     // Asked for again while a reply was still unconsumed (with memory short, only after it).
     assert(task.sentBlocks.drop(3) === Seq(refused, pending))
     assert(Set(task.next(), task.next()) === Set(refused, pending))
-    assert(task.counters.directMemoryDeferrals === 1)
+    assert(task.counters(FetchCounters.DirectMemoryDeferrals) === 1)
   }
 
   test("a block refused again after its retries fails the fetch") {
@@ -117,7 +117,7 @@ class DirectMemoryBackoffSuite extends AnyFunSuite {
     assert(e.getMessage.contains("out of Netty direct memory 2 times"))
     assert(e.getCause.isInstanceOf[OutOfDirectMemoryError])
     // Each of the three refused blocks was deferred once before one of them failed.
-    assert(task.counters.directMemoryDeferrals === 3)
+    assert(task.counters(FetchCounters.DirectMemoryDeferrals) === 3)
     task.context.markTaskCompleted(None)
   }
 
@@ -126,7 +126,7 @@ class DirectMemoryBackoffSuite extends AnyFunSuite {
     val first = task.transport.calls.head
     first.fail(first.blockIds.head, new OutOfMemoryError("Java heap space"))
     intercept[FetchFailedException](task.next())
-    assert(task.counters.directMemoryDeferrals === 0)
+    assert(task.counters(FetchCounters.DirectMemoryDeferrals) === 0)
     assert(!task.backoff.active)
   }
 }

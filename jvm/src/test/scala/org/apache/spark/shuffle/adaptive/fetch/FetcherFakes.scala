@@ -10,9 +10,13 @@ import scala.collection.mutable
 import org.apache.spark.network.buffer.ManagedBuffer
 import org.apache.spark.network.shuffle.DownloadFileManager
 import org.apache.spark.network.shuffle.checksum.Cause
-import org.apache.spark.shuffle.adaptive.transport.{BlockTransport, TransportListener}
 import org.apache.spark.storage.{BlockId, BlockManagerId, ShuffleBlockId}
-import org.apache.spark.util.Clock
+import org.apache.spark.TaskContext
+import org.apache.spark.shuffle.ShuffleReadMetricsReporter
+import org.apache.spark.util.{Clock, SystemClock}
+import org.apache.spark.shuffle.adaptive.flow.{ElasticLimit, FlowSettings, PeerTraffic}
+import org.apache.spark.shuffle.adaptive.metrics.FetchCounters
+import org.apache.spark.shuffle.adaptive.transport.{BlockTransport, TransportListener}
 
 /**
  * Fakes the fetcher suites share: the local block reader, a transport whose calls the test
@@ -20,6 +24,39 @@ import org.apache.spark.util.Clock
  * clock the test moves.
  */
 private object FetcherFakes {
+
+  /**
+   * A fetcher with what a test leaves out fresh for this one task: its own executor traffic,
+   * no direct-memory limit, a system clock, no whole reads, no batches.
+   */
+  def newFetcher(
+      context: TaskContext,
+      transport: BlockTransport,
+      local: LocalBlocks,
+      blocksByAddress: Iterator[(BlockManagerId, collection.Seq[(BlockId, Long, Int)])],
+      streamWrapper: (BlockId, InputStream) => InputStream,
+      settings: FlowSettings,
+      elastic: ElasticLimit,
+      readMetrics: ShuffleReadMetricsReporter,
+      counters: FetchCounters = new FetchCounters,
+      clock: Clock = new SystemClock,
+      shared: PeerTraffic = null,
+      batch: Boolean = false,
+      backoff: DirectMemoryBackoff = new DirectMemoryBackoff(() => Long.MaxValue),
+      chunks: Map[(BlockManagerId, BlockId), WholeRead] = Map.empty,
+      concatenate: Boolean = false): ShuffleBlockFetcher =
+    new ShuffleBlockFetcher(
+      context,
+      ExecutorFetch(
+        local,
+        settings,
+        Option(shared).getOrElse(new PeerTraffic(settings.waitWindow)),
+        backoff,
+        streamWrapper,
+        clock),
+      TaskFetch(transport, blocksByAddress, elastic, chunks, batch, concatenate),
+      readMetrics,
+      counters)
 
   final case class Blk(id: ShuffleBlockId, bytes: Array[Byte], mapIndex: Int) {
     def declaredSize: Long = bytes.length.toLong

@@ -11,12 +11,12 @@ import org.scalatest.funsuite.AnyFunSuite
 import org.apache.spark.TaskContext
 import org.apache.spark.executor.TempShuffleReadMetrics
 import org.apache.spark.network.buffer.ManagedBuffer
-import org.apache.spark.shuffle.adaptive.metrics.FetchCounters
-import org.apache.spark.shuffle.adaptive.transport.{HostLocalDirs, HostLocalTransport}
 import org.apache.spark.storage.{BlockId, BlockManagerId}
 
 import AdaptiveFetchTestKit.blk
 import FetcherFakes._
+import org.apache.spark.shuffle.adaptive.metrics.FetchCounters
+import org.apache.spark.shuffle.adaptive.transport.{HostLocalDirs, HostLocalTransport}
 
 class HostLocalReadSuite extends AnyFunSuite {
 
@@ -72,7 +72,7 @@ class HostLocalReadSuite extends AnyFunSuite {
     val local =
       new FakeLocal(self, byAddress.head._2.map(b => (b.id: BlockId) -> b).toMap, Set.empty)
     val settings = AdaptiveFetchTestKit.settings("adaptive", limit = 1000, increment = 100)
-    val fetcher = new ShuffleBlockFetcher(
+    val fetcher = FetcherFakes.newFetcher(
       context,
       new HostLocalTransport("host-a", dirs, network),
       local,
@@ -116,13 +116,17 @@ class HostLocalReadSuite extends AnyFunSuite {
       assert(task.networkBlocks.map(_._2).sorted === names(far).sorted)
       val c = task.counters
       assert(
-        c.bytesByTransport.toMap === Map(
+        c(FetchCounters.BytesByTransport).toMap === Map(
           FetchCounters.Local -> 90L,
           HostLocalTransport.Name -> 210L,
           "fake" -> 190L))
-      assert(c.bytesBySource.toMap === Map("self" -> 90L, "neighbour" -> 210L, "far" -> 190L))
-      assert(c.requestsByTransport.keySet === Set(HostLocalTransport.Name, "fake"))
-      assert(c.transportFallbacks === 0)
+      assert(
+        c(FetchCounters.BytesBySource).toMap === Map(
+          "self" -> 90L,
+          "neighbour" -> 210L,
+          "far" -> 190L))
+      assert(c(FetchCounters.RequestsByTransport).keySet === Set(HostLocalTransport.Name, "fake"))
+      assert(c(FetchCounters.TransportFallbacks) === 0)
       // As in Spark, what was read from this host's disks counts as local.
       assert(task.metrics.localBlocksFetched === 5)
       assert(task.metrics.localBytesRead === 300)
@@ -137,9 +141,9 @@ class HostLocalReadSuite extends AnyFunSuite {
     assert(task.dirs.lookUps.asScala.toSeq.distinct === Seq("neighbour"))
     assert(task.dirs.reads.isEmpty)
     assert(task.networkBlocks.map(_._2).sorted === (names(neighbour) ++ names(far)).sorted)
-    assert(task.counters.transportFallbacks === 3)
-    assert(!task.counters.bytesByTransport.contains(HostLocalTransport.Name))
-    assert(task.counters.bytesByTransport("fake") === 400L)
+    assert(task.counters(FetchCounters.TransportFallbacks) === 3)
+    assert(!task.counters(FetchCounters.BytesByTransport).contains(HostLocalTransport.Name))
+    assert(task.counters(FetchCounters.BytesByTransport)("fake") === 400L)
     assert(task.metrics.remoteBlocksFetched === 5)
   }
 
@@ -148,9 +152,9 @@ class HostLocalReadSuite extends AnyFunSuite {
     val task = new Task(unreadable = Set(unreadable))
     assert(task.readAll().size === 7)
     assert(task.networkBlocks.filter(_._1 == "neighbour").map(_._2) === Seq(unreadable.toString))
-    assert(task.counters.transportFallbacks === 1)
-    assert(task.counters.bytesByTransport(HostLocalTransport.Name) === 60L + 80L)
-    assert(task.counters.bytesByTransport("fake") === 190L + 70L)
+    assert(task.counters(FetchCounters.TransportFallbacks) === 1)
+    assert(task.counters(FetchCounters.BytesByTransport)(HostLocalTransport.Name) === 60L + 80L)
+    assert(task.counters(FetchCounters.BytesByTransport)("fake") === 190L + 70L)
   }
 
   test("a block that neither its files nor the network can serve fails the fetch") {

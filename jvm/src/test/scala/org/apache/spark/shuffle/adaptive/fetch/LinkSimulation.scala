@@ -2,11 +2,11 @@ package org.apache.spark.shuffle.adaptive.fetch
 
 import scala.collection.mutable
 
-import org.apache.spark.shuffle.adaptive.flow.{BlockRef, PeerTraffic}
 import org.apache.spark.util.ManualClock
 
 import AdaptiveFetchTestKit.exec
 import SchedulerTestState.refs
+import org.apache.spark.shuffle.adaptive.flow.{BlockRef, FlowSettings, PeerTraffic}
 
 /**
  * One reduce task fetching over links of fixed rates, in simulated milliseconds. Each source
@@ -19,7 +19,7 @@ import SchedulerTestState.refs
  * @param links (executor id, bytes per ms, block sizes) per source
  */
 private final class LinkSimulation(
-    settings: FetchSettings,
+    settings: FlowSettings,
     links: Seq[(String, Long, Seq[Long])],
     consumeRate: Long,
     val shared: PeerTraffic = new PeerTraffic(16),

@@ -4,17 +4,16 @@ import scala.collection.mutable
 
 import org.scalatest.funsuite.AnyFunSuite
 
-import org.apache.spark.shuffle.adaptive.flow.{BlockBatch, BlockRef}
-
 import AdaptiveFetchTestKit.{exec, settings}
 import SchedulerTestState.{drain, refs}
+import org.apache.spark.shuffle.adaptive.flow.{BlockBatch, BlockRef, FlowSettings}
 
 class PairwiseSchedulerSuite extends AnyFunSuite {
 
   private def pairwise(
       self: String,
       remote: Seq[(String, Seq[Long])],
-      s: FetchSettings): PairwiseScheduler =
+      s: FlowSettings): PairwiseScheduler =
     new PairwiseScheduler(
       s,
       exec(self),

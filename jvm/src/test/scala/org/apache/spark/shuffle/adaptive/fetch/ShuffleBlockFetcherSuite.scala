@@ -20,13 +20,15 @@ import org.apache.spark.network.shuffle.DownloadFileManager
 import org.apache.spark.network.shuffle.checksum.Cause
 import org.apache.spark.network.util.{MapConfigProvider, TransportConf}
 import org.apache.spark.shuffle.FetchFailedException
-import org.apache.spark.shuffle.adaptive.metrics.FetchCounters
-import org.apache.spark.shuffle.adaptive.transport.{BlockTransport, TransportListener}
 import org.apache.spark.storage.{BlockId, BlockManagerId, ShuffleBlockId}
 import org.apache.spark.util.{Clock, SystemClock}
 
 import AdaptiveFetchTestKit.SimTask
 import FetcherFakes._
+import org.apache.spark.shuffle.adaptive.config.AdaptiveShuffleConf.FetchOrder
+import org.apache.spark.shuffle.adaptive.flow.FlowSettings
+import org.apache.spark.shuffle.adaptive.metrics.FetchCounters
+import org.apache.spark.shuffle.adaptive.transport.{BlockTransport, TransportListener}
 
 class ShuffleBlockFetcherSuite extends AnyFunSuite {
 
@@ -43,8 +45,8 @@ class ShuffleBlockFetcherSuite extends AnyFunSuite {
       maxReqSizeShuffleToMem: Long = Long.MaxValue,
       detectCorrupt: Boolean = true,
       useExtraMemory: Boolean = true,
-      checksum: Boolean = false): FetchSettings =
-    FetchSettings(
+      checksum: Boolean = false): FlowSettings =
+    FlowSettings(
       maxBytesInFlight,
       maxReqsInFlight,
       maxBlocksPerAddress,
@@ -53,7 +55,9 @@ class ShuffleBlockFetcherSuite extends AnyFunSuite {
       detectCorrupt,
       useExtraMemory,
       checksum,
-      "ADLER32")
+      "ADLER32",
+      order = FetchOrder.Naive,
+      elastic = false)
 
   /** Distinct, recognisable content for each block. */
   private def block(
@@ -77,7 +81,7 @@ class ShuffleBlockFetcherSuite extends AnyFunSuite {
    */
   private def harness(
       byAddress: Seq[(BlockManagerId, Seq[Blk])],
-      settings: FetchSettings,
+      settings: FlowSettings,
       wrapper: (BlockId, InputStream) => InputStream = (_, in) => in,
       autoServe: Boolean = true,
       clock: Clock = new SystemClock,
@@ -220,7 +224,7 @@ class ShuffleBlockFetcherSuite extends AnyFunSuite {
   /** Runs a fetcher to the end while checking the limits at every fetch call. */
   private class LimitsProbe(
       byAddress: Seq[(BlockManagerId, Seq[Blk])],
-      s: FetchSettings,
+      s: FlowSettings,
       threaded: Option[Random] = None) {
     var maxBytes = 0L
     var maxReqs = 0
@@ -337,7 +341,7 @@ class ShuffleBlockFetcherSuite extends AnyFunSuite {
     val transport = new FakeTransport
     transport.onFetch = _ => throw new IllegalStateException("client closed")
     val context = TaskContext.empty()
-    val fetcher = new ShuffleBlockFetcher(
+    val fetcher = FetcherFakes.newFetcher(
       context,
       transport,
       new FakeLocal(localExec, Map.empty, Set.empty),
@@ -532,14 +536,24 @@ class ShuffleBlockFetcherSuite extends AnyFunSuite {
 
     // The plugin's own counters: per source executor and per transport.
     val c = h.counters
-    assert(c.reduceTasks === 1)
-    assert(c.bytesBySource.toMap === Map("local-exec" -> 30L, "exec-1" -> 11L, "exec-2" -> 7L))
-    assert(c.blocksBySource.toMap === Map("local-exec" -> 2L, "exec-1" -> 2L, "exec-2" -> 1L))
-    assert(c.bytesByTransport.toMap === Map(FetchCounters.Local -> 30L, "fake" -> 18L))
-    assert(c.blocksByTransport.toMap === Map(FetchCounters.Local -> 2L, "fake" -> 3L))
+    assert(c(FetchCounters.ReduceTasks) === 1)
+    assert(
+      c(FetchCounters.BytesBySource).toMap === Map(
+        "local-exec" -> 30L,
+        "exec-1" -> 11L,
+        "exec-2" -> 7L))
+    assert(
+      c(FetchCounters.BlocksBySource).toMap === Map(
+        "local-exec" -> 2L,
+        "exec-1" -> 2L,
+        "exec-2" -> 1L))
+    assert(
+      c(FetchCounters.BytesByTransport).toMap === Map(FetchCounters.Local -> 30L, "fake" -> 18L))
+    assert(
+      c(FetchCounters.BlocksByTransport).toMap === Map(FetchCounters.Local -> 2L, "fake" -> 3L))
     // One request per executor, both sent before the first block was taken.
-    assert(c.requests === 2)
-    assert(c.peakBytesInFlight === 18)
+    assert(c(FetchCounters.Requests) === 2)
+    assert(c(FetchCounters.PeakBytesInFlight) === 18)
     assert(c.toMap("blocks_per_request") === 1.5)
   }
 
@@ -591,11 +605,11 @@ class ShuffleBlockFetcherSuite extends AnyFunSuite {
     assert(h.metrics.remoteReqsDuration === 3 + 8)
     h.context.markTaskCompleted(None)
     h.assertNoLeak()
-    assert(h.counters.fetchWaitMs === 5)
+    assert(h.counters(FetchCounters.FetchWaitMs) === 5)
     // 77 bytes buffered for 3 ms, then the other block's bytes for 5 ms, over an 8 ms fetch.
     val bufferedByteMs = 77 * 3.0 + (77 - firstBytes) * 5.0
-    assert(h.counters.bufferedByteMs === bufferedByteMs)
-    assert(h.counters.fetchMs === 8.0)
+    assert(h.counters(FetchCounters.BufferedByteMs) === bufferedByteMs)
+    assert(h.counters(FetchCounters.FetchMs) === 8.0)
     assert(h.counters.toMap("mean_buffered_bytes") === bufferedByteMs / 8)
   }
 

@@ -70,27 +70,30 @@ class FetchMetricsSuite extends SparkFunSuite with LocalSparkContext {
 
   test("merge adds counts and keeps the largest peak") {
     val a = new FetchCounters
-    a.reduceTasks = 1
+    a.add(FetchCounters.ReduceTasks, 1)
     a.served("e1", "netty", 100)
-    a.requests = 1
-    a.peakBytesInFlight = 100
+    a.add(FetchCounters.Requests, 1)
+    a.observe(FetchCounters.PeakBytesInFlight, 100)
     val b = new FetchCounters
-    b.reduceTasks = 1
+    b.add(FetchCounters.ReduceTasks, 1)
     b.served("e1", "netty", 50)
     b.served("e2", FetchCounters.Local, 7)
-    b.requests = 1
-    b.peakBytesInFlight = 80
+    b.add(FetchCounters.Requests, 1)
+    b.observe(FetchCounters.PeakBytesInFlight, 80)
     a.taskRead(self = "e2")
     b.taskRead(self = "e2")
     val merged = a.copy()
     merged.merge(b)
-    assert(merged.reduceTasks === 2)
-    assert(merged.bytesBySource.toMap === Map("e1" -> 150L, "e2" -> 7L))
-    assert(merged.blocksByTransport.toMap === Map("netty" -> 2L, FetchCounters.Local -> 1L))
-    assert(merged.peakBytesInFlight === 100)
+    assert(merged(FetchCounters.ReduceTasks) === 2)
+    assert(merged(FetchCounters.BytesBySource).toMap === Map("e1" -> 150L, "e2" -> 7L))
+    assert(
+      merged(FetchCounters.BlocksByTransport).toMap === Map(
+        "netty" -> 2L,
+        FetchCounters.Local -> 1L))
+    assert(merged(FetchCounters.PeakBytesInFlight) === 100)
     assert(merged.toMap("blocks_per_request") === 1.0)
     assert(merged.toMap("tasks_by_remote_sources") === Map("1" -> 2L))
-    assert(a.bytesBySource.toMap === Map("e1" -> 100L), "copy must not share state")
+    assert(a(FetchCounters.BytesBySource).toMap === Map("e1" -> 100L), "copy must not share state")
     assert(new FetchCounters().isZero && !merged.isZero)
   }
 }

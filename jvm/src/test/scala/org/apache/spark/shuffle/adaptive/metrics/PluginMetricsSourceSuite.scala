@@ -45,7 +45,7 @@ class PluginMetricsSourceSuite extends AnyFunSuite {
     def task(bytes: Long, fail: Boolean): Unit = {
       val context = TaskContext.empty()
       val counters = new FetchCounters
-      counters.reduceTasks = 1
+      counters.add(FetchCounters.ReduceTasks, 1)
       counters.served("2", "netty", bytes)
       metrics.taskReads(context, counters)
       metrics.taskReads(context, counters) // a second reader of the same shuffle in one task

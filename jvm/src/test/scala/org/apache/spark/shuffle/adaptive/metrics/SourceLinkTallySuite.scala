@@ -45,8 +45,8 @@ class SourceLinkTallySuite extends SparkFunSuite {
   test("a task's observed rate is weighted by the bytes it read from the source; merge adds") {
     val a = task(("e2", 100L, 10.0))
     val b = task(("e2", 300L, 30.0), ("e3", 10L, 2.0))
-    a.hostBySource("e2") = "h2"
-    b.hostBySource("e3") = "h3"
+    a.label(FetchCounters.HostBySource, "e2", "h2")
+    b.label(FetchCounters.HostBySource, "e3", "h3")
     a.merge(b)
     assert(a.observedRateBySource === Map("e2" -> 25.0, "e3" -> 2.0))
     assert(a.toMap("observed_rate_by_source") === Map("e2" -> 25.0, "e3" -> 2.0))

@@ -4,10 +4,10 @@ import org.scalatest.BeforeAndAfterAll
 import org.scalatest.funsuite.AnyFunSuite
 
 import org.apache.spark.internal.config.SHUFFLE_MANAGER
-import org.apache.spark.shuffle.adaptive.{AdaptiveShuffleManager, PluginCounters}
 import org.apache.spark.sql.{Column, DataFrame, Encoder, Encoders, Row, SparkSession}
 import org.apache.spark.sql.expressions.Aggregator
 import org.apache.spark.sql.functions._
+import org.apache.spark.shuffle.adaptive.{AdaptiveShuffleManager, PluginCounters}
 
 /**
  * Each aggregate function Spark declares, combined per executor (a local SparkSession under the

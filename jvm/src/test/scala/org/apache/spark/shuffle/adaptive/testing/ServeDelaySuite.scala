@@ -3,13 +3,13 @@ package org.apache.spark.shuffle.adaptive.testing
 import org.apache.spark.{LocalSparkContext, SparkConf, SparkContext, SparkFunSuite}
 import org.apache.spark.internal.config.SHUFFLE_MANAGER
 import org.apache.spark.shuffle.IndexShuffleBlockResolver
+import org.apache.spark.shuffle.adaptive.config.AdaptiveShuffleConf.COMBINE_ENABLED
 import org.apache.spark.shuffle.adaptive.AdaptiveShuffleManager
-import org.apache.spark.shuffle.adaptive.config.AdaptiveShuffleConf.{COMBINE_ENABLED, TESTING_SERVE_DELAY}
 
 class ServeDelaySuite extends SparkFunSuite with LocalSparkContext {
 
   test("the delay is read per executor id") {
-    val conf = new SparkConf(false).set(TESTING_SERVE_DELAY, "1:50, driver:7,12:3")
+    val conf = new SparkConf(false).set(ServeDelay.Key, "1:50, driver:7,12:3")
     assert(ServeDelay.millisFor(conf, "1") === Some(50))
     assert(ServeDelay.millisFor(conf, "driver") === Some(7))
     assert(ServeDelay.millisFor(conf, "12") === Some(3))
@@ -19,9 +19,9 @@ class ServeDelaySuite extends SparkFunSuite with LocalSparkContext {
 
   test("malformed delays are rejected naming the key") {
     val e = intercept[IllegalArgumentException] {
-      new SparkConf(false).set(TESTING_SERVE_DELAY.key, "1=50").get(TESTING_SERVE_DELAY)
+      new SparkConf(false).set(ServeDelay.Key.key, "1=50").get(ServeDelay.Key)
     }
-    assert(e.getMessage.contains(TESTING_SERVE_DELAY.key))
+    assert(e.getMessage.contains(ServeDelay.Key.key))
   }
 
   for (manager <- Seq(
@@ -31,7 +31,7 @@ class ServeDelaySuite extends SparkFunSuite with LocalSparkContext {
       // Map-output files only: local reduction's combined records are served from memory.
       val conf = new SparkConf()
         .set(SHUFFLE_MANAGER, manager.getName)
-        .set(TESTING_SERVE_DELAY, "driver:1")
+        .set(ServeDelay.Key, "driver:1")
         .set(COMBINE_ENABLED, false)
       sc = new SparkContext("local[2]", "test", conf)
       assert(sc.env.shuffleManager.shuffleBlockResolver.isInstanceOf[DelayedShuffleBlockResolver])
@@ -47,7 +47,7 @@ class ServeDelaySuite extends SparkFunSuite with LocalSparkContext {
     test(s"${manager.getSimpleName} serves through Spark's resolver elsewhere") {
       val conf = new SparkConf()
         .set(SHUFFLE_MANAGER, manager.getName)
-        .set(TESTING_SERVE_DELAY, "7:100")
+        .set(ServeDelay.Key, "7:100")
       sc = new SparkContext("local[2]", "test", conf)
       val resolver = sc.env.shuffleManager.shuffleBlockResolver
       assert(resolver.isInstanceOf[IndexShuffleBlockResolver])
@@ -58,7 +58,7 @@ class ServeDelaySuite extends SparkFunSuite with LocalSparkContext {
   test("AdaptiveShuffleManager itself serves through Spark's resolver, the key set or not") {
     val conf = new SparkConf()
       .set(SHUFFLE_MANAGER, classOf[AdaptiveShuffleManager].getName)
-      .set(TESTING_SERVE_DELAY, "driver:1")
+      .set(ServeDelay.Key, "driver:1")
     sc = new SparkContext("local[2]", "test", conf)
     assert(!sc.env.shuffleManager.shuffleBlockResolver.isInstanceOf[DelayedShuffleBlockResolver])
   }

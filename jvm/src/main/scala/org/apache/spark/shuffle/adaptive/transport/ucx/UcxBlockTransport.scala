@@ -6,8 +6,8 @@ import scala.util.control.NonFatal
 
 import org.apache.spark.network.shuffle.DownloadFileManager
 import org.apache.spark.network.shuffle.checksum.Cause
-import org.apache.spark.shuffle.adaptive.transport.{BlockTransport, RemoteRegion, TransportListener}
 import org.apache.spark.storage.{BlockId, BlockManagerId, ShuffleBlockBatchId, ShuffleBlockId}
+import org.apache.spark.shuffle.adaptive.transport.{BlockTransport, RemoteRegion, TransportListener}
 
 /**
  * Reads blocks of peers that serve their map outputs through UCX with one-sided reads straight

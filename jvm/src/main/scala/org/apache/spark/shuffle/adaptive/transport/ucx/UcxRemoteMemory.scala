@@ -1,7 +1,6 @@
 package org.apache.spark.shuffle.adaptive.transport.ucx
 
 import java.nio.ByteBuffer
-
 import org.apache.spark.shuffle.adaptive.transport.{ExposedBuffer, RemoteMemory, RemoteRegion}
 
 /** Buffers registered with this executor's UCX node, which peers read with their remote key. */

@@ -26,14 +26,14 @@ private[spark] final class UcxRuntime private (env: SparkEnv, val node: UcxNode)
     maxIdleBytes = env.conf.get(REDUCER_MAX_SIZE_IN_FLIGHT) * 1024 * 1024 *
       math.max(1, env.conf.get(EXECUTOR_CORES)))
 
-  val serving = new UcxMapOutputServing(env.executorId, node, registry, directory)
+  val mapOutputs = new UcxMapOutputs(env.executorId, node, registry, directory)
 
   val remoteMemory = new UcxRemoteMemory(node)
 
   registry.askSync[Boolean](RegisterWorker(env.executorId, node.address))
 
   def stop(): Unit = {
-    serving.stop()
+    mapOutputs.stop()
     pool.close()
     node.stop()
   }

@@ -2,8 +2,8 @@ package org.apache.spark.shuffle.adaptive.transport.ucx
 
 import org.scalatest.funsuite.AnyFunSuite
 
-import org.apache.spark.shuffle.adaptive.transport.RemoteRegion
 import org.apache.spark.storage.{RDDBlockId, ShuffleBlockBatchId, ShuffleBlockId}
+import org.apache.spark.shuffle.adaptive.transport.RemoteRegion
 
 /** How blocks map to byte ranges of a region and to one-sided reads; no UCX needed. */
 class UcxReadPlanSuite extends AnyFunSuite {

@@ -1,0 +1,72 @@
+package org.apache.spark.shuffle.adaptive.flow
+
+import org.apache.spark.SparkConf
+import org.apache.spark.internal.config
+import org.apache.spark.shuffle.adaptive.config.AdaptiveShuffleConf._
+
+/**
+ * The limits and switches every sender of an executor obeys (its reduce tasks' fetchers, its
+ * pusher, its hand-offs), read once per executor from the Spark conf. A field left out takes
+ * its key's declared default, so settings built in code agree with an empty conf.
+ *
+ * @param maxBytesInFlight the hard in-flight limit (bytes requested and not yet consumed)
+ * @param requestSize the in-flight increment
+ * @param maxAttemptsOnNettyOOM how often a block is deferred for want of direct memory before its
+ *                              fetch fails
+ */
+private[spark] final case class FlowSettings(
+    maxBytesInFlight: Long,
+    maxReqsInFlight: Int,
+    maxBlocksInFlightPerAddress: Int,
+    requestSize: Long,
+    maxReqSizeShuffleToMem: Long,
+    detectCorrupt: Boolean,
+    detectCorruptUseExtraMemory: Boolean,
+    checksumEnabled: Boolean,
+    checksumAlgorithm: String,
+    order: String = FETCH_ORDER.defaultValue.get,
+    elastic: Boolean = FETCH_ELASTIC.defaultValue.get,
+    shrinkBelow: Double = FETCH_ELASTIC_SHRINK_BELOW.defaultValue.get,
+    growAbove: Double = FETCH_ELASTIC_GROW_ABOVE.defaultValue.get,
+    waitWindow: Int = FETCH_WAIT_WINDOW.defaultValue.get,
+    loadWeight: Double = FETCH_SCORE_LOAD_WEIGHT.defaultValue.get,
+    waitWeight: Double = FETCH_SCORE_WAIT_WEIGHT.defaultValue.get,
+    maxAttemptsOnNettyOOM: Int = config.SHUFFLE_MAX_ATTEMPTS_ON_NETTY_OOM.defaultValue.get)
+    extends FlowLimits {
+  require(maxBytesInFlight > 0, "the hard in-flight limit must be positive")
+  require(
+    requestSize > 0 && requestSize <= maxBytesInFlight,
+    s"${FETCH_IN_FLIGHT_INCREMENT.key} ($requestSize bytes) must be positive " +
+      s"and at most the hard in-flight limit ($maxBytesInFlight bytes)")
+
+  /** A new in-flight limit for one task (or sender) under these settings. */
+  def elasticLimit(): ElasticLimit =
+    new ElasticLimit(requestSize, maxBytesInFlight, elastic, waitWindow, shrinkBelow, growAbove)
+}
+
+private[spark] object FlowSettings {
+  def apply(conf: SparkConf): FlowSettings = {
+    // Spark reads maxSizeInFlight in MiB when the value has no unit.
+    val hardLimit = conf
+      .get(FETCH_MAX_IN_FLIGHT)
+      .getOrElse(conf.get(config.REDUCER_MAX_SIZE_IN_FLIGHT) * 1024 * 1024)
+    FlowSettings(
+      maxBytesInFlight = hardLimit,
+      maxReqsInFlight = conf.get(config.REDUCER_MAX_REQS_IN_FLIGHT),
+      maxBlocksInFlightPerAddress = conf.get(config.REDUCER_MAX_BLOCKS_IN_FLIGHT_PER_ADDRESS),
+      requestSize = conf.get(FETCH_IN_FLIGHT_INCREMENT).getOrElse(math.max(hardLimit / 5, 1L)),
+      maxReqSizeShuffleToMem = conf.get(config.MAX_REMOTE_BLOCK_SIZE_FETCH_TO_MEM),
+      detectCorrupt = conf.get(config.SHUFFLE_DETECT_CORRUPT),
+      detectCorruptUseExtraMemory = conf.get(config.SHUFFLE_DETECT_CORRUPT_MEMORY),
+      checksumEnabled = conf.get(config.SHUFFLE_CHECKSUM_ENABLED),
+      checksumAlgorithm = conf.get(config.SHUFFLE_CHECKSUM_ALGORITHM),
+      order = conf.get(FETCH_ORDER),
+      elastic = conf.get(FETCH_ELASTIC),
+      shrinkBelow = conf.get(FETCH_ELASTIC_SHRINK_BELOW),
+      growAbove = conf.get(FETCH_ELASTIC_GROW_ABOVE),
+      waitWindow = conf.get(FETCH_WAIT_WINDOW),
+      loadWeight = conf.get(FETCH_SCORE_LOAD_WEIGHT),
+      waitWeight = conf.get(FETCH_SCORE_WAIT_WEIGHT),
+      maxAttemptsOnNettyOOM = conf.get(config.SHUFFLE_MAX_ATTEMPTS_ON_NETTY_OOM))
+  }
+}

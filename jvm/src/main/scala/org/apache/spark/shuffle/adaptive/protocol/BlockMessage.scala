@@ -1,0 +1,123 @@
+package org.apache.spark.shuffle.adaptive.protocol
+
+import org.apache.spark.storage.{BlockId, ShuffleBlockBatchId}
+
+/**
+ * What the plugin's executors and driver say to each other. Every message rides in a shuffle
+ * batch block id, because Spark's block server hands those to the shuffle manager's resolver (a
+ * [[BlockMessage.Request]], fetched: the answer is the block's bytes) or to its
+ * `putShuffleBlockAsStream` (an [[BlockMessage.Upload]], streamed), authenticated and encrypted
+ * as Spark's own block transfers are. Only this file knows how a message is spelled as an id;
+ * everything else matches on the messages, whose `toString` names them in logs.
+ *
+ * The spelling picks ids no map output has: a request carries a negative map id (a map task's
+ * is its attempt id); Spark's upload path parses only non-negative ones, so an upload carries a
+ * range no run of a map output has (reversed, or empty).
+ */
+private[spark] sealed trait BlockMessage {
+  def shuffleId: Int
+  def blockId: ShuffleBlockBatchId
+}
+
+private[spark] object BlockMessage {
+
+  sealed trait Request extends BlockMessage
+  sealed trait Upload extends BlockMessage
+
+  /** The layout of the partitions `[start, end)` an owner merged, which seals them there. */
+  final case class LayoutRequest(shuffleId: Int, start: Int, end: Int) extends Request {
+    def blockId: ShuffleBlockBatchId = ShuffleBlockBatchId(shuffleId, LayoutId, start, end)
+  }
+
+  /** How many bytes of other owners' chunks an executor takes now (of any shuffle). */
+  case object RoomRequest extends Request {
+    def shuffleId: Int = 0
+    def blockId: ShuffleBlockBatchId = ShuffleBlockBatchId(0, RoomId, 0, 1)
+  }
+
+  /** What an executor merged of a shuffle so far. */
+  final case class SummaryRequest(shuffleId: Int) extends Request {
+    def blockId: ShuffleBlockBatchId = ShuffleBlockBatchId(shuffleId, SummaryId, 0, 1)
+  }
+
+  /**
+   * The chunks an owner holds of partitions `[start, end)`, which a layout sealed, back to back
+   * in the layout's order: one request for the chunks of many small partitions.
+   */
+  final case class RangeRequest(shuffleId: Int, start: Int, end: Int) extends Request {
+    def blockId: ShuffleBlockBatchId = ShuffleBlockBatchId(shuffleId, RangeId, start, end)
+  }
+
+  /** The owner's chunk `chunkId` (of `partition`): chunk ids are an owner's own. */
+  final case class ChunkRequest(shuffleId: Int, partition: Int, chunkId: Int) extends Request {
+    def blockId: ShuffleBlockBatchId =
+      ShuffleBlockBatchId(shuffleId, FirstChunkId - chunkId, partition, partition + 1)
+  }
+
+  /**
+   * Chunk `chunkId` of `partition`, which the partition's owner handed off to the executor
+   * asked. (partition, chunk id) is unique there: owners of two table versions may each have a
+   * chunk k of a partition, and an executor refuses the second.
+   */
+  final case class HostedChunkRequest(shuffleId: Int, partition: Int, chunkId: Int)
+      extends Request {
+    def blockId: ShuffleBlockBatchId =
+      ShuffleBlockBatchId(shuffleId, FirstHostedId - chunkId, partition, partition + 1)
+  }
+
+  /** What an executor combined of partitions `[start, end)` (local reduction), sealing them. */
+  final case class CombinedReadRequest(shuffleId: Int, start: Int, end: Int) extends Request {
+    def blockId: ShuffleBlockBatchId = ShuffleBlockBatchId(shuffleId, CombinedReadId, start, end)
+  }
+
+  /** An owner hands chunk `chunkId` of `partition` off to a peer with room for it. */
+  final case class HandOffUpload(shuffleId: Int, partition: Int, chunkId: Int) extends Upload {
+    def blockId: ShuffleBlockBatchId =
+      ShuffleBlockBatchId(shuffleId, chunkId, partition + 1, partition)
+  }
+
+  /** The driver sends version `version` (above 0) of a shuffle's owner table to an executor. */
+  final case class TableUpload(shuffleId: Int, version: Int) extends Upload {
+    def blockId: ShuffleBlockBatchId = ShuffleBlockBatchId(shuffleId, version, 0, 0)
+  }
+
+  private val LayoutId = -1L
+  private val RoomId = -2L
+  private val SummaryId = -3L
+  private val RangeId = -4L
+  private val FirstChunkId = -5L
+  private val FirstHostedId = -(1L << 32)
+  private val CombinedReadId = Long.MinValue
+
+  /** The message `id` spells; none for every other block id (a map output's, Spark's own). */
+  def unapply(id: BlockId): Option[BlockMessage] = id match {
+    case ShuffleBlockBatchId(shuffleId, mapId, start, end) =>
+      if (mapId < 0) request(shuffleId, mapId, start, end) else upload(shuffleId, mapId, start, end)
+    case _ => None
+  }
+
+  private def request(shuffleId: Int, mapId: Long, start: Int, end: Int): Option[Request] =
+    mapId match {
+      case LayoutId => Some(LayoutRequest(shuffleId, start, end))
+      case RoomId => Some(RoomRequest)
+      case SummaryId => Some(SummaryRequest(shuffleId))
+      case RangeId => Some(RangeRequest(shuffleId, start, end))
+      case CombinedReadId => Some(CombinedReadRequest(shuffleId, start, end))
+      case _ if mapId <= FirstHostedId =>
+        Some(HostedChunkRequest(shuffleId, start, (FirstHostedId - mapId).toInt))
+      case _ if mapId <= FirstChunkId =>
+        Some(ChunkRequest(shuffleId, start, (FirstChunkId - mapId).toInt))
+      case _ => None
+    }
+
+  private def upload(shuffleId: Int, mapId: Long, start: Int, end: Int): Option[Upload] =
+    if (start > end) Some(HandOffUpload(shuffleId, end, mapId.toInt))
+    else if (start == 0 && end == 0 && mapId > 0) Some(TableUpload(shuffleId, mapId.toInt))
+    else None
+
+  /** Whether `id` asks for one of the plugin's answers rather than a map output's blocks. */
+  def isRequest(id: BlockId): Boolean = unapply(id).exists(_.isInstanceOf[Request])
+
+  /** The message `id` spells, named, or the id as Spark names it. */
+  def describe(id: BlockId): String = unapply(id).map(_.toString).getOrElse(id.name)
+}

@@ -1,0 +1,335 @@
+package org.apache.spark.shuffle.adaptive.push.owner
+
+import java.io.{File, IOException}
+import java.nio.ByteBuffer
+import java.util.concurrent.ConcurrentHashMap
+import java.util.concurrent.atomic.{AtomicBoolean, AtomicLong}
+
+import scala.jdk.CollectionConverters._
+import scala.util.control.NonFatal
+
+import org.apache.spark.internal.Logging
+import org.apache.spark.network.buffer.ManagedBuffer
+import org.apache.spark.network.client.StreamCallbackWithID
+import org.apache.spark.network.util.TransportConf
+import org.apache.spark.storage.{BlockManagerId, ShuffleBlockBatchId}
+import org.apache.spark.shuffle.adaptive.protocol.BlockMessage.HostedChunkRequest
+import org.apache.spark.shuffle.adaptive.memory.{MemoryBound, SpillFile}
+import org.apache.spark.shuffle.adaptive.protocol.{MergedChunk, MergedPartition, RunStream, RunUpload}
+import org.apache.spark.shuffle.adaptive.transport.RemoteMemory
+
+/**
+ * One executor's merged reduce partitions (mode=push), in at most `memory.capacity` bytes of
+ * direct memory. Each pushed block of partition p is appended to p's open chunk, and a chunk is
+ * closed once it holds `chunkSize` bytes (a block larger than that is a chunk of its own), so a
+ * reduce task reads p as a few large chunks instead of a block per map output. A chunk records the
+ * map id and length of each block it holds; a map output already merged into p is not appended
+ * again (a retried or speculative map task).
+ *
+ * A reduce task first asks for the layout of its partitions ([[layout]]), which seals them:
+ * nothing is appended to a sealed partition, so every chunk is read exactly as its layout
+ * describes it, and blocks pushed later stay in their files. Blocks arrive as runs of one map
+ * output (a run this executor's pusher reads from its own file, or one another executor streams
+ * here) and stay slices of the run's buffer.
+ *
+ * Remote-memory spill (DSA w/ SMS): once more than [[handOffMark]] bytes are in use, chunks of
+ * the partitions with the most merged bytes can be handed off to peers with free memory
+ * ([[takeForHandOff]], [[handedOff]]; [[ChunkHandOff]] does it): the hot partitions of a skewed
+ * shuffle are the ones that overflow, and each is still read as a few large chunks, from where
+ * its layout says they are. An executor holds chunks handed to it ([[receiveHandOff]]) only while
+ * at most half its memory is in use, below the mark at which it would hand off its own.
+ *
+ * When a run does not fit in memory all the same, chunks move to disk to make room
+ * ([[SpillFile]], one per shuffle), again the hottest partitions' first. A run is left in its
+ * map output's file only when neither memory nor disk takes it.
+ *
+ * Where `remote` lets peers read this executor's memory one-sided (UCX), a layout exposes the
+ * chunks in memory of the partitions it seals, each as one buffer (a copy where its blocks are
+ * slices of several runs), and names their regions: reduce tasks read them with no request
+ * served here. An exposed chunk stays in memory until its shuffle goes (it is neither handed off,
+ * as it is sealed, nor moved to disk), so no read finds its region gone.
+ *
+ * Everything of a shuffle goes when it is removed; runs of it that arrive later are dropped.
+ * `onChange` hears of every change in what is held. Thread-safe.
+ */
+private[spark] final class MergeStore(
+    val memory: MemoryBound,
+    chunkSize: Long,
+    disk: MergeStore.Disk,
+    remote: () => Option[RemoteMemory],
+    onChange: MergeStore => Unit)
+    extends Logging {
+
+  private[this] val shuffles = new ConcurrentHashMap[Int, ShuffleMerges]
+  private[this] val removed = ConcurrentHashMap.newKeySet[Integer]()
+  private[this] val movedToDisk = new AtomicLong
+  private[this] val movedToPeers = new AtomicLong
+  private[this] val heldForPeers = new AtomicLong
+  private[this] val exposureFailed = new AtomicBoolean
+
+  /** Bytes of chunks moved from memory to disk so far. */
+  def bytesMovedToDisk: Long = movedToDisk.get
+
+  /** Bytes of chunks handed off to peers so far. */
+  def bytesHandedOff: Long = movedToPeers.get
+
+  /** Bytes of other owners' chunks taken so far. */
+  def bytesHostedForPeers: Long = heldForPeers.get
+
+  /** Above this many bytes in use, chunks are handed off to peers. */
+  def handOffMark: Long = memory.capacity / 4 * 3
+
+  /** Bytes of other owners' chunks this executor takes now. */
+  def roomForPeers: Long = math.max(0L, memory.capacity / 2 - memory.used)
+
+  private def merges(shuffleId: Int): Option[ShuffleMerges] = Option(
+    shuffles
+      .computeIfAbsent(shuffleId, id => if (removed.contains(id)) null else new ShuffleMerges))
+
+  /**
+   * Merges the blocks of map output `mapId` for partitions `first` to `first + sizes.length - 1`
+   * (`sizes` of them, empty ones included), back to back in `data`, whose bytes are reserved in
+   * `memory`; answers how many of those bytes it kept (the caller releases the rest).
+   */
+  def append(
+      shuffleId: Int,
+      mapId: Long,
+      first: Int,
+      sizes: Array[Long],
+      data: ByteBuffer): Long = {
+    val kept = merges(shuffleId).fold(0L) { shuffle =>
+      var offset = 0
+      var kept = 0L
+      shuffle.synchronized {
+        // A shuffle removed meanwhile keeps nothing: its bytes were released.
+        if (!shuffle.removed) sizes.indices.foreach { i =>
+          val length = sizes(i).toInt
+          if (length > 0) {
+            val slice = data.duplicate().position(offset).limit(offset + length).slice()
+            if (shuffle.append(first + i, mapId, slice, chunkSize)) kept += length
+          }
+          offset += length
+        }
+      }
+      kept
+    }
+    onChange(this)
+    kept
+  }
+
+  /**
+   * Merges the blocks of partitions `[start, end)` of this executor's own map output `mapId`
+   * (`dataFile` with index `offsets`): one read of the run into memory, if it fits.
+   */
+  def appendFromFile(
+      shuffleId: Int,
+      mapId: Long,
+      start: Int,
+      end: Int,
+      dataFile: File,
+      offsets: Array[Long]): Long = {
+    val total = offsets(end) - offsets(start)
+    if (total > Int.MaxValue || !reserve(total)) return 0L
+    var kept = 0L
+    try {
+      val data = ByteBuffer.allocateDirect(total.toInt)
+      RunUpload.readFully(dataFile, offsets(start), data)
+      data.flip()
+      kept = append(shuffleId, mapId, start, RunUpload.sizes(offsets, start, end), data)
+    } finally memory.release(total - kept)
+    kept
+  }
+
+  /**
+   * A run of another executor's map output streamed here (see [[RunStream]]); one that does not
+   * fit is dropped, its blocks are read from their file.
+   */
+  def receiveRun(id: ShuffleBlockBatchId): StreamCallbackWithID =
+    new RunStream(
+      id,
+      memory,
+      reserve,
+      (sizes, data) => append(id.shuffleId, id.mapId, id.startReduceId, sizes, data),
+      whenFull = RunStream.Drop)
+
+  /**
+   * Chunk `chunkId` of `partition`, handed off here by its owner; refused (the owner tries
+   * elsewhere) when it does not fit in [[roomForPeers]], and when a chunk of that partition and
+   * id is here already: owners of two versions of the table may each have merged a chunk of
+   * that id, and the one here is the one whose owner's layout names this executor.
+   */
+  def receiveHandOff(shuffleId: Int, partition: Int, chunkId: Int): StreamCallbackWithID = {
+    val id = HostedChunkRequest(shuffleId, partition, chunkId).blockId
+    new RunStream(
+      id,
+      memory,
+      bytes => bytes <= roomForPeers && memory.reserve(bytes),
+      (_, data) => {
+        val kept = merges(shuffleId).fold(0L) { shuffle =>
+          shuffle.synchronized(if (shuffle.removed) 0L else shuffle.host(partition, chunkId, data))
+        }
+        if (kept == 0) throw new IOException(s"$id refused: held already, or its shuffle is gone")
+        heldForPeers.addAndGet(kept)
+        onChange(this)
+        kept
+      },
+      whenFull = RunStream.Refuse)
+  }
+
+  /**
+   * Chunks in memory of partitions no layout has sealed, at most `bytes` in all, hottest
+   * partitions first, to hand off; nothing more is appended to them, and they stay here until
+   * [[handedOff]] or [[kept]].
+   */
+  def takeForHandOff(bytes: Long): Seq[LeavingChunk] = synchronized {
+    var taken = 0L
+    hottestFirst((s, chunk) => !s.isSealed(chunk.partition)).flatMap { case (id, s, chunk) =>
+      if (taken + chunk.bytes > bytes) None
+      else
+        s.synchronized(s.leave(chunk)).map { upload =>
+          taken += chunk.bytes
+          new LeavingChunk(id, s, chunk, upload)
+        }
+    }
+  }
+
+  /**
+   * `chunk` arrived at `peer`: it is read there from now on and its memory here is freed, unless
+   * a layout sealed its partition meanwhile (that layout says it is here, so it stays).
+   */
+  def handedOff(chunk: LeavingChunk, peer: BlockManagerId): Boolean = {
+    val freed = chunk.shuffle.synchronized(chunk.shuffle.handedOff(chunk.chunk, peer))
+    memory.release(freed)
+    movedToPeers.addAndGet(freed)
+    onChange(this)
+    freed > 0
+  }
+
+  /** `chunk` could not be handed off: it stays here. */
+  def kept(chunk: LeavingChunk): Unit = chunk.shuffle.synchronized(chunk.chunk.leaving = false)
+
+  /** Reserves `bytes` of memory, moving chunks to disk if that makes them fit. */
+  private def reserve(bytes: Long): Boolean =
+    memory.reserve(bytes) || bytes <= memory.capacity && {
+      makeRoom(bytes)
+      memory.reserve(bytes)
+    }
+
+  /**
+   * Moves chunks to disk until `bytes` (at least a chunk's worth, so that a stream of runs does
+   * not move one chunk each) are free: the chunks of the partitions with the most merged bytes
+   * first, the largest of each first. Stops at the first write that fails.
+   */
+  private def makeRoom(bytes: Long): Unit = synchronized {
+    val wanted = math.max(bytes, chunkSize) - (memory.capacity - memory.used)
+    if (wanted <= 0) return
+    val inOrder = hottestFirst((_, chunk) => chunk.region.isEmpty).iterator
+    var freed = 0L
+    try {
+      while (freed < wanted && inOrder.hasNext) {
+        val (id, s, chunk) = inOrder.next()
+        freed += s.synchronized(s.moveToDisk(chunk, disk.file(id)))
+      }
+    } catch {
+      case NonFatal(e) =>
+        logWarning(
+          "Could not move merged chunks to disk; runs that do not fit stay in their files",
+          e)
+    } finally {
+      memory.release(freed)
+      movedToDisk.addAndGet(freed)
+    }
+  }
+
+  /**
+   * The chunks in memory that are not on their way to a peer and that `movable` allows, with
+   * their shuffle: those of the partitions with the most merged bytes first, the largest of each
+   * first (a skewed shuffle's hot partitions are the ones that overflow).
+   */
+  private def hottestFirst(
+      movable: (ShuffleMerges, HeldChunk) => Boolean): Seq[(Int, ShuffleMerges, HeldChunk)] =
+    shuffles.asScala.toSeq
+      .flatMap { case (id, s) =>
+        s.synchronized(s.inMemory.collect {
+          case (chunk, partitionBytes) if !chunk.leaving && movable(s, chunk) =>
+            (id, s, chunk, partitionBytes)
+        })
+      }
+      .sortBy { case (_, _, chunk, partitionBytes) => (-partitionBytes, -chunk.bytes) }
+      .map { case (id, s, chunk, _) => (id, s, chunk) }
+
+  /**
+   * What this executor merged of `shuffleId` so far, per partition (for the driver's summary at
+   * the map stage's end); seals nothing.
+   */
+  def summary(shuffleId: Int): Seq[MergedPartition] =
+    Option(shuffles.get(shuffleId)).fold(Seq.empty[MergedPartition])(s => s.synchronized(s.summary))
+
+  /**
+   * The chunks of partitions `[start, end)`, which are sealed from now on; for a peer, those in
+   * memory exposed to one-sided reads where `remote` allows them (this executor's own tasks read
+   * its chunks in place).
+   */
+  def layout(shuffleId: Int, start: Int, end: Int, forPeer: Boolean): Seq[MergedChunk] = {
+    val exposing = if (forPeer) remote() else None
+    merges(shuffleId).fold(Seq.empty[MergedChunk]) { s =>
+      s.synchronized(s.seal(start, end, chunk => exposing.foreach(expose(chunk, _))))
+    }
+  }
+
+  private def expose(chunk: HeldChunk, to: RemoteMemory): Unit =
+    try chunk.expose(to)
+    catch {
+      case NonFatal(e) =>
+        // Such chunks are read through the block server: say so once, not per chunk.
+        if (!exposureFailed.getAndSet(true)) {
+          logWarning("Merged chunks could not be exposed to one-sided reads", e)
+        }
+    }
+
+  /**
+   * A chunk's bytes: a view of them in memory, or a segment of its shuffle's merged file; none
+   * once it was handed off.
+   */
+  def chunk(shuffleId: Int, chunkId: Int): Option[ManagedBuffer] =
+    Option(shuffles.get(shuffleId)).flatMap(s => s.synchronized(s.bytesOf(chunkId)))
+
+  /**
+   * The bytes of the chunks this executor holds of partitions `[start, end)`, back to back in
+   * their layout's order (those handed off to peers left out); none unless a layout sealed
+   * every one of them, so the chunks are those the layout listed.
+   */
+  def range(shuffleId: Int, start: Int, end: Int): Option[ManagedBuffer] =
+    Option(shuffles.get(shuffleId)).flatMap(s => s.synchronized(s.range(start, end)))
+
+  /** A view of the bytes of chunk `chunkId` of `partition`, which its owner handed off here. */
+  def hostedChunk(shuffleId: Int, partition: Int, chunkId: Int): Option[ManagedBuffer] =
+    Option(shuffles.get(shuffleId)).flatMap(s => s.synchronized(s.hostedBytes(partition, chunkId)))
+
+  def removeShuffle(shuffleId: Int): Unit = {
+    removed.add(shuffleId)
+    Option(shuffles.remove(shuffleId)).foreach { s =>
+      memory.release(s.synchronized { s.removed = true; s.unexpose(); s.bytes })
+      disk.remove(shuffleId)
+      onChange(this)
+    }
+  }
+
+  def clear(): Unit = shuffles.keySet.forEach(id => removeShuffle(id))
+}
+
+private[spark] object MergeStore {
+
+  /**
+   * Where an executor's merged chunks go when memory is short: one [[SpillFile]] per shuffle,
+   * made by `newFile` when a shuffle's first chunk moves there.
+   */
+  final class Disk(newFile: () => File, transport: TransportConf) {
+    private[this] val files = new ConcurrentHashMap[Int, SpillFile]
+
+    def file(shuffleId: Int): SpillFile =
+      files.computeIfAbsent(shuffleId, _ => new SpillFile(newFile(), transport))
+
+    def remove(shuffleId: Int): Unit = Option(files.remove(shuffleId)).foreach(_.delete())
+  }
+}

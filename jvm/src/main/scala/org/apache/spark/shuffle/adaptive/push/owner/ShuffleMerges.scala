@@ -1,0 +1,139 @@
+package org.apache.spark.shuffle.adaptive.push.owner
+
+import java.nio.ByteBuffer
+
+import scala.collection.mutable
+import scala.jdk.CollectionConverters._
+
+import io.netty.buffer.Unpooled
+import org.roaringbitmap.longlong.Roaring64NavigableMap
+
+import org.apache.spark.network.buffer.{ManagedBuffer, NettyManagedBuffer, NioManagedBuffer}
+import org.apache.spark.storage.BlockManagerId
+import org.apache.spark.shuffle.adaptive.memory.SpillFile
+import org.apache.spark.shuffle.adaptive.protocol.{MergedChunk, MergedPartition, RunUpload}
+
+/** The merged partitions of one shuffle; callers hold its lock. */
+private[owner] final class ShuffleMerges {
+  private[this] val partitions = mutable.HashMap.empty[Int, PartitionMerge]
+  private[this] val chunks = mutable.ArrayBuffer.empty[HeldChunk]
+  private[this] val hosted = mutable.HashMap.empty[(Int, Int), ByteBuffer]
+
+  /** Bytes held in memory, other owners' chunks included. */
+  var bytes = 0L
+  var removed = false
+
+  def append(partition: Int, mapId: Long, slice: ByteBuffer, chunkSize: Long): Boolean = {
+    val merge = partitions.getOrElseUpdate(partition, new PartitionMerge)
+    if (merge.isSealed || merge.mapIds.contains(mapId)) return false
+    merge.mapIds.addLong(mapId)
+    val open = merge.open.filter(c => c.bytes + slice.remaining <= chunkSize).getOrElse {
+      val chunk = new HeldChunk(chunks.size, partition)
+      chunks += chunk
+      merge.chunks += chunk
+      chunk
+    }
+    open.add(mapId, slice)
+    merge.open = if (open.bytes < chunkSize) Some(open) else None
+    merge.bytes += slice.remaining
+    bytes += slice.remaining
+    true
+  }
+
+  def isSealed(partition: Int): Boolean = partitions.get(partition).exists(_.isSealed)
+
+  /** Holds `data`, chunk `chunkId` of `partition` from its owner; answers the bytes kept. */
+  def host(partition: Int, chunkId: Int, data: ByteBuffer): Long =
+    if (hosted.contains((partition, chunkId))) 0L
+    else {
+      hosted((partition, chunkId)) = data
+      bytes += data.remaining
+      data.remaining
+    }
+
+  def hostedBytes(partition: Int, chunkId: Int): Option[ManagedBuffer] =
+    hosted.get((partition, chunkId)).map(data => new NioManagedBuffer(data.asReadOnlyBuffer()))
+
+  /**
+   * Closes `chunk` for its hand-off: its upload (a run header, then a view of its bytes),
+   * unless it is no longer in memory.
+   */
+  def leave(chunk: HeldChunk): Option[ManagedBuffer] =
+    if (removed || !chunk.inMemory || chunk.leaving) None
+    else {
+      val merge = partitions(chunk.partition)
+      if (merge.open.contains(chunk)) merge.open = None
+      chunk.leaving = true
+      val header = ByteBuffer.wrap(RunUpload.header(Array(chunk.bytes)))
+      Some(
+        new NettyManagedBuffer(
+          Unpooled.wrappedBuffer(header +: chunk.slices.map(_.asReadOnlyBuffer()).toSeq: _*)))
+    }
+
+  /** Answers the bytes that left memory: none if the shuffle went or a layout sealed the partition. */
+  def handedOff(chunk: HeldChunk, peer: BlockManagerId): Long = {
+    chunk.leaving = false
+    if (removed || !chunk.inMemory || isSealed(chunk.partition)) 0L
+    else {
+      chunk.hostedBy(peer)
+      bytes -= chunk.bytes
+      chunk.bytes
+    }
+  }
+
+  /** The chunks in memory, each with its partition's merged bytes. */
+  def inMemory: Seq[(HeldChunk, Long)] =
+    if (removed) Nil
+    else chunks.iterator.filter(_.inMemory).map(c => c -> partitions(c.partition).bytes).toSeq
+
+  /**
+   * Writes `chunk` to `file` and drops it from memory (nothing more is appended to it); answers
+   * the bytes that left memory.
+   */
+  def moveToDisk(chunk: HeldChunk, file: => SpillFile): Long =
+    if (removed || !chunk.inMemory) 0L
+    else {
+      val merged = file
+      chunk.movedTo(merged, merged.append(chunk.slices.toSeq))
+      val merge = partitions(chunk.partition)
+      if (merge.open.contains(chunk)) merge.open = None
+      bytes -= chunk.bytes
+      chunk.bytes
+    }
+
+  def summary: Seq[MergedPartition] = partitions.iterator
+    .filter(_._2.bytes > 0)
+    .map { case (p, merge) =>
+      // A copy: appends go on after the lock is released.
+      val maps = new Roaring64NavigableMap
+      maps.or(merge.mapIds)
+      maps.runOptimize()
+      MergedPartition(p, merge.bytes, merge.chunks.size, maps)
+    }
+    .toSeq
+    .sortBy(_.partition)
+
+  /** Seals partitions `[start, end)`, hands `expose` their chunks in memory not exposed yet. */
+  def seal(start: Int, end: Int, expose: HeldChunk => Unit): Seq[MergedChunk] =
+    (start until end).flatMap { p =>
+      val merge = partitions.getOrElseUpdate(p, new PartitionMerge)
+      merge.isSealed = true
+      merge.open = None
+      if (!removed) {
+        merge.chunks.filter(c => c.inMemory && !c.leaving && c.region.isEmpty).foreach(expose)
+      }
+      merge.chunks.map(_.describe)
+    }
+
+  def unexpose(): Unit = chunks.foreach(_.unexpose())
+
+  def range(start: Int, end: Int): Option[ManagedBuffer] =
+    if (removed || !(start until end).forall(isSealed)) None
+    else {
+      val held = (start until end).flatMap(p => partitions(p).chunks).filter(_.hostedAt.isEmpty)
+      Some(new NettyManagedBuffer(Unpooled.wrappedBuffer(held.flatMap(_.buffers): _*)))
+    }
+
+  def bytesOf(chunkId: Int): Option[ManagedBuffer] =
+    chunks.lift(chunkId).filter(_.hostedAt.isEmpty).map(_.data)
+}

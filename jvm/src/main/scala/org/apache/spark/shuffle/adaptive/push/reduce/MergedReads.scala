@@ -1,0 +1,223 @@
+package org.apache.spark.shuffle.adaptive.push.reduce
+
+import scala.collection.mutable
+import scala.concurrent.{Await, Future}
+import scala.concurrent.duration._
+import scala.util.control.NonFatal
+
+import org.apache.spark.SparkEnv
+import org.apache.spark.internal.Logging
+import org.apache.spark.storage.{BlockId, BlockManagerId, ShuffleBlockId}
+import org.apache.spark.shuffle.adaptive.protocol.BlockMessage.{HostedChunkRequest, LayoutRequest, RangeRequest}
+import org.apache.spark.shuffle.adaptive.fetch.{ChunkPart, ChunkRead}
+import org.apache.spark.shuffle.adaptive.flow.BlockRef
+import org.apache.spark.shuffle.adaptive.protocol.{Ask, BlockMessage, MergedChunk, OwnerTable, Payloads}
+import org.apache.spark.shuffle.adaptive.push.owner.MergeStore
+import org.apache.spark.shuffle.adaptive.transport.RemoteRegion
+
+/**
+ * Where a reduce task reads its blocks in mode=push: the merged chunks of its partitions from
+ * their owners, and the blocks not merged from their map outputs.
+ *
+ * @param blocks what to fetch from where, as the map output tracker's view lists it, with the
+ *               chunks at their owners and without the blocks read out of them
+ * @param chunks the blocks the task reads out of each chunk, by its holder and id (a partition
+ *               merged at owners of two versions of the table has chunks of the same id at each)
+ * @param chunksAtPeers how many of those chunks are read at a peer their owner handed them to
+ * @param chunksInRanges how many chunks are read as part of a partition range's request
+ * @param exposed the chunks read one-sided, by holder and id, with their regions there
+ */
+private[spark] final case class MergedReads(
+    blocks: Seq[(BlockManagerId, MergedReads.Blocks)],
+    chunks: Map[(BlockManagerId, BlockId), ChunkRead],
+    chunksAtPeers: Int,
+    chunksInRanges: Int,
+    exposed: Map[(BlockManagerId, BlockId), RemoteRegion])
+
+private[spark] object MergedReads extends Logging {
+
+  type Blocks = collection.Seq[(BlockId, Long, Int)]
+
+  /**
+   * Takes from `byAddress` (the map output tracker's view: what the task must read, map
+   * outputs Spark keeps only) every block that a chunk of `layouts` holds, and reads that chunk
+   * instead. A chunk is read when at least half its bytes are blocks the task needs (the rest,
+   * of maps outside the task's range or of attempts Spark did not keep, are skipped), or when it
+   * holds a needed block whose map output's executor is among `lostHomes` (the chunk is then its
+   * only copy), but not when it is held elsewhere and every block the task needs of it is in a
+   * file of the task's own executor (`reader`); a block is read once, from the first chunk
+   * that holds it.
+   *
+   * The chunks an owner holds of consecutive partitions the task reads whole are read in one
+   * request of up to `rangeBytes` ([[RangeRequest]]): a coalesced reduce task reads many
+   * small partitions, each merged into one small chunk, and would otherwise pay a request and a
+   * stream per partition. A partition of more than `rangeBytes`, or one with a chunk left out,
+   * is read a chunk per request, and so is a chunk its owner handed off, at its peer. With
+   * `oneSided` (the task reads through UCX), a chunk its holder exposed is read alone, one-sided
+   * out of its region: a read the holder does not serve costs it nothing per request.
+   */
+  def plan(
+      shuffleId: Int,
+      byAddress: Seq[(BlockManagerId, Blocks)],
+      layouts: Seq[(BlockManagerId, Seq[MergedChunk])],
+      rangeBytes: Long,
+      oneSided: Boolean,
+      lostHomes: Set[String] = Set.empty,
+      reader: Option[String] = None): MergedReads = {
+    val needed = mutable.HashMap.empty[(Long, Int), (BlockManagerId, Int)]
+    byAddress.foreach { case (home, blocks) =>
+      blocks.foreach {
+        case (ShuffleBlockId(_, mapId, reduceId), size, mapIndex) if size > 0 =>
+          needed((mapId, reduceId)) = (home, mapIndex)
+        case _ =>
+      }
+    }
+    val taken = mutable.HashSet.empty[(Long, Int)]
+    // The parts of `chunk` (held at `holder`) the task reads, if it reads the chunk, which
+    // takes their blocks.
+    def select(holder: BlockManagerId, chunk: MergedChunk): Option[IndexedSeq[ChunkPart]] = {
+      var offset = 0L
+      val keyedParts = chunk.mapIds.indices.flatMap { i =>
+        val key = (chunk.mapIds(i), chunk.partition)
+        val part = needed.get(key).filterNot(_ => taken(key)).map { case (home, mapIndex) =>
+          key -> ChunkPart(
+            BlockRef(ShuffleBlockId(shuffleId, key._1, key._2), chunk.lengths(i), mapIndex),
+            home,
+            offset,
+            chunk.lengths(i))
+        }
+        offset += chunk.lengths(i)
+        part
+      }
+      val parts = keyedParts.map(_._2)
+      val onlyCopy = parts.exists(part => lostHomes(part.home.executorId))
+      // A replica holds blocks of one executor's map outputs: read on that executor, they are
+      // in its own files.
+      val inOwnFiles =
+        reader.exists(self => holder.executorId != self && parts.forall(_.home.executorId == self))
+      if (parts.nonEmpty && !inOwnFiles &&
+        (onlyCopy || 2 * parts.iterator.map(_.length).sum >= chunk.bytes)) {
+        taken ++= keyedParts.map(_._1)
+        Some(parts)
+      } else None
+    }
+    val chunks = Map.newBuilder[(BlockManagerId, BlockId), ChunkRead]
+    val reads = Seq.newBuilder[(BlockManagerId, (BlockId, Long, Int))]
+    var inRanges = 0
+    val exposed = Map.newBuilder[(BlockManagerId, BlockId), RemoteRegion]
+    def read(at: BlockManagerId, id: BlockId, bytes: Long, parts: IndexedSeq[ChunkPart]): Unit = {
+      chunks += (at, id) -> ChunkRead(parts, bytes)
+      reads += at -> ((id, bytes, -1))
+    }
+    // A chunk in a request of its own, where it is held.
+    def readChunk(owner: BlockManagerId, chunk: MergedChunk, parts: IndexedSeq[ChunkPart]): Unit = {
+      val holder = chunk.hostedAt.getOrElse(owner)
+      val id = chunk.request(shuffleId).blockId
+      read(holder, id, chunk.bytes, parts)
+      if (oneSided) chunk.region.foreach(region => exposed += (holder, id) -> region)
+    }
+    def alone(chunk: MergedChunk) = chunk.hostedAt.isDefined || oneSided && chunk.region.isDefined
+    layouts.foreach { case (owner, layout) =>
+      val selected = layout.map(chunk => chunk -> select(chunk.hostedAt.getOrElse(owner), chunk))
+      selected.foreach {
+        case (chunk, Some(parts)) if alone(chunk) =>
+          readChunk(owner, chunk, parts)
+        case _ =>
+      }
+      val range = mutable.ArrayBuffer.empty[(MergedChunk, IndexedSeq[ChunkPart])]
+      var rangeTotal = 0L
+      def flush(): Unit = {
+        range.toSeq match {
+          case Seq() =>
+          case Seq((chunk, parts)) =>
+            readChunk(owner, chunk, parts)
+          case many =>
+            val starts = many.scanLeft(0L)(_ + _._1.bytes)
+            val parts = many.zip(starts).flatMap { case ((_, ps), start) =>
+              ps.map(p => p.copy(offset = p.offset + start))
+            }
+            val id =
+              RangeRequest(shuffleId, many.head._1.partition, many.last._1.partition + 1).blockId
+            read(owner, id, starts.last, parts.toIndexedSeq)
+            inRanges += many.size
+        }
+        range.clear()
+        rangeTotal = 0L
+      }
+      // Each partition's chunks in their layout's order, which is the order the owner serves.
+      val held = selected.filter(_._1.hostedAt.isEmpty).groupBy(_._1.partition).toSeq.sortBy(_._1)
+      held.foreach { case (_, of) =>
+        val bytes = of.iterator.map(_._1.bytes).sum
+        // A range holds every chunk of its partitions that the owner has.
+        if (of.forall { case (c, parts) => parts.isDefined && !alone(c) } && bytes <= rangeBytes) {
+          if (rangeTotal + bytes > rangeBytes) flush()
+          range ++= of.map { case (chunk, parts) => chunk -> parts.get }
+          rangeTotal += bytes
+        } else {
+          flush()
+          of.foreach {
+            case (chunk, Some(parts)) if !alone(chunk) =>
+              readChunk(owner, chunk, parts)
+            case _ =>
+          }
+        }
+      }
+      flush()
+    }
+    val left = byAddress.map { case (home, blocks) =>
+      home -> blocks.filter {
+        case (ShuffleBlockId(_, mapId, reduceId), _, _) => !taken((mapId, reduceId))
+        case _ => true
+      }
+    }
+    val atHolders = reads.result().groupMap(_._1)(_._2)
+    val merged = left.map { case (address, blocks) =>
+      address -> (blocks ++ atHolders.getOrElse(address, Nil))
+    } ++ atHolders.filter { case (holder, _) => !left.exists(_._1 == holder) }.toSeq
+    val result = chunks.result()
+    MergedReads(
+      merged,
+      result,
+      result.keys.count { case (_, id) =>
+        BlockMessage.unapply(id).exists(_.isInstanceOf[HostedChunkRequest])
+      },
+      inRanges,
+      exposed.result())
+  }
+
+  /**
+   * Asks each owner of partitions `[start, end)` in any version of the table (and each replica,
+   * where `replicated`) for their layout (which seals them there),
+   * this executor's own store directly and the others through Spark's block transfer service,
+   * all at once. An owner that does not answer within `timeout` merged nothing for this task.
+   */
+  def layouts(
+      env: SparkEnv,
+      own: MergeStore,
+      shuffleId: Int,
+      owners: Seq[OwnerTable],
+      start: Int,
+      end: Int,
+      replicated: Boolean,
+      timeout: FiniteDuration): Seq[(BlockManagerId, Seq[MergedChunk])] = {
+    val self = env.blockManager.blockManagerId.executorId
+    val asked = OwnerTable.ranges(owners, start, end, replicated).map { case (owner, from, until) =>
+      val layout =
+        if (owner.executorId == self)
+          Future.successful(own.layout(shuffleId, from, until, forPeer = false))
+        else Ask(env, owner, LayoutRequest(shuffleId, from, until))(Payloads.decodeLayout)
+      owner -> layout
+    }
+    asked.map { case (owner, layout) =>
+      owner -> (try Await.result(layout, timeout)
+      catch {
+        case NonFatal(e) =>
+          logWarning(
+            s"No layout of shuffle $shuffleId's partitions from $owner; reading " +
+              "their blocks from the map outputs",
+            e)
+          Seq.empty
+      })
+    }
+  }
+}

@@ -1,0 +1,428 @@
+package org.apache.spark.shuffle.adaptive.push.owner
+
+import java.io.File
+import java.nio.ByteBuffer
+import java.nio.file.Files
+
+import scala.collection.mutable
+
+import org.scalatest.funsuite.AnyFunSuite
+
+import org.apache.spark.SparkConf
+import org.apache.spark.network.netty.SparkTransportConf
+import org.apache.spark.storage.{BlockManagerId, ShuffleBlockBatchId}
+import org.apache.spark.shuffle.adaptive.memory.MemoryBound
+import org.apache.spark.shuffle.adaptive.protocol.{BlockMessage, MergedChunk, Payloads, RunUpload}
+import org.apache.spark.shuffle.adaptive.push.map.Pusher
+import org.apache.spark.shuffle.adaptive.transport.{ExposedBuffer, RemoteMemory, RemoteRegion}
+
+class MergeStoreSuite extends AnyFunSuite {
+  import MergeStoreSuite._
+
+  /** `sizes` blocks of map `mapId`, each filled with a byte naming it, back to back. */
+  private def run(mapId: Long, sizes: Long*): ByteBuffer = {
+    val out = ByteBuffer.allocateDirect(sizes.sum.toInt)
+    sizes.zipWithIndex.foreach { case (size, r) =>
+      (0L until size).foreach(_ => out.put((mapId * 16 + r).toByte))
+    }
+    out.flip()
+  }
+
+  private def store(
+      capacity: Long,
+      chunkSize: Long,
+      disk: MergeStore.Disk = noDisk,
+      remote: Option[RemoteMemory] = None): (MergeStore, MemoryBound) = {
+    val memory = new MemoryBound(capacity)
+    (new MergeStore(memory, chunkSize, disk, () => remote, _ => ()), memory)
+  }
+
+  /** A run of map `mapId`'s blocks for partitions from 0, streamed here by another executor. */
+  private def receive(s: MergeStore, mapId: Long, sizes: Long*): Unit = {
+    val id = ShuffleBlockBatchId(0, mapId, 0, sizes.size)
+    val stream = s.receiveRun(id)
+    stream.onData(id.name, ByteBuffer.wrap(RunUpload.header(sizes.toArray)))
+    stream.onData(id.name, run(mapId, sizes: _*))
+    stream.onComplete(id.name)
+  }
+
+  /** What `append` is given: reserved bytes, of which it keeps some and the rest go back. */
+  private def push(s: MergeStore, m: MemoryBound, mapId: Long, first: Int, sizes: Long*): Long = {
+    assert(m.reserve(sizes.sum))
+    val kept = s.append(0, mapId, first, sizes.toArray, run(mapId, sizes: _*))
+    m.release(sizes.sum - kept)
+    kept
+  }
+
+  private def bytesOf(s: MergeStore, c: MergedChunk): Array[Byte] = {
+    val buf = s.chunk(0, c.chunkId).get.nioByteBuffer()
+    val out = new Array[Byte](buf.remaining)
+    buf.get(out)
+    out
+  }
+
+  test("blocks are appended to their partition's chunks, a new chunk past the chunk size") {
+    val (s, m) = store(1000, chunkSize = 100)
+    push(s, m, 1, 0, 60, 10)
+    push(s, m, 2, 0, 30, 0)
+    push(s, m, 3, 0, 50, 20)
+    val layout = s.layout(0, 0, 2, forPeer = true)
+    assert(layout.map(c => (c.partition, c.mapIds.toSeq, c.lengths.toSeq)) ===
+      Seq((0, Seq(1L, 2L), Seq(60L, 30L)), (0, Seq(3L), Seq(50L)), (1, Seq(1L, 3L), Seq(10L, 20L))))
+    assert(bytesOf(s, layout.head).toSeq === (Seq.fill(60)(16.toByte) ++ Seq.fill(30)(32.toByte)))
+    assert(m.used === 170)
+  }
+
+  test("a chunk is described alike to every layout request, however many blocks it holds") {
+    val (s, m) = store(1 << 20, chunkSize = 1 << 20)
+    (1 to 16).foreach(mapId => push(s, m, mapId, 0, 3))
+    val first = s.layout(0, 0, 1, forPeer = true)
+    assert(first.head.mapIds.toSeq === (1L to 16L))
+    assert(s.layout(0, 0, 1, forPeer = true).head.mapIds.toSeq === (1L to 16L))
+    assert(s.layout(0, 0, 1, forPeer = true).head.lengths.toSeq === Seq.fill(16)(3L))
+  }
+
+  test("a map output already merged is not appended again (a retried or speculative task)") {
+    val (s, m) = store(1000, chunkSize = 100)
+    assert(push(s, m, 1, 0, 10, 10) === 20)
+    assert(push(s, m, 1, 0, 10, 10) === 0)
+    assert(push(s, m, 1, 1, 10) === 0)
+    assert(s.layout(0, 0, 2, forPeer = true).map(_.mapIds.toSeq) === Seq(Seq(1L), Seq(1L)))
+    assert(m.used === 20)
+  }
+
+  test("a layout seals its partitions: later blocks of them stay in their files") {
+    val (s, m) = store(1000, chunkSize = 100)
+    push(s, m, 1, 0, 10, 10)
+    assert(s.layout(0, 0, 1, forPeer = true).map(_.mapIds.toSeq) === Seq(Seq(1L)))
+    assert(push(s, m, 2, 0, 10, 10) === 10, "partition 1 was not sealed")
+    assert(
+      s.layout(0, 0, 1, forPeer = true).map(_.mapIds.toSeq) === Seq(Seq(1L)),
+      "the same layout again")
+    assert(s.layout(0, 1, 2, forPeer = true).map(_.mapIds.toSeq) === Seq(Seq(1L, 2L)))
+  }
+
+  test("runs streamed by other executors are held if they fit, else dropped; removal frees all") {
+    val (s, m) = store(100, chunkSize = 1 << 20)
+    receive(s, 1, 40, 20)
+    // Failing the stream would close the connection other pushes share.
+    receive(s, 2, 30, 20)
+    assert(
+      m.used === 60 && s.layout(0, 0, 2, forPeer = true).map(_.mapIds.toSeq) === Seq(
+        Seq(1L),
+        Seq(1L)))
+    s.removeShuffle(0)
+    assert(m.used === 0 && s.layout(0, 0, 2, forPeer = true).isEmpty && s.chunk(0, 0).isEmpty)
+    assert(push(s, m, 3, 0, 10) === 0, "nothing of a removed shuffle is merged any more")
+  }
+
+  test("when memory is short, the hot partition's chunks move to disk and are read whole") {
+    val dir = Files.createTempDirectory("merge-store").toFile
+    val (s, m) = store(100, chunkSize = 30, disk = diskIn(dir))
+    receive(s, 1, 30, 5)
+    receive(s, 2, 30, 5)
+    receive(s, 3, 20)
+    assert(m.used === 90 && s.bytesMovedToDisk === 0)
+    // 25 more bytes do not fit: partition 0 (80 bytes merged) moves to disk, a chunk at a time,
+    // until a chunk's worth is free; partition 1's small chunk stays in memory.
+    receive(s, 4, 20, 5)
+    val layout = s.layout(0, 0, 2, forPeer = true)
+    assert(
+      layout.map(c => (c.partition, c.mapIds.toSeq)) ===
+        Seq((0, Seq(1L)), (0, Seq(2L)), (0, Seq(3L)), (0, Seq(4L)), (1, Seq(1L, 2L, 4L))))
+    assert(s.bytesMovedToDisk === 30 && m.used === 85)
+    assert(dir.listFiles().length === 1, "one merged file for the shuffle")
+    layout.foreach { c =>
+      val expected = c.mapIds.toSeq.zip(c.lengths).flatMap { case (mapId, length) =>
+        Seq.fill(length.toInt)((mapId * 16 + c.partition).toByte)
+      }
+      assert(bytesOf(s, c).toSeq === expected, s"chunk ${c.chunkId}")
+    }
+    s.removeShuffle(0)
+    assert(dir.listFiles().isEmpty && m.used === 0)
+    dir.delete()
+  }
+
+  test("a layout for a peer exposes the chunks it seals as one buffer each, kept in memory") {
+    val dir = Files.createTempDirectory("merge-store").toFile
+    val remote = new RecordingRemoteMemory
+    val (s, m) = store(100, chunkSize = 30, disk = diskIn(dir), remote = Some(remote))
+    receive(s, 1, 10, 5)
+    receive(s, 2, 10, 5)
+    assert(s.layout(0, 0, 1, forPeer = false).forall(_.region.isEmpty), "its own tasks read here")
+    assert(remote.exposed.isEmpty)
+    val layout = s.layout(0, 0, 2, forPeer = true)
+    assert(
+      layout.map(c => (c.partition, c.region.map(_.length))) === Seq(0 -> Some(20), 1 -> Some(10)))
+    // Partition 0's blocks came in two runs: copied into one buffer, in layout order.
+    val exposed = remote.exposed.map(b => b.duplicate())
+    assert(exposed.forall(_.isDirect) && exposed.map(_.remaining) === Seq(20, 10))
+    val bytes = new Array[Byte](20)
+    exposed.head.get(bytes)
+    assert(bytes.toSeq === Seq.fill(10)(16.toByte) ++ Seq.fill(10)(32.toByte))
+    assert(bytesOf(s, layout.head).toSeq === bytes.toSeq)
+    assert(s.layout(0, 0, 2, forPeer = true).map(_.region) === layout.map(_.region), "exposed once")
+    // 80 bytes do not fit: the exposed chunks stay in memory, so the run stays in its file.
+    receive(s, 3, 0, 0, 80)
+    assert(s.bytesMovedToDisk === 0 && m.used === 30)
+    assert(bytesOf(s, layout.head).toSeq === bytes.toSeq)
+    s.removeShuffle(0)
+    assert(remote.closed === 2 && m.used === 0)
+    dir.delete()
+  }
+
+  test("a range serves the chunks held of sealed partitions back to back, in layout order") {
+    val dir = Files.createTempDirectory("merge-store").toFile
+    val (s, m) = store(100, chunkSize = 30, disk = diskIn(dir))
+    receive(s, 1, 30, 5, 0, 4)
+    receive(s, 2, 30, 5, 0, 4)
+    receive(s, 3, 20)
+    receive(s, 4, 20, 5) // partition 0's first chunk moves to disk
+    assert(s.bytesMovedToDisk === 30)
+    assert(s.range(0, 0, 4).isEmpty, "not before a layout sealed every partition of it")
+    val layout = s.layout(0, 0, 4, forPeer = true)
+    val range = s.range(0, 0, 4).get.nioByteBuffer()
+    val bytes = new Array[Byte](range.remaining)
+    range.get(bytes)
+    assert(bytes.toSeq === layout.flatMap(c => bytesOf(s, c).toSeq))
+    assert(bytes.length === 100 + 15 + 8)
+    // Partition 3 alone: partitions with nothing merged add nothing.
+    assert(s.range(0, 2, 4).get.size === 8)
+    s.removeShuffle(0)
+    assert(s.range(0, 0, 4).isEmpty)
+    dir.delete()
+  }
+
+  test("a range leaves out the chunks handed off to peers") {
+    val (s, _) = hotAndCold()
+    s.takeForHandOff(100).foreach(c => assert(s.handedOff(c, peer)))
+    val layout = s.layout(0, 0, 2, forPeer = true)
+    val held = layout.filter(_.hostedAt.isEmpty)
+    assert(held.size === layout.size - 1)
+    assert(s.range(0, 0, 2).get.size === held.map(_.bytes).sum)
+  }
+
+  test("a run larger than the whole memory stays in its file, and nothing moves to disk") {
+    val dir = Files.createTempDirectory("merge-store").toFile
+    val (s, m) = store(50, chunkSize = 30, disk = diskIn(dir))
+    receive(s, 1, 30)
+    receive(s, 2, 60)
+    assert(s.layout(0, 0, 1, forPeer = true).map(_.mapIds.toSeq) === Seq(Seq(1L)))
+    assert(s.bytesMovedToDisk === 0 && m.used === 30 && dir.listFiles().isEmpty)
+    s.removeShuffle(0)
+    dir.delete()
+  }
+
+  test("this executor's own map output is read from its file once and merged") {
+    val (s, m) = store(1000, chunkSize = 100)
+    val file = File.createTempFile("merge-store", ".data")
+    try {
+      val bytes = run(7, 5, 0, 8)
+      val array = new Array[Byte](bytes.remaining)
+      bytes.get(array)
+      Files.write(file.toPath, array)
+      assert(s.appendFromFile(0, 7, 1, 3, file, Array(0L, 5, 5, 13)) === 8)
+      assert(
+        s.layout(0, 0, 3, forPeer = true).map(c => (c.partition, c.lengths.toSeq)) === Seq(
+          (2, Seq(8L))))
+      assert(
+        bytesOf(s, s.layout(0, 2, 3, forPeer = true).head).toSeq === Seq.fill(8)(
+          (7 * 16 + 2).toByte))
+      assert(m.used === 8)
+    } finally file.delete()
+  }
+
+  test("layouts survive their encoding") {
+    val peer = BlockManagerId("12", "host-é", 7337)
+    val region = RemoteRegion(0x7f0012345678L, Array[Byte](1, 2, 3), 1L << 33)
+    val chunks = Seq(
+      MergedChunk(3, 7, Array(5L, 9L), Array(100L, 1L << 33), region = Some(region)),
+      MergedChunk(4, 8, Array(), Array()),
+      MergedChunk(5, 7, Array(6L), Array(10L), hostedAt = Some(peer)))
+    val decoded = Payloads.decodeLayout(Payloads.encodeLayout(chunks))
+    def fields(c: MergedChunk) = (
+      c.chunkId,
+      c.partition,
+      c.mapIds.toSeq,
+      c.lengths.toSeq,
+      c.hostedAt,
+      c.region.map(r => (r.address, r.rkey.toSeq, r.length)))
+    assert(decoded.map(fields) === chunks.map(fields))
+    // A chunk is asked for at its owner, or, handed off, at the peer that holds it.
+    assert(
+      chunks.map(_.request(2)) === Seq(
+        BlockMessage.ChunkRequest(2, 7, 3),
+        BlockMessage.ChunkRequest(2, 8, 4),
+        BlockMessage.HostedChunkRequest(2, 7, 5)))
+  }
+
+  private val peer = BlockManagerId("9", "host-9", 7000)
+
+  test("a summary says per partition what was merged, and seals nothing") {
+    val (s, m) = store(1000, chunkSize = 100)
+    push(s, m, 7, 0, 60, 0, 10)
+    push(s, m, 9, 0, 60, 0, 0)
+    val summary = s.summary(0)
+    assert(
+      summary.map(p => (p.partition, p.bytes, p.chunks, p.mapIds.toArray.toSeq)) ===
+        Seq((0, 120L, 2, Seq(7L, 9L)), (2, 10L, 1, Seq(7L))))
+    val decoded = Payloads.decodeSummary(Payloads.encodeSummary(summary))
+    assert(
+      decoded.map(p => (p.partition, p.bytes, p.chunks, p.mapIds.toArray.toSeq)) ===
+        summary.map(p => (p.partition, p.bytes, p.chunks, p.mapIds.toArray.toSeq)))
+    assert(push(s, m, 11, 0, 5) === 5, "not sealed")
+    assert(summary.head.mapIds.getLongCardinality === 2, "a copy: later merges leave it as it was")
+  }
+
+  /** Three chunks of partition 0 (100 bytes each) and one of partition 1 (50 bytes). */
+  private def hotAndCold(): (MergeStore, MemoryBound) = {
+    val (s, m) = store(1000, chunkSize = 100)
+    push(s, m, 1, 0, 100, 50)
+    push(s, m, 2, 0, 100)
+    push(s, m, 3, 0, 100)
+    (s, m)
+  }
+
+  test("chunks are handed off hottest partition first, within the room; then read at the peer") {
+    val (s, m) = hotAndCold()
+    assert(m.used === 350)
+    val leaving = s.takeForHandOff(220)
+    assert(leaving.map(c => (c.partition, c.bytes)) === Seq((0, 100L), (0, 100L)))
+    // An upload is a run header, then the chunk's bytes.
+    val upload = leaving.head.upload.nioByteBuffer()
+    val headerLength = RunUpload.headerLength(1)
+    assert(RunUpload.sizesOf(upload.duplicate().limit(headerLength), 1).toSeq === Seq(100L))
+    assert(upload.remaining === headerLength + 100 && upload.get(headerLength) === 16.toByte)
+    leaving.foreach(c => assert(s.handedOff(c, peer)))
+    assert(m.used === 150 && s.bytesHandedOff === 200)
+    val layout = s.layout(0, 0, 2, forPeer = true)
+    assert(
+      layout.map(c => (c.partition, c.hostedAt)) ===
+        Seq((0, Some(peer)), (0, Some(peer)), (0, None), (1, None)))
+    assert(s.chunk(0, layout.head.chunkId).isEmpty, "no longer served here")
+    assert(bytesOf(s, layout(2)).length === 100)
+  }
+
+  test("an open chunk taken for a hand-off is closed: later blocks start a new one") {
+    val (s, m) = hotAndCold()
+    val taken = s.takeForHandOff(1000)
+    assert(taken.map(_.partition) === Seq(0, 0, 0, 1))
+    taken.foreach(s.kept)
+    push(s, m, 4, 1, 20)
+    assert(s.layout(0, 1, 2, forPeer = true).map(_.mapIds.toSeq) === Seq(Seq(1L), Seq(4L)))
+  }
+
+  test("a chunk whose partition a layout sealed while it was on its way stays where it was") {
+    val (s, m) = hotAndCold()
+    val leaving = s.takeForHandOff(100)
+    assert(s.takeForHandOff(1000).forall(_.chunkId != leaving.head.chunkId), "taken once")
+    val sealedLayout = s.layout(0, 0, 1, forPeer = true)
+    assert(!s.handedOff(leaving.head, peer))
+    assert(m.used === 350 && s.bytesHandedOff === 0)
+    assert(s.layout(0, 0, 1, forPeer = true).map(_.hostedAt) === sealedLayout.map(_.hostedAt))
+    assert(bytesOf(s, sealedLayout.find(_.chunkId == leaving.head.chunkId).get).length === 100)
+    assert(s.takeForHandOff(1000).isEmpty, "sealed partitions' chunks stay")
+  }
+
+  test("a chunk on its way is closed and never moved to disk; one not taken stays as it was") {
+    val dir = Files.createTempDirectory("merge-store").toFile
+    val (s, m) = store(100, chunkSize = 40, disk = diskIn(dir))
+    receive(s, 1, 30, 10)
+    receive(s, 2, 30, 10)
+    val leaving = s.takeForHandOff(30)
+    assert(leaving.map(c => (c.partition, c.bytes)) === Seq((0, 30L)))
+    // 40 more bytes do not fit: only the chunk not on its way may move to disk.
+    receive(s, 3, 30, 10)
+    assert(s.bytesMovedToDisk === 30)
+    s.kept(leaving.head)
+    val layout = s.layout(0, 0, 1, forPeer = true)
+    assert(layout.map(_.mapIds.toSeq) === Seq(Seq(1L), Seq(2L), Seq(3L)))
+    assert(layout.forall(_.hostedAt.isEmpty) && bytesOf(s, layout.head).length === 30)
+    s.removeShuffle(0)
+    dir.delete()
+  }
+
+  /** Chunk `chunkId` of `partition`, `bytes` long, handed off to `s`; whether it took it. */
+  private def handOff(s: MergeStore, partition: Int, chunkId: Int, bytes: Int): Boolean = {
+    val stream = s.receiveHandOff(0, partition, chunkId)
+    val id = BlockMessage.HostedChunkRequest(0, partition, chunkId).blockId.name
+    stream.onData(id, ByteBuffer.wrap(RunUpload.header(Array(bytes.toLong))))
+    stream.onData(id, ByteBuffer.wrap(Array.fill(bytes)(chunkId.toByte)))
+    try {
+      stream.onComplete(id)
+      true
+    } catch {
+      case _: java.io.IOException =>
+        stream.onFailure(id, new java.io.IOException("refused"))
+        false
+    }
+  }
+
+  test("an executor holds other owners' chunks while at most half its memory is in use") {
+    val (s, m) = store(1000, chunkSize = 100)
+    assert(s.roomForPeers === 500)
+    assert(handOff(s, 4, 0, 300))
+    assert(s.roomForPeers === 200 && m.used === 300 && s.bytesHostedForPeers === 300)
+    // Refused at its end, which leaves the connection open: the owner tries elsewhere.
+    assert(!handOff(s, 4, 1, 300))
+    assert(m.used === 300)
+    val held = s.hostedChunk(0, 4, 0).get.nioByteBuffer()
+    assert(held.remaining === 300 && held.get(0) === 0.toByte)
+    assert(s.hostedChunk(0, 4, 1).isEmpty && s.hostedChunk(0, 5, 0).isEmpty)
+    assert(s.layout(0, 4, 5, forPeer = true).isEmpty, "a hosted chunk is in no layout here")
+    // Another owner's chunk of the same partition and id (a table's second version) is refused:
+    // the first one's owner names this executor in its layout, so the first stays.
+    assert(!handOff(s, 4, 0, 100))
+    assert(m.used === 300 && s.bytesHostedForPeers === 300)
+    assert(s.hostedChunk(0, 4, 0).get.size === 300)
+    s.removeShuffle(0)
+    assert(m.used === 0 && s.hostedChunk(0, 4, 0).isEmpty)
+  }
+
+  test("a map output's runs go to the owners in turn, the one after the pusher's first") {
+    val owners = Seq("0", "1", "2").map(id => BlockManagerId(id, "h", 1))
+    val byOwner = owners.zip(Seq(Seq("a0", "a1"), Seq("b0"), Seq("c0", "c1", "c2")))
+    assert(
+      Pusher.interleaved("1", byOwner).map(_._2) ===
+        Seq("c0", "a0", "b0", "c1", "a1", "c2"))
+  }
+
+  test("a pusher cuts each owner's range into runs of about a chunk, skipping empty blocks") {
+    val offsets = Array[Long](0, 0, 40, 40, 100, 300, 300)
+    val any = Long.MaxValue
+    assert(Pusher.pieces(offsets, 0, 6, 100, any) === Seq((1, 4), (4, 5)))
+    assert(Pusher.pieces(offsets, 0, 4, 60, any) === Seq((1, 2), (3, 4)))
+    assert(Pusher.pieces(offsets, 5, 6, 100, any).isEmpty)
+  }
+
+  test("blocks larger than the push limit are left out of the runs, splitting them") {
+    // Blocks of 10, 50, 0, 20, 200 and 30 bytes.
+    val offsets = Array[Long](0, 10, 60, 60, 80, 280, 310)
+    assert(Pusher.pieces(offsets, 0, 6, 1000, 40) === Seq((0, 1), (3, 4), (5, 6)))
+    assert(Pusher.pieces(offsets, 0, 6, 1000, 50) === Seq((0, 4), (5, 6)))
+    assert(Pusher.pieces(offsets, 1, 2, 1000, 40).isEmpty)
+  }
+}
+
+/** Exposes buffers at made-up addresses and counts the ones released. */
+private final class RecordingRemoteMemory extends RemoteMemory {
+  val exposed = mutable.ArrayBuffer.empty[ByteBuffer]
+  var closed = 0
+
+  override def expose(buffer: ByteBuffer): ExposedBuffer = synchronized {
+    exposed += buffer
+    val region = RemoteRegion(4096L * exposed.size, Array(exposed.size.toByte), buffer.remaining)
+    new ExposedBuffer(region, () => synchronized(closed += 1))
+  }
+}
+
+object MergeStoreSuite {
+  private val transport = SparkTransportConf.fromSparkConf(new SparkConf(false), "shuffle")
+
+  def diskIn(dir: File): MergeStore.Disk =
+    new MergeStore.Disk(() => File.createTempFile("merged", ".data", dir), transport)
+
+  /** For stores whose memory is never short. */
+  val noDisk: MergeStore.Disk =
+    new MergeStore.Disk(() => throw new IllegalStateException("no disk"), transport)
+}

@@ -1,0 +1,87 @@
+"""The plugin's JVM packages (jvm/src/main) import one way: no package imports one that imports it back (the
+architecture the README draws), and the production code imports nothing of the testkit."""
+
+import re
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+BASE = "org.apache.spark.shuffle.adaptive"
+PRODUCTION = [ROOT / "jvm/src/main"]
+TESTKIT_PACKAGE = "testing"
+
+
+def _package_of(text: str) -> str:
+    name = re.search(r"^package (\S+)", text, flags=re.MULTILINE).group(1)
+    return name[len(BASE) :].lstrip(".") or "(root)"
+
+
+def _imports(text: str) -> set:
+    """The plugin's packages a file names: in imports and in fully qualified references."""
+    code = re.sub(r'"(?:[^"\\\n]|\\.)*"', '""', text)  # class names in strings are not imports
+    code = re.sub(r"/\*.*?\*/|//[^\n]*", "", code, flags=re.DOTALL)
+    return {
+        m.lstrip(".") or "(root)" for m in re.findall(re.escape(BASE) + r"((?:\.[a-z]\w*)*)\.[A-Z{_]", code)
+    }
+
+
+def package_graph(roots=PRODUCTION) -> dict:
+    graph: dict = {}
+    for root in roots:
+        for path in root.rglob("*.scala"):
+            text = path.read_text(encoding="utf-8")
+            package = _package_of(text)
+            graph.setdefault(package, set()).update(_imports(text) - {package})
+    return graph
+
+
+def cycles(graph: dict) -> list:
+    """The strongly connected components of more than one package (Tarjan)."""
+    index, low, stack, on_stack, found = {}, {}, [], set(), []
+
+    def visit(v):
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in graph.get(v, ()):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for v in list(graph):
+        if v not in index:
+            visit(v)
+    return found
+
+
+def test_no_package_imports_one_that_imports_it_back():
+    graph = package_graph()
+    assert {"push.driver", "push.map", "push.owner", "push.reduce", "protocol"} <= set(graph)
+    assert cycles(graph) == []
+
+
+def test_the_check_finds_a_cycle():
+    assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+    assert _imports(f'import {BASE}.push.owner.MergeStore\nval s = "{BASE}.sql.X"') == {"push.owner"}
+
+
+def test_production_code_names_nothing_of_the_testkit():
+    assert not any(TESTKIT_PACKAGE in imported for imported in package_graph().values())
+    assert TESTKIT_PACKAGE not in package_graph()
+
+
+def test_the_shuffle_manager_names_nothing_of_dummy_but_its_python_facade():
+    importers = {p for p, imported in package_graph().items() if "dummy" in imported}
+    assert importers <= {"python"}, importers
+    assert "dummy" not in package_graph()
