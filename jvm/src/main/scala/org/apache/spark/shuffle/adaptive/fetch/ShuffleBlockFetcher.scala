@@ -21,6 +21,7 @@ import org.apache.spark.util.{Clock, SystemClock}
 import org.apache.spark.shuffle.adaptive.compat.SparkCompat
 import org.apache.spark.shuffle.adaptive.flow.{BlockBatch, BlockRef, ElasticLimit, FlowSettings, InFlightLedger, PeerQueue, PeerTraffic, SendRule, SourceRate, TaskShare}
 import org.apache.spark.shuffle.adaptive.metrics.FetchCounters
+import org.apache.spark.shuffle.adaptive.protocol.BlockMessage
 import org.apache.spark.shuffle.adaptive.transport.{BlockTransport, HostLocalTransport, TransportListener}
 
 /**
@@ -264,7 +265,7 @@ private[spark] final class ShuffleBlockFetcher(
           })
 
       override def onFailed(id: BlockId, e: Throwable): Unit = {
-        logWarning(s"Failed to fetch block $id from $address", e)
+        logWarning(s"Failed to fetch block ${BlockMessage.describe(id)} from $address", e)
         deliver(
           id,
           0L,
@@ -279,7 +280,7 @@ private[spark] final class ShuffleBlockFetcher(
       override def onFellBack(id: BlockId, e: Throwable): Unit = {
         fellBack.incrementAndGet()
         logWarning(
-          s"Cannot read block $id of $address the way ${transport.pathTo(address)} " +
+          s"Cannot read block ${BlockMessage.describe(id)} of $address the way ${transport.pathTo(address)} " +
             "reads; fetching it through the next transport instead",
           e)
       }
@@ -311,7 +312,7 @@ private[spark] final class ShuffleBlockFetcher(
     result match {
       case FetchResult.Failed(block, _, _, _) if chunks.contains((address, block.blockId)) =>
         logWarning(
-          s"Could not fetch chunk ${block.blockId} from $address; reading its blocks " +
+          s"Could not fetch ${BlockMessage.describe(block.blockId)} from $address; reading its blocks " +
             "from their map outputs")
         val read = chunks((address, block.blockId))
         if (read.merged) counters.add(FetchCounters.ChunkFallbacks, 1)
@@ -408,13 +409,13 @@ private[spark] final class ShuffleBlockFetcher(
       try read.cut(buf)
       catch {
         case NonFatal(e) =>
-          logWarning(s"Cannot read ${chunk.blockId} from $address", e)
+          logWarning(s"Cannot read ${BlockMessage.describe(chunk.blockId)} from $address", e)
           None
       }
     cut match {
       case None =>
         logWarning(
-          s"Read ${chunk.blockId} from $address (${buf.size} bytes) is not what was asked " +
+          s"Read ${BlockMessage.describe(chunk.blockId)} from $address (${buf.size} bytes) is not what was asked " +
             "for; reading its blocks from their map outputs")
         buf.release()
         if (read.merged) counters.add(FetchCounters.ChunkFallbacks, 1)

@@ -90,7 +90,10 @@ private[spark] final class RunSender(
         finish(address, id, size)
         result match {
           case Success(_) => arrived += id
-          case Failure(e) => logWarning(s"Could not spill $id to $address; it stays in its file", e)
+          case Failure(e) =>
+            logWarning(
+              s"Could not send ${BlockMessage.describe(id)} to $address; it stays where it is",
+              e)
         }
       }
     } finally ledger.release()

@@ -39,6 +39,8 @@ private[spark] final class RunStream(
 
   override def getID: String = id.name
 
+  private[this] def name = BlockMessage.describe(id)
+
   override def onData(streamId: String, piece: ByteBuffer): Unit = {
     if (data == null && !dropping) {
       val take = math.min(header.remaining, piece.remaining)
@@ -50,7 +52,7 @@ private[spark] final class RunStream(
       piece.position(piece.limit())
     } else if (piece.hasRemaining) {
       if (data == null || piece.remaining > data.remaining) {
-        throw new IOException(s"$id: more bytes than its header announced")
+        throw new IOException(s"$name: more bytes than its header announced")
       }
       data.put(piece)
     }
@@ -65,7 +67,7 @@ private[spark] final class RunStream(
         return
       }
       throw new IOException(
-        s"$id ($total bytes) does not fit the shuffle store: ${memory.used} of " +
+        s"$name ($total bytes) does not fit the shuffle store: ${memory.used} of " +
           s"${memory.capacity} bytes used")
     }
     reserved = total
@@ -76,11 +78,11 @@ private[spark] final class RunStream(
 
   override def onComplete(streamId: String): Unit = if (dropping) {
     if (whenFull == RunStream.Refuse) {
-      throw new IOException(s"$id refused: ${memory.used} of ${memory.capacity} bytes used")
+      throw new IOException(s"$name refused: ${memory.used} of ${memory.capacity} bytes used")
     }
   } else {
     if (data == null || data.hasRemaining) {
-      throw new IOException(s"$id ended before the bytes its header announced")
+      throw new IOException(s"$name ended before the bytes its header announced")
     }
     data.flip()
     val kept =

@@ -159,9 +159,10 @@ private[spark] final class MergeStore(
    * that id, and the one here is the one whose owner's layout names this executor.
    */
   def receiveHandOff(shuffleId: Int, partition: Int, chunkId: Int): StreamCallbackWithID = {
-    val id = HostedChunkRequest(shuffleId, partition, chunkId).blockId
+    // Received as a run of the one partition the chunk is of, named as it is asked for here.
+    val id = HostedChunkRequest(shuffleId, partition, chunkId)
     new RunStream(
-      id,
+      id.blockId,
       memory,
       bytes => bytes <= roomForPeers && memory.reserve(bytes),
       (_, data) => {
