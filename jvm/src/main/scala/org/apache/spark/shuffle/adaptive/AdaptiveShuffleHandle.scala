@@ -60,6 +60,13 @@ private[spark] final class AdaptiveShuffleHandle[K, V, C](
   /** mode=push: the newest version of who merges which partitions, the one pushers follow. */
   def owners: Option[OwnerTable] = ownerVersions.map(_.last)
 
+  /**
+   * Driver only, mode=push: the newest version placed, its owners the driver lost marked lost,
+   * so that their partitions get no preference at once; none before the map stage's submission.
+   */
+  def liveOwners: Option[OwnerTable] =
+    placedVersions.map(_.last.keepingOnly(liveExecutors()))
+
   /** Driver only: a newer version of the table. */
   def addOwnerVersion(table: OwnerTable): Unit = synchronized {
     placed = ownerVersions.map(_ :+ table)

@@ -10,7 +10,7 @@ import org.apache.spark.sql.catalyst.plans.logical.Statistics
 import org.apache.spark.sql.catalyst.expressions.UnsafeProjection
 import org.apache.spark.sql.catalyst.plans.physical.{HashPartitioning, Partitioning}
 import org.apache.spark.shuffle.sort.SortShuffleManager
-import org.apache.spark.sql.execution.{ShufflePartitionSpec, ShuffledRowRDD, SparkPlan, SQLExecution, UnsafeRowSerializer}
+import org.apache.spark.sql.execution.{ShufflePartitionSpec, SparkPlan, SQLExecution, UnsafeRowSerializer}
 import org.apache.spark.sql.execution.exchange.{ShuffleExchangeExec, ShuffleExchangeLike, ShuffleOrigin}
 import org.apache.spark.sql.execution.metric.{SQLMetrics, SQLShuffleReadMetricsReporter, SQLShuffleWriteMetricsReporter}
 import org.apache.spark.sql.internal.SQLConf
@@ -19,19 +19,23 @@ import org.apache.spark.shuffle.adaptive.combine.{CombinableRecords, CombineSpec
 import org.apache.spark.shuffle.adaptive.compat.SqlExchanges
 
 /**
- * Spark's shuffle exchange of a partial aggregate's output, whose map outputs the plugin
- * combines per executor before reduce tasks read them (local reduction, see combine/): the same
- * partitioning, serializer, metrics and reads as [[ShuffleExchangeExec]], and its canonical form,
- * so exchange reuse, AQE's query stages, coalescing and skew handling treat it as Spark's. Its
- * map side marks the aggregate's rows as combinable ([[CombinableRows]]), which the shuffle
- * manager finds when the shuffle is registered. Its output is that of Spark's exchange with rows
- * of one key merged as the aggregate's next step merges them, so that step's result is the same.
+ * Spark's shuffle exchange on the plugin: the same partitioning, serializer, metrics and reads as
+ * [[ShuffleExchangeExec]], and its canonical form, so exchange reuse, AQE's query stages,
+ * coalescing and skew handling treat it as Spark's. Two things differ:
+ *  - `combining` (a partial aggregate's output): its map outputs are combined per executor
+ *    before reduce tasks read them (local reduction, see combine/). Its map side marks the
+ *    aggregate's rows as combinable ([[CombinableRows]]), which the shuffle manager finds when
+ *    the shuffle is registered. Its output is that of Spark's exchange with rows of one key
+ *    merged as the aggregate's next step merges them, so that step's result is the same;
+ *  - its reduce tasks prefer to run where their partitions were merged, in mode=push
+ *    ([[OwnerPlacedShuffledRowRDD]]).
  */
-case class CombiningShuffleExchangeExec(
+case class AdaptiveShuffleExchangeExec(
     override val outputPartitioning: Partitioning,
     child: SparkPlan,
     shuffleOrigin: ShuffleOrigin,
-    advisoryPartitionSize: Option[Long])
+    advisoryPartitionSize: Option[Long],
+    combining: Boolean)
     extends ShuffleExchangeLike {
 
   private lazy val writeMetrics =
@@ -43,17 +47,19 @@ case class CombiningShuffleExchangeExec(
     "numPartitions" -> SQLMetrics.createMetric(sparkContext, "number of partitions")) ++
     readMetrics ++ writeMetrics
 
-  override def nodeName: String = "CombiningExchange"
+  override def nodeName: String = if (combining) "CombiningExchange" else "AdaptiveExchange"
 
   private lazy val serializer: Serializer =
     new UnsafeRowSerializer(child.output.size, longMetric("dataSize"))
 
-  @transient lazy val inputRDD: RDD[InternalRow] = {
-    val spec = CombiningShuffleExchangeExec
-      .combineSpec(child)
-      .getOrElse(throw new IllegalStateException(s"$nodeName over rows that do not combine"))
-    new CombinableRows(child.execute(), spec)
-  }
+  @transient lazy val inputRDD: RDD[InternalRow] =
+    if (!combining) child.execute()
+    else {
+      val spec = AdaptiveShuffleExchangeExec
+        .combineSpec(child)
+        .getOrElse(throw new IllegalStateException(s"$nodeName over rows that do not combine"))
+      new CombinableRows(child.execute(), spec)
+    }
 
   @transient
   override lazy val mapOutputStatisticsFuture: Future[MapOutputStatistics] =
@@ -65,7 +71,7 @@ case class CombiningShuffleExchangeExec(
   override def numPartitions: Int = shuffleDependency.partitioner.numPartitions
 
   override def getShuffleRDD(partitionSpecs: Array[ShufflePartitionSpec]): RDD[InternalRow] =
-    new ShuffledRowRDD(shuffleDependency, readMetrics, partitionSpecs)
+    new OwnerPlacedShuffledRowRDD(shuffleDependency, readMetrics, partitionSpecs)
 
   override def runtimeStatistics: Statistics = {
     val dataSize = metrics("dataSize").value
@@ -114,14 +120,12 @@ case class CombiningShuffleExchangeExec(
   private def rowsNeedNoCopy(numPartitions: Int): Boolean = {
     val sql = SQLConf.get
     numPartitions <= SortShuffleManager.MAX_SHUFFLE_OUTPUT_PARTITIONS_FOR_SERIALIZED_MODE &&
-    !Seq(
-      CombiningShuffleExchangeExec.RowChecksums,
-      CombiningShuffleExchangeExec.FullRetryOnMismatch)
+    !Seq(AdaptiveShuffleExchangeExec.RowChecksums, AdaptiveShuffleExchangeExec.FullRetryOnMismatch)
       .exists(sql.getConfString(_, "false").toBoolean)
   }
 
   protected override def doExecute(): RDD[InternalRow] =
-    new ShuffledRowRDD(shuffleDependency, readMetrics)
+    new OwnerPlacedShuffledRowRDD(shuffleDependency, readMetrics)
 
   // As Spark's exchange: reuse may put either in the other's place, their results being equal.
   override def doCanonicalize(): SparkPlan =
@@ -129,11 +133,11 @@ case class CombiningShuffleExchangeExec(
       .exchange(outputPartitioning, child, shuffleOrigin, advisoryPartitionSize)
       .canonicalized
 
-  override protected def withNewChildInternal(newChild: SparkPlan): CombiningShuffleExchangeExec =
+  override protected def withNewChildInternal(newChild: SparkPlan): AdaptiveShuffleExchangeExec =
     copy(child = newChild)
 }
 
-private[spark] object CombiningShuffleExchangeExec {
+private[spark] object AdaptiveShuffleExchangeExec {
 
   // Spark SQL's keys (since 4.1) for checksums of a shuffle's rows, by name: older releases
   // lack them.

@@ -1,0 +1,145 @@
+package org.apache.spark.shuffle.adaptive.sql
+
+import org.scalatest.BeforeAndAfterAll
+import org.scalatest.funsuite.AnyFunSuite
+
+import org.apache.spark.TestUtils
+import org.apache.spark.internal.config.SHUFFLE_MANAGER
+import org.apache.spark.scheduler.ExecutorCacheTaskLocation
+import org.apache.spark.sql.{DataFrame, SparkSession}
+import org.apache.spark.sql.execution.{CoalescedPartitionSpec, PartialMapperPartitionSpec, PartialReducerPartitionSpec, ShufflePartitionSpec, ShuffledRowRDD, SparkPlan}
+import org.apache.spark.sql.execution.adaptive.AdaptiveSparkPlanExec
+import org.apache.spark.sql.execution.exchange.{ReusedExchangeExec, ShuffleExchangeExec}
+import org.apache.spark.sql.functions._
+import org.apache.spark.shuffle.adaptive.compat.SqlExchanges
+import org.apache.spark.shuffle.adaptive.config.AdaptiveShuffleConf.{MODE, PUSH_MAX_BLOCK_SIZE}
+import org.apache.spark.shuffle.adaptive.{AdaptiveShuffleHandle, AdaptiveShuffleManager, PluginCounters}
+
+/**
+ * mode=push in Spark SQL on two executors: every exchange is the plugin's, keeps Spark's
+ * canonical form (so it is reused), and its reduce tasks prefer, and run at, the owners that
+ * merged their partitions.
+ */
+class OwnerPlacedExchangeSuite extends AnyFunSuite with BeforeAndAfterAll {
+
+  private var spark: SparkSession = _
+
+  override def beforeAll(): Unit = {
+    super.beforeAll()
+    spark = SparkSession
+      .builder()
+      .master("local-cluster[2,1,1024]")
+      .appName("OwnerPlacedExchangeSuite")
+      .config(SHUFFLE_MANAGER.key, classOf[AdaptiveShuffleManager].getName)
+      .config(MODE.key, "push")
+      // Every block of these small shuffles is pushed, so every reduce task reads merged chunks.
+      .config(PUSH_MAX_BLOCK_SIZE.key, "1m")
+      .config("spark.sql.extensions", classOf[AdaptiveShuffleExtensions].getName)
+      .config("spark.sql.shuffle.partitions", "8")
+      .config("spark.sql.autoBroadcastJoinThreshold", "-1")
+      .config("spark.ui.enabled", "false")
+      .getOrCreate()
+    TestUtils.waitUntilExecutorsUp(spark.sparkContext, 2, 60000)
+  }
+
+  override def afterAll(): Unit =
+    try if (spark != null) spark.stop()
+    finally super.afterAll()
+
+  private def withAqe[T](on: Boolean)(body: => T): T = {
+    spark.conf.set("spark.sql.adaptive.enabled", on.toString)
+    try body
+    finally spark.conf.unset("spark.sql.adaptive.enabled")
+  }
+
+  private def keyed(rows: Int, maps: Int): DataFrame =
+    spark.range(0, rows, 1, maps).select((col("id") % 97).as("k"), col("id").as("v"))
+
+  private def finalPlan(df: DataFrame): SparkPlan = df.queryExecution.executedPlan match {
+    case aqe: AdaptiveSparkPlanExec => aqe.finalPhysicalPlan
+    case plan => plan
+  }
+
+  /** An application counter; 0 before the first shuffle (which starts the plugin's driver). */
+  private def counter(name: String): Long = {
+    val sc = spark.sparkContext
+    if (sc.env.shuffleManager.asInstanceOf[AdaptiveShuffleManager].driver.isEmpty) 0L
+    else PluginCounters.application(sc)(name).asInstanceOf[Long]
+  }
+
+  test("every exchange is the plugin's, with Spark's canonical form, and is reused as Spark's") {
+    withAqe(on = false) {
+      // The sums are combined (CombiningExchange) and reused; the small table is shuffled for
+      // the join (AdaptiveExchange).
+      val sums = keyed(20000, 4).groupBy("k").agg(sum("v").as("s"))
+      val small = keyed(500, 2).withColumnRenamed("v", "w")
+      val joined = sums.join(sums.withColumnRenamed("s", "t"), "k").join(small, "k")
+      val plan = joined.queryExecution.executedPlan
+      assert(plan.collect { case e: ShuffleExchangeExec => e }.isEmpty, plan)
+      val ours = plan.collect { case e: AdaptiveShuffleExchangeExec => e }
+      assert(ours.nonEmpty, plan)
+      ours.foreach { e =>
+        val spark = SqlExchanges.exchange(
+          e.outputPartitioning,
+          e.child,
+          e.shuffleOrigin,
+          e.advisoryPartitionSize)
+        assert(e.canonicalized === spark.canonicalized)
+      }
+      assert(plan.collect { case r: ReusedExchangeExec => r }.nonEmpty, plan)
+      assert(
+        plan.toString.contains("CombiningExchange") && plan.toString.contains("AdaptiveExchange"))
+      val sumOf = (0L until 20000L).groupBy(_ % 97).map { case (k, vs) => k -> vs.sum }
+      val expected = (0L until 500L).map(w => (w % 97, sumOf(w % 97), sumOf(w % 97), w)).sorted
+      val rows = joined.collect().map(r => (r.getLong(0), r.getLong(1), r.getLong(2), r.getLong(3)))
+      assert(rows.toSeq.sorted === expected)
+    }
+  }
+
+  test("reduce tasks run at the owners that merged their partitions, with AQE on and off") {
+    Seq(false, true).foreach { aqe =>
+      withAqe(aqe) {
+        val (tasks, onOwner) =
+          (counter("stored_reduce_tasks"), counter("stored_reduce_tasks_on_owner"))
+        val df = keyed(40000, 8).repartition(8, col("k")).groupBy("k").agg(count("*").as("n"))
+        assert(df.collect().map(_.getLong(1)).sum === 40000)
+        val read = counter("stored_reduce_tasks") - tasks
+        val atOwner = counter("stored_reduce_tasks_on_owner") - onOwner
+        assert(read > 0 && atOwner >= read * 9 / 10, s"aqe=$aqe: $atOwner of $read at their owner")
+      }
+    }
+  }
+
+  test("whole partitions prefer their owner; skew splits and local reads keep Spark's places") {
+    withAqe(on = false) {
+      val df = keyed(20000, 4).repartition(8, col("k"))
+      val exchange = df.queryExecution.executedPlan.collectFirst {
+        case e: AdaptiveShuffleExchangeExec => e
+      }.get
+      exchange.execute().count()
+      val dependency = exchange.shuffleDependency
+      val owners = dependency.shuffleHandle
+        .asInstanceOf[AdaptiveShuffleHandle[_, _, _]]
+        .liveOwners
+        .get
+      def ownerOf(p: Int) = {
+        val owner = owners.ranges(p, p + 1).head._1
+        ExecutorCacheTaskLocation(owner.host, owner.executorId).toString
+      }
+      val specs = Array[ShufflePartitionSpec](
+        CoalescedPartitionSpec(0, 1),
+        CoalescedPartitionSpec(7, 8),
+        PartialReducerPartitionSpec(3, 0, 2, 100),
+        PartialMapperPartitionSpec(1, 0, 8))
+      val ours = exchange.getShuffleRDD(specs)
+      val sparks = new ShuffledRowRDD(dependency, Map.empty, specs)
+      def preferred(rdd: org.apache.spark.rdd.RDD[_], i: Int) =
+        rdd.preferredLocations(rdd.partitions(i))
+      assert(preferred(ours, 0) === Seq(ownerOf(0)))
+      assert(preferred(ours, 1) === Seq(ownerOf(7)))
+      assert(ownerOf(0) != ownerOf(7), "each executor owns half the partitions")
+      assert(
+        preferred(ours, 2) === preferred(sparks, 2) && preferred(ours, 3) === preferred(sparks, 3))
+    }
+  }
+}
