@@ -181,6 +181,8 @@ def test_push_table_medians_and_absence():
                 "requests": requests,
                 "chunk_fallbacks": 1,
                 "bytes_crossed_twice": merged * mib // 2,
+                "stored_reduce_tasks": chunks,
+                "stored_reduce_tasks_on_owner": chunks - 1,
             },
             # Two shuffles' summaries: merged by the map stages' end over their bytes.
             "push": {
@@ -205,6 +207,7 @@ def test_push_table_medians_and_absence():
         "50",
         "1",
         "10.0",
+        "0.90",
     ]
     pulled = {
         "status": "ok",

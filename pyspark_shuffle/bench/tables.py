@@ -201,6 +201,7 @@ PUSH_COLUMNS = (
     ("requests", ">"),
     ("chunk fallbacks", ">"),
     ("crossed twice MiB", ">"),
+    ("tasks at owner", ">"),
 )
 
 
@@ -227,6 +228,12 @@ def push_table(records: Sequence[Dict[str, Any]]) -> Optional[str]:
         ]
         per_chunk = [p.get("blocks_from_stores", 0) / p["chunks_read"] for p in plugin]
         by_map_end = [_merged_by_map_end(r.get("push") or {}) for r in runs]
+        # Of the reduce tasks that read merged chunks, those that ran at their partitions' owner.
+        at_owner = [
+            p.get("stored_reduce_tasks_on_owner", 0) / p["stored_reduce_tasks"]
+            for p in plugin
+            if p.get("stored_reduce_tasks")
+        ]
         rows.append(
             [
                 workload,
@@ -240,6 +247,7 @@ def push_table(records: Sequence[Dict[str, Any]]) -> Optional[str]:
                 _num(median(p.get("requests") for p in plugin), digits=0),
                 _num(median(p.get("chunk_fallbacks") for p in plugin), digits=0),
                 _num(median(p.get("bytes_crossed_twice") for p in plugin), 1 << 20),
+                _num(median(at_owner), digits=2),
             ]
         )
     return _format(PUSH_COLUMNS, rows)
