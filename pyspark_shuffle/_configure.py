@@ -59,15 +59,15 @@ def configure(builder: B, **options: Any) -> B:
     get, set_ = _accessors(builder)
     check_combinations(settings, get)
     plugin_jars = _jars.jar_paths()
+    delay = get(_jvm.SERVE_DELAY_KEY)
+    if (delay or "").strip():
+        plugin_jars.append(_jars.testkit_jar_path(plugin_jars[0]))
     _prepare_running_driver(builder, plugin_jars)
     jars = get("spark.jars")
     for jar in plugin_jars:
         jars = append_jar(jars, jar)
     set_("spark.jars", jars)
     _locate_ucx(settings, get)
-    delay = get(_jvm.SERVE_DELAY_KEY)
-    if (delay or "").strip():
-        set_("spark.jars", append_jar(get("spark.jars"), _jars.testkit_jar_path()))
     set_("spark.shuffle.manager", _jvm.serving_class(SHUFFLE_MANAGER_CLASS, delay))
     set_(SQL_EXTENSIONS_KEY, append_extension(get(SQL_EXTENSIONS_KEY), SQL_EXTENSIONS_CLASS))
     for key, value in settings.items():

@@ -230,12 +230,11 @@ def jar_paths() -> List[str]:
     return [jar_path(), *dependency_jar_paths()]
 
 
-def testkit_jar_path() -> str:
+def testkit_jar_path(plugin_jar: str) -> str:
     """Absolute path of the testkit jar (a slow node on one machine, for tests and benchmarks:
-    ``spark.shuffle.adaptive.testing.serveDelay``) of the plugin jar :func:`jar_path` chooses.
-    Raises :class:`JarNotFoundError` when it is not bundled."""
-    plugin = Path(jar_path())
-    name = plugin.name.replace("pyspark-shuffle-spark", "pyspark-shuffle-testkit-spark", 1)
+    ``spark.shuffle.adaptive.testing.serveDelay``) built with ``plugin_jar`` (a
+    :func:`jar_path`). Raises :class:`JarNotFoundError` when it is not bundled."""
+    name = Path(plugin_jar).name.replace("pyspark-shuffle-spark", "pyspark-shuffle-testkit-spark", 1)
     testkit = JARS_DIR / "testkit" / name
     if not testkit.is_file():
         raise JarNotFoundError(f"the testkit jar {name} is not bundled in {testkit.parent}; {BUILD_HINT}")

@@ -53,11 +53,12 @@ def test_configure_a_slowed_executor_picks_the_slow_serving_plugin_from_the_test
     from pyspark_shuffle._jars import testkit_jar_path
     from pyspark_shuffle._jvm import SERVE_DELAY_KEY, SLOW_SERVING_SHUFFLE_MANAGER_CLASS
 
+    testkit = testkit_jar_path(pyspark_shuffle.jar_path())
     by_conf = pyspark_shuffle.configure(SparkConf(loadDefaults=False).set(SERVE_DELAY_KEY, "0:5"))
     assert by_conf.get("spark.shuffle.manager") == SLOW_SERVING_SHUFFLE_MANAGER_CLASS
-    assert testkit_jar_path() in by_conf.get("spark.jars").split(",")
+    assert testkit in by_conf.get("spark.jars").split(",")
     plain = pyspark_shuffle.configure(SparkConf(loadDefaults=False))
-    assert testkit_jar_path() not in plain.get("spark.jars").split(",")
+    assert testkit not in plain.get("spark.jars").split(",")
     with pytest.raises(ValueError, match="testing_serve_delay"):
         pyspark_shuffle.configure(SparkConf(loadDefaults=False), testing_serve_delay="1:20")
 

@@ -12,11 +12,13 @@ import scala.collection.mutable
 private[spark] final class FetchCounters extends Serializable {
   import FetchCounters._
 
-  private[this] val longs = new Array[Long](All.size)
-  private[this] val doubles = new Array[Double](All.size)
-  private[this] val keyed = Array.fill(All.size)(mutable.TreeMap.empty[String, Long])
-  private[this] val keyedDoubles = Array.fill(All.size)(mutable.TreeMap.empty[String, Double])
-  private[this] val labels = Array.fill(All.size)(mutable.TreeMap.empty[String, String])
+  // One slot per counter of each kind: every task's counters travel to the driver.
+  private[this] val longs = new Array[Long](slots(LongSlots))
+  private[this] val doubles = new Array[Double](slots(DoubleSlots))
+  private[this] val keyed = Array.fill(slots(KeyedSlots))(mutable.TreeMap.empty[String, Long])
+  private[this] val keyedDoubles =
+    Array.fill(slots(KeyedDoubleSlots))(mutable.TreeMap.empty[String, Double])
+  private[this] val labels = Array.fill(slots(LabelSlots))(mutable.TreeMap.empty[String, String])
 
   /**
    * One task's counters only (merged counters keep -1): the reduce partitions it read,
@@ -144,12 +146,18 @@ private[spark] object FetchCounters {
   val Local = "local"
 
   /** `internal` counters only feed a [[Derived]] value; Python does not see them. */
-  sealed abstract class Counter(val name: String, val doc: String, val internal: Boolean) {
-    val index: Int = declare(this)
+  /** `index`: the counter's slot among those of its kind (`slotsOf`, one of the `*Slots`). */
+  sealed abstract class Counter(
+      val name: String,
+      val doc: String,
+      val internal: Boolean,
+      slotsOf: Int) {
+    val index: Int = declare(this, slotsOf)
   }
 
   /** A count; merged how its kind says. */
-  sealed abstract class Scalar(name: String, doc: String) extends Counter(name, doc, false) {
+  sealed abstract class Scalar(name: String, doc: String)
+      extends Counter(name, doc, false, LongSlots) {
     def combine(held: Long, seen: Long): Long
   }
 
@@ -171,27 +179,38 @@ private[spark] object FetchCounters {
 
   /** Milliseconds (or byte-milliseconds), summed. */
   final class Time(name: String, doc: String, internal: Boolean = false)
-      extends Counter(name, doc, internal)
+      extends Counter(name, doc, internal, DoubleSlots)
 
   /** A count per key (an executor id, a transport), summed per key. */
-  final class PerKey(name: String, doc: String) extends Counter(name, doc, false)
+  final class PerKey(name: String, doc: String) extends Counter(name, doc, false, KeyedSlots)
 
   /** Milliseconds (or the like) per key, summed per key. */
   final class TimePerKey(name: String, doc: String, internal: Boolean = false)
-      extends Counter(name, doc, internal)
+      extends Counter(name, doc, internal, KeyedDoubleSlots)
 
   /** A text per key; the latest wins. */
-  final class Label(name: String, doc: String) extends Counter(name, doc, false)
+  final class Label(name: String, doc: String) extends Counter(name, doc, false, LabelSlots)
 
   /** A value Python receives that is computed from the counters. */
   final case class Derived(name: String, doc: String, value: FetchCounters => Any)
 
-  private[this] var declared = Vector.empty[Counter]
+  private val LongSlots = 0
+  private val DoubleSlots = 1
+  private val KeyedSlots = 2
+  private val KeyedDoubleSlots = 3
+  private val LabelSlots = 4
 
-  private def declare(c: Counter): Int = synchronized {
+  private[this] var declared = Vector.empty[Counter]
+  private[this] val declaredOf = new Array[Int](5)
+
+  private def declare(c: Counter, slotsOf: Int): Int = synchronized {
     declared :+= c
-    declared.size - 1
+    declaredOf(slotsOf) += 1
+    declaredOf(slotsOf) - 1
   }
+
+  /** How many counters of one kind there are (the `*Slots`). */
+  private def slots(kind: Int): Int = declaredOf(kind)
 
   val ReduceTasks = new Total("reduce_tasks", "fetchers that ran (one per reduce task)")
   val BytesBySource = new PerKey(

@@ -115,8 +115,14 @@ private[spark] object BlockMessage {
     else if (start == 0 && end == 0 && mapId > 0) Some(TableUpload(shuffleId, mapId.toInt))
     else None
 
-  /** Whether `id` asks for one of the plugin's answers rather than a map output's blocks. */
-  def isRequest(id: BlockId): Boolean = unapply(id).exists(_.isInstanceOf[Request])
+  /**
+   * Whether `id` asks for one of the plugin's answers rather than a map output's blocks: every
+   * request, and only a request, carries a negative map id (asked per block, so not decoded).
+   */
+  def isRequest(id: BlockId): Boolean = id match {
+    case ShuffleBlockBatchId(_, mapId, _, _) => mapId < 0
+    case _ => false
+  }
 
   /** The message `id` spells, named, or the id as Spark names it. */
   def describe(id: BlockId): String = unapply(id).map(_.toString).getOrElse(id.name)

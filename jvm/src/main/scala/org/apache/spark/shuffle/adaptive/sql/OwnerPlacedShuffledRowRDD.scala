@@ -5,6 +5,7 @@ import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.execution.{CoalescedPartitionSpec, ShufflePartitionSpec, ShuffledRowRDD}
 import org.apache.spark.sql.execution.metric.SQLMetric
 import org.apache.spark.shuffle.adaptive.AdaptiveShuffleHandle
+import org.apache.spark.shuffle.adaptive.protocol.OwnerTable
 import org.apache.spark.shuffle.adaptive.push.reduce.ReduceLocations
 
 /**
@@ -33,13 +34,20 @@ private[spark] final class OwnerPlacedShuffledRowRDD(
     .getStatistics(dependency)
     .bytesByPartitionId
 
+  // The live owners, asked of the driver once per RDD rather than once per partition (asking
+  // is a block manager master round trip, and the scheduler asks every partition's locations
+  // when it submits the stage). An owner lost after that is skipped by Spark's scheduler, which
+  // places no task at an executor it no longer has.
+  @transient private[this] lazy val liveOwners: Option[OwnerTable] =
+    dependency.shuffleHandle match {
+      case handle: AdaptiveShuffleHandle[_, _, _] => handle.liveOwners.filterNot(_.isEmpty)
+      case _ => None
+    }
+
   override def getPreferredLocations(partition: Partition): Seq[String] =
-    (specs(partition.index), dependency.shuffleHandle) match {
-      case (CoalescedPartitionSpec(start, end, _), handle: AdaptiveShuffleHandle[_, _, _]) =>
-        handle.liveOwners.filterNot(_.isEmpty) match {
-          case Some(table) => ReduceLocations.of(table, start, end, partitionBytes(_))
-          case None => super.getPreferredLocations(partition)
-        }
+    (specs(partition.index), liveOwners) match {
+      case (CoalescedPartitionSpec(start, end, _), Some(table)) =>
+        ReduceLocations.of(table, start, end, partitionBytes(_))
       case _ => super.getPreferredLocations(partition)
     }
 }

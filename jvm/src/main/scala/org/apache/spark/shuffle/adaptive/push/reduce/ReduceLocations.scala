@@ -16,17 +16,16 @@ private[spark] object ReduceLocations {
    * of most of their bytes in `table` (`bytes`, per partition, is asked only when the range spans
    * several owners); none when no live owner holds any of them.
    */
-  def of(table: OwnerTable, start: Int, end: Int, bytes: => Int => Long): Seq[String] =
-    table.ranges(start, end) match {
-      case Seq() => Nil
-      case Seq((owner, _, _)) => Seq(location(owner.host, owner.executorId))
-      case several =>
+  def of(table: OwnerTable, start: Int, end: Int, bytes: => Int => Long): Seq[String] = {
+    val owners = table.ranges(start, end)
+    val chosen =
+      if (owners.size <= 1) owners.headOption
+      else {
         val sizes = bytes
-        val (owner, _, _) = several.maxBy { case (_, from, until) =>
-          (from until until).iterator.map(sizes).sum
-        }
-        Seq(location(owner.host, owner.executorId))
-    }
+        Some(owners.maxBy { case (_, from, until) => (from until until).iterator.map(sizes).sum })
+      }
+    chosen.map { case (owner, _, _) => location(owner.host, owner.executorId) }.toSeq
+  }
 
   private def location(host: String, executorId: String): String =
     ExecutorCacheTaskLocation(host, executorId).toString
