@@ -103,6 +103,13 @@ private[spark] final class DriverServices(sc: SparkContext, modes: Modes) {
   /** Under push.reliability=replicated: lost executors and their map outputs. */
   def losses: Map[String, Long] = pushDriver.fold(Map.empty[String, Long])(_.losses)
 
+  /**
+   * In mode=push: shuffles given the same `key` are co-partitioned (a join's sides), and get the
+   * same owners, so that their reduce tasks run at one owner.
+   */
+  def coPartitioned(shuffleId: Int, key: Long): Unit =
+    pushDriver.foreach(_.coPartitioned(shuffleId, key))
+
   def unregister(shuffleId: Int): Unit = {
     reducers.remove(shuffleId)
     pushDriver.foreach(_.remove(shuffleId))

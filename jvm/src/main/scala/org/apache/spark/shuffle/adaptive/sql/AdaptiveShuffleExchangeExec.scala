@@ -2,7 +2,7 @@ package org.apache.spark.shuffle.adaptive.sql
 
 import scala.concurrent.Future
 
-import org.apache.spark.{MapOutputStatistics, Partition, PartitionIdPassthrough, ShuffleDependency, TaskContext}
+import org.apache.spark.{MapOutputStatistics, Partition, PartitionIdPassthrough, ShuffleDependency, SparkEnv, TaskContext}
 import org.apache.spark.rdd.RDD
 import org.apache.spark.serializer.Serializer
 import org.apache.spark.sql.catalyst.InternalRow
@@ -16,7 +16,8 @@ import org.apache.spark.sql.execution.metric.{SQLMetrics, SQLShuffleReadMetricsR
 import org.apache.spark.sql.internal.SQLConf
 import org.apache.spark.util.MutablePair
 import org.apache.spark.shuffle.adaptive.combine.{CombinableRecords, CombineSpec}
-import org.apache.spark.shuffle.adaptive.compat.SqlExchanges
+import org.apache.spark.shuffle.adaptive.AdaptiveShuffleManager
+import org.apache.spark.shuffle.adaptive.compat.{ConfiguredShuffleManager, SqlExchanges}
 
 /**
  * Spark's shuffle exchange on the plugin: the same partitioning, serializer, metrics and reads as
@@ -28,7 +29,8 @@ import org.apache.spark.shuffle.adaptive.compat.SqlExchanges
  *    the shuffle is registered. Its output is that of Spark's exchange with rows of one key
  *    merged as the aggregate's next step merges them, so that step's result is the same;
  *  - its reduce tasks prefer to run where their partitions were merged, in mode=push
- *    ([[OwnerPlacedShuffledRowRDD]]).
+ *    ([[OwnerPlacedShuffledRowRDD]]); exchanges a join reads together get the same owners
+ *    ([[AdaptiveExchanges.CoPartitionKey]]).
  */
 case class AdaptiveShuffleExchangeExec(
     override val outputPartitioning: Partitioning,
@@ -103,6 +105,13 @@ case class AdaptiveShuffleExchangeExec(
           outputPartitioning,
           serializer,
           writeMetrics)
+    }
+    getTagValue(AdaptiveExchanges.CoPartitionKey).foreach { key =>
+      ConfiguredShuffleManager.of(SparkEnv.get) match {
+        case manager: AdaptiveShuffleManager =>
+          manager.driver.foreach(_.coPartitioned(dep.shuffleId, key))
+        case _ =>
+      }
     }
     metrics("numPartitions").set(dep.partitioner.numPartitions)
     val executionId = sparkContext.getLocalProperty(SQLExecution.EXECUTION_ID_KEY)

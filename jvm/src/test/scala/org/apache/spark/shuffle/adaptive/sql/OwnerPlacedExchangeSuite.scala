@@ -110,6 +110,60 @@ class OwnerPlacedExchangeSuite extends AnyFunSuite with BeforeAndAfterAll {
     }
   }
 
+  test("the two sides of a join get the same owners, and its reduce tasks run at them") {
+    Seq(false, true).foreach { aqe =>
+      withAqe(aqe) {
+        spark.conf.set("spark.sql.adaptive.coalescePartitions.enabled", "false")
+        try {
+          // Half the left side's rows have one key, of the first of the 8 partitions: placed
+          // alone by its sizes, the left side's owners would differ from the even right side's.
+          val hot = spark
+            .range(0, 97)
+            .where(pmod(hash(col("id")), lit(8)) === 0)
+            .first()
+            .longValue
+          val left = spark
+            .range(0, 20000, 1, 8)
+            .select(
+              when(col("id") % 2 === 0, lit(hot)).otherwise(col("id") % 97).as("k"),
+              // Rows that differ, so that the hot key's bytes stay as many once compressed.
+              sha2(col("id").cast("string"), 256).as("w"))
+          val right = keyed(9700, 4).select(col("k"), col("v"))
+          val joined = left.join(right, "k")
+          val (tasks, onOwner) =
+            (counter("stored_reduce_tasks"), counter("stored_reduce_tasks_on_owner"))
+          // Right has 100 rows of each key.
+          val leftCounts = (0L until 20000L)
+            .map(id => if (id % 2 == 0) hot else id % 97)
+            .groupBy(identity)
+            .map { case (k, ids) => k -> ids.size.toLong }
+          // The joined plan itself, whose exchanges are then asked for their owners.
+          assert(
+            joined.queryExecution.executedPlan.execute().count() ===
+              leftCounts.values.map(_ * 100).sum)
+          val exchanges = finalPlan(joined).collect {
+            case e: AdaptiveShuffleExchangeExec => e
+            case s: org.apache.spark.sql.execution.adaptive.ShuffleQueryStageExec =>
+              s.shuffle.asInstanceOf[AdaptiveShuffleExchangeExec]
+          }
+          assert(exchanges.size === 2, finalPlan(joined))
+          val layouts = exchanges.map { e =>
+            val owners = e.shuffleDependency.shuffleHandle
+              .asInstanceOf[AdaptiveShuffleHandle[_, _, _]]
+              .liveOwners
+              .get
+            (owners.owners, owners.firstPartition)
+          }
+          assert(layouts.distinct.size === 1, s"aqe=$aqe: $layouts")
+          val read = counter("stored_reduce_tasks") - tasks
+          val atOwner = counter("stored_reduce_tasks_on_owner") - onOwner
+          // Each task reads both sides: one count per side.
+          assert(read >= 16 && atOwner >= read * 9 / 10, s"aqe=$aqe: $atOwner of $read at owner")
+        } finally spark.conf.unset("spark.sql.adaptive.coalescePartitions.enabled")
+      }
+    }
+  }
+
   test("whole partitions prefer their owner; skew splits and local reads keep Spark's places") {
     withAqe(on = false) {
       val df = keyed(20000, 4).repartition(8, col("k"))

@@ -83,6 +83,10 @@ private[spark] final class PushDriver(
     placement.foreach(_.register(shuffleId, numMaps, numPartitions, () => tables().map(_.last)))
   }
 
+  /** Shuffles of one `key` are read together, partition i by one task: one owner each. */
+  def coPartitioned(shuffleId: Int, key: Long): Unit =
+    placement.foreach(_.coPartitioned(shuffleId, key))
+
   def remove(shuffleId: Int): Unit = {
     publishers.remove(shuffleId)
     summaries.remove(shuffleId)
