@@ -21,6 +21,7 @@ COUNTER_NAMES = (
     "bytes_crossed_twice",
     "stored_reduce_tasks",
     "stored_reduce_tasks_on_owner",
+    "bytes_at_owner",
     "chunks_read",
     "chunk_fallbacks",
     "chunks_at_peers",
@@ -81,7 +82,11 @@ def metrics(spark: Any) -> Dict[str, Any]:
     sizes; ``merged_ratio``), ``partitions_merged``, ``chunks``, ``owners_asked`` and
     ``owners_answered``, and ``driver_state_bytes``, what the summary keeps on the driver (per
     partition a size and a compressed bitmap of the map outputs merged). Pushes still queued
-    when the stage ended are merged later and are not in it.
+    when the stage ended are merged later and are not in it. Then where its reduce tasks ran
+    against its owners, from its finished reduce tasks: ``reduce_tasks``,
+    ``reduce_tasks_reading_chunks`` and of those ``reduce_tasks_at_owner`` (at the executor that
+    held most of what they read of chunks), ``bytes_read``, ``bytes_from_chunks`` and of those
+    ``bytes_at_owner`` (held by the reading task's own executor: no network).
 
     ``losses`` (``push_reliability="replicated"``): ``executors_lost``, the executors the driver
     lost whose map outputs it checked, and of those map outputs ``map_outputs_kept`` (every

@@ -183,6 +183,7 @@ def test_push_table_medians_and_absence():
                 "bytes_crossed_twice": merged * mib // 2,
                 "stored_reduce_tasks": chunks,
                 "stored_reduce_tasks_on_owner": chunks - 1,
+                "bytes_at_owner": merged * mib * 3 // 4,
             },
             # Two shuffles' summaries: merged by the map stages' end over their bytes.
             "push": {
@@ -208,6 +209,7 @@ def test_push_table_medians_and_absence():
         "1",
         "10.0",
         "0.90",
+        "0.75",
     ]
     pulled = {
         "status": "ok",

@@ -39,7 +39,7 @@ REPORT = {
         },
     ],
     "tasksLeftOut": 0,
-    "merged": {"chunks": 300, "files": 269},
+    "merged": {"chunks": 300, "files": 269, "at_owner": 100, "tasks": 2, "tasks_at_owner": 1},
     "remoteBytesBySource": {"0": 100, "1": 269},
     "rateBySource": {"0": 200.0, "1": 53.8},
     "hostBySource": {"0": "10.231.0.11", "1": "10.231.0.12"},
@@ -81,7 +81,7 @@ def test_event_log_reports_and_other_managers_stages(tmp_path):
     log.write_text("\n".join(json.dumps(line) for line in lines) + "\n")
     plugin, other = from_event_log(tmp_path)
     assert plugin.label == "app-1: shuffle 3, stage 7" and plugin.partition_bytes == [400, 100, 44, 25]
-    assert plugin.merged == {"chunks": 300, "files": 269}
+    assert plugin.merged == REPORT["merged"]
     assert other.partitions_from == "reduce tasks" and other.partition_bytes == [42, 42]
     assert other.label == "app-1: stage 4 (attempt 0), reduce tasks"
 
@@ -125,6 +125,8 @@ def test_bench_records_table_and_figures(tmp_path, capsys):
     table = figure.format_table([view]).splitlines()
     assert table[0].split()[:4] == ["shuffle", "parts", "MiB", "max"]
     assert "0 (53%)" in table[2] and "1 (1.2 s)" in table[2] and "1.0-4.0" in table[2]
+    # One of the two tasks that read chunks ran at its owner, which held a third of their bytes.
+    assert "at owner" in table[0] and "1/2 (33%)" in table[2]
     assert table[2].endswith("1 (5.0 s, bound 0.6 s)")
     bench = tmp_path / "bench.json"
     bench.write_text(json.dumps({"env": {}, "runs": [record]}))

@@ -202,6 +202,7 @@ PUSH_COLUMNS = (
     ("chunk fallbacks", ">"),
     ("crossed twice MiB", ">"),
     ("tasks at owner", ">"),
+    ("chunk bytes at owner", ">"),
 )
 
 
@@ -209,8 +210,9 @@ def push_table(records: Sequence[Dict[str, Any]]) -> Optional[str]:
     """What mode="push" did, medians over the ok runs: bytes reduce tasks read out of merged
     chunks and their share of all bytes read, the share of the shuffles' bytes the owners had
     merged when the map stages ended (the driver's summaries), chunks read and blocks per chunk, requests to
-    other executors, chunks whose blocks had to be read from their map outputs instead, and
-    bytes that crossed the network twice. None when no run read a merged chunk."""
+    other executors, chunks whose blocks had to be read from their map outputs instead,
+    bytes that crossed the network twice, and the share of the reduce tasks that read chunks at
+    their partitions' owner and of the chunks' bytes they read there. None when no run read a merged chunk."""
 
     def merged(r: Dict[str, Any]) -> bool:
         return bool((r.get("plugin") or {}).get("chunks_read"))
@@ -234,6 +236,10 @@ def push_table(records: Sequence[Dict[str, Any]]) -> Optional[str]:
             for p in plugin
             if p.get("stored_reduce_tasks")
         ]
+        # Of the bytes read out of chunks, those the reading task's own executor held.
+        bytes_at_owner = [
+            p.get("bytes_at_owner", 0) / p["bytes_from_stores"] for p in plugin if p.get("bytes_from_stores")
+        ]
         rows.append(
             [
                 workload,
@@ -248,6 +254,7 @@ def push_table(records: Sequence[Dict[str, Any]]) -> Optional[str]:
                 _num(median(p.get("chunk_fallbacks") for p in plugin), digits=0),
                 _num(median(p.get("bytes_crossed_twice") for p in plugin), 1 << 20),
                 _num(median(at_owner), digits=2),
+                _num(median(bytes_at_owner), digits=2),
             ]
         )
     return _format(PUSH_COLUMNS, rows)

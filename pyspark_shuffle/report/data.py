@@ -24,7 +24,9 @@ class ShuffleView:
     partition; in event logs of other managers, one entry per reduce task) or the map outputs'
     MapStatus sizes ("map outputs": rounded by Spark to within 10%). ``tasks`` rows hold each reduce task's
     executor, launch and finish time (epoch ms), bytes, fetch wait and in-flight limit;
-    ``merged`` (mode=push) the bytes read out of merged chunks and from files ("chunks", "files");
+    ``merged`` (mode=push) the bytes read out of merged chunks and from files ("chunks", "files"),
+    the chunks' bytes held by the reading task's own executor ("at_owner"), and the tasks that
+    read chunks and those of them that ran at their owner ("tasks", "tasks_at_owner");
     ``combine`` what local reduction did of the shuffle (the counters of
     ``metrics(spark)["combine"]``: rows folded, combined rows and bytes read, and the bytes of
     the blocks they stood for).

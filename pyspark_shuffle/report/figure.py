@@ -102,7 +102,9 @@ def draw(view: ShuffleView, path: str) -> None:
         ax.text(0.5, 0.5, "not recorded", ha="center", va="center", transform=ax.transAxes)
     ax.set_title("in-flight limit per reduce task (mean; min to max at its end)")
     ax.set_ylabel("MiB")
-    _bars(axes[1][1], view.merged, MIB, "read out of merged chunks and from files (mode=push)", "MiB")
+    merged_bytes = {k: v for k, v in view.merged.items() if k in ("chunks", "files", "at_owner")}
+    title = "read out of merged chunks (at their owner) and from files (mode=push)"
+    _bars(axes[1][1], merged_bytes, MIB, title, "MiB")
     ax = axes[1][2]
     if view.tasks:
         by_executor: dict = {}
@@ -160,10 +162,20 @@ def _combined(view: ShuffleView) -> str:
     )
 
 
+def _at_owner(view: ShuffleView) -> str:
+    """mode=push: "<tasks at owner>/<tasks that read chunks> (<share of chunk bytes read at their
+    owner>)"; "-" where no task read a chunk or the report predates these counts."""
+    tasks, chunks = view.merged.get("tasks"), view.merged.get("chunks")
+    if not tasks or not chunks:
+        return "-"
+    return f"{view.merged.get('tasks_at_owner', 0)}/{tasks} ({view.merged.get('at_owner', 0) / chunks:.0%})"
+
+
 def format_table(views: Sequence[ShuffleView]) -> str:
     """One line per shuffle read: partitions, total and largest/median partition (MiB), the
     Zipf fit, the source executor that served most bytes and the one waited on longest, the
-    in-flight limit's range, the bytes read out of merged chunks and from files (mode=push), what
+    in-flight limit's range, the bytes read out of merged chunks and from files (mode=push), the
+    reduce tasks that read chunks at their owner and the share of the chunks' bytes they held, what
     local reduction did (rows folded per combined row read, and the MiB of combined segments read
     against the MiB of the blocks they stood for), and the critical source: the
     one whose remote bytes take longest at the rate observed from it (with its link bound from
@@ -179,6 +191,7 @@ def format_table(views: Sequence[ShuffleView]) -> str:
         "longest wait",
         "limit MiB",
         "chunks/files MiB",
+        "at owner",
         "combined",
         "critical source",
     ]
@@ -200,6 +213,7 @@ def format_table(views: Sequence[ShuffleView]) -> str:
                 f"{wait[0]} ({wait[1] / 1000.0:.1f} s)" if wait else "-",
                 f"{_mib(min(lo for lo, _ in limits))}-{_mib(max(hi for _, hi in limits))}" if limits else "-",
                 "/".join(_mib(v.merged.get(k, 0)) for k in ("chunks", "files")) if v.merged else "-",
+                _at_owner(v),
                 _combined(v),
                 _critical(v),
             ]

@@ -163,10 +163,17 @@ def test_push_variant_reads_merged_chunks_and_files():
     assert counters["blocks_from_stores"] > counters["chunks_read"], counters
     assert 0 < counters["bytes_from_stores"] < sum(counters["bytes_by_transport"].values()), counters
     # The driver's summaries of what both owners had merged as each map stage ended.
-    summaries = metrics["push"].values()
+    summaries = [s for s in metrics["push"].values() if "owners_asked" in s]
     assert summaries and all(s["owners_answered"] == s["owners_asked"] == 2 for s in summaries)
     assert all(s["merged_bytes"] <= s["shuffle_bytes"] for s in summaries), metrics["push"]
     assert any(s["merged_bytes"] > 0 and s["driver_state_bytes"] > 0 for s in summaries), metrics["push"]
+    # Per shuffle, where its reduce tasks ran against its owners; together, every chunk read.
+    reads = [s for s in metrics["push"].values() if "reduce_tasks_reading_chunks" in s]
+    assert sum(s["bytes_from_chunks"] for s in reads) == counters["bytes_from_stores"], metrics["push"]
+    assert sum(s["bytes_at_owner"] for s in reads) == counters["bytes_at_owner"] > 0, metrics["push"]
+    for s in reads:
+        assert s["reduce_tasks_at_owner"] <= s["reduce_tasks_reading_chunks"] <= s["reduce_tasks"], s
+        assert s["bytes_at_owner"] <= s["bytes_from_chunks"] <= s["bytes_read"], s
 
 
 def test_replicated_push_merges_every_map_output_before_its_stage_ends():

@@ -88,13 +88,20 @@ private[spark] final class DriverServices(sc: SparkContext, modes: Modes) {
   }
 
   /**
-   * The counters so far, as [[python.PythonApi.metricsJson]] reports them: `push` is empty
-   * unless mode=push, `losses` unless push.reliability=replicated.
+   * The counters so far, as [[python.PythonApi.metricsJson]] reports them: `push` (per shuffle,
+   * what its owners had merged by its map stage's end and where its reduce tasks ran against
+   * them) is empty unless mode=push, `losses` unless push.reliability=replicated.
    */
-  def metrics: Map[String, Any] =
-    fetchMetrics.snapshot() +
-      ("push" -> mergeSummaries.map { case (id, s) => id.toString -> s.toMap }) +
-      ("losses" -> losses)
+  def metrics: Map[String, Any] = {
+    val summaries = mergeSummaries
+    val reads =
+      if (pushDriver.isDefined) fetchMetrics.ownerReads else Map.empty[Int, Map[String, Any]]
+    val push = (summaries.keySet ++ reads.keySet).iterator.map { id =>
+      id.toString -> (summaries.get(id).fold(Map.empty[String, Any])(_.toMap) ++
+        reads.getOrElse(id, Map.empty))
+    }.toMap
+    fetchMetrics.snapshot() + ("push" -> push) + ("losses" -> losses)
+  }
 
   /** In mode=push: what the owners had merged when each map stage ended. */
   def mergeSummaries: Map[Int, ShuffleMergeSummary] =

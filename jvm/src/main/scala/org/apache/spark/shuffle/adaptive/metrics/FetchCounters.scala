@@ -116,6 +116,7 @@ private[spark] final class FetchCounters extends Serializable {
       add(StoredReduceTasks, 1)
       val owner = fromStores.maxBy { case (id, bytes) => (bytes, id == self) }._1
       if (owner == self) add(StoredReduceTasksOnOwner, 1)
+      add(BytesAtOwner, fromStores.getOrElse(self, 0L))
     }
   }
 
@@ -239,6 +240,10 @@ private[spark] object FetchCounters {
     "stored_reduce_tasks_on_owner",
     "of those, the tasks that ran on the executor whose store held most of the bytes they " +
       "read from stores (in mode=push, their partition's owner)")
+  val BytesAtOwner = new Total(
+    "bytes_at_owner",
+    "mode=push: of bytes_from_stores, those held by the task's own executor: read at their " +
+      "owner, without crossing the network")
   val ChunksRead = new Total(
     "chunks_read",
     "mode=push: merged reads, each one request or local read of a chunk or of a partition " +

@@ -6,8 +6,9 @@ import org.apache.spark.scheduler.{SparkListener, SparkListenerTaskEnd}
 
 /**
  * Driver side: adds up the [[FetchCounters]] that finished tasks report, for the application
- * and per executor, from the per-task values of the plugin's accumulators, and what local
- * reduction did per shuffle (the newest [[FetchMetricsListener.KeptShuffles]]), and keeps
+ * and per executor, from the per-task values of the plugin's accumulators, what local
+ * reduction did per shuffle and, in mode=push, where each shuffle's reduce tasks ran against
+ * its owners ([[OwnerReads]]; both for the newest [[FetchMetricsListener.KeptShuffles]]), and keeps
  * `source` (the driver's [[PluginMetricsSource]]) up to date with them.
  */
 private[spark] final class FetchMetricsListener(source: PluginMetricsSource) extends SparkListener {
@@ -15,6 +16,7 @@ private[spark] final class FetchMetricsListener(source: PluginMetricsSource) ext
   private[this] val application = new FetchCounters
   private[this] val byExecutor = mutable.TreeMap.empty[String, FetchCounters]
   private[this] val combineByShuffle = mutable.TreeMap.empty[Int, CombineCounters]
+  private[this] val ownerReadsByShuffle = mutable.TreeMap.empty[Int, OwnerReads]
 
   override def onTaskEnd(taskEnd: SparkListenerTaskEnd): Unit =
     FetchMetricsAccumulator.ofTask(taskEnd).foreach { case (shuffleId, counters) =>
@@ -25,14 +27,24 @@ private[spark] final class FetchMetricsListener(source: PluginMetricsSource) ext
           byExecutor.getOrElseUpdate(taskEnd.taskInfo.executorId, new FetchCounters).merge(counters)
           if (!counters.combine.isZero) {
             combineByShuffle.getOrElseUpdate(shuffleId, new CombineCounters).merge(counters.combine)
-            // Shuffle ids grow with time: the smallest is the oldest.
-            while (combineByShuffle.size > FetchMetricsListener.KeptShuffles) {
-              combineByShuffle -= combineByShuffle.firstKey
-            }
+            keepNewest(combineByShuffle)
+          }
+          if (counters(FetchCounters.ReduceTasks) > 0) {
+            ownerReadsByShuffle.getOrElseUpdate(shuffleId, new OwnerReads).add(counters)
+            keepNewest(ownerReadsByShuffle)
           }
           snapshot()
         })
     }
+
+  // Shuffle ids grow with time: the smallest is the oldest.
+  private def keepNewest(byShuffle: mutable.TreeMap[Int, _]): Unit =
+    while (byShuffle.size > FetchMetricsListener.KeptShuffles) byShuffle -= byShuffle.firstKey
+
+  /** mode=push: where the reduce tasks of the shuffles that read merged chunks ran, by shuffle. */
+  def ownerReads: Map[Int, Map[String, Any]] = synchronized {
+    ownerReadsByShuffle.iterator.collect { case (id, r) if r.readChunks => id -> r.toMap }.toMap
+  }
 
   /** What local reduction did of `shuffleId` so far, map and reduce tasks; empty if nothing. */
   def combineOf(shuffleId: Int): Map[String, Any] =

@@ -10,7 +10,9 @@ import org.apache.spark.scheduler.SparkListenerEvent
  * executor, per source the bytes it sent to other executors, the rate they observed from it
  * and its host (which source's link held the stage), one row per reduce task (at most
  * [[ShuffleReadReport.MaxTasks]]; `tasksLeftOut` counts the rest), in mode=push how many of
- * the bytes came out of merged chunks and how many from files (`merged`: "chunks", "files"),
+ * the bytes came out of merged chunks and how many from files, how many of the chunks' were
+ * held by the reading task's executor, and how many of the tasks that read chunks ran at their
+ * owner (`merged`: "chunks", "files", "at_owner", "tasks", "tasks_at_owner"),
  * and what local reduction did of the shuffle so far (`combine`: its map tasks' folds and its
  * reduce tasks' combined reads, the counters of [[combine.CombineCounters]]).
  * Posted to the listener bus when the stage completes, so an

@@ -92,14 +92,21 @@ private[spark] final class ShuffleReadReporter(
     })
   }
 
-  /** Bytes read out of merged chunks and from files, where any came out of chunks. */
+  /**
+   * Bytes read out of merged chunks and from files, those of the chunks held by the reading
+   * task's own executor (`at_owner`), and the tasks that read chunks and ran at their owner,
+   * where any came out of chunks.
+   */
   private def merged(counters: FetchCounters): Map[String, Long] =
     if (counters(FetchCounters.BytesFromStores) == 0) Map.empty
     else {
       val read = counters(FetchCounters.BytesBySource).values.sum
       Map(
         "chunks" -> counters(FetchCounters.BytesFromStores),
-        "files" -> (read - counters(FetchCounters.BytesFromStores)))
+        "files" -> (read - counters(FetchCounters.BytesFromStores)),
+        "at_owner" -> counters(FetchCounters.BytesAtOwner),
+        "tasks" -> counters(FetchCounters.StoredReduceTasks),
+        "tasks_at_owner" -> counters(FetchCounters.StoredReduceTasksOnOwner))
     }
 
   /**

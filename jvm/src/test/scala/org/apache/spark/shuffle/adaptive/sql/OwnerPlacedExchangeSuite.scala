@@ -159,6 +159,25 @@ class OwnerPlacedExchangeSuite extends AnyFunSuite with BeforeAndAfterAll {
           val atOwner = counter("stored_reduce_tasks_on_owner") - onOwner
           // Each task reads both sides: one count per side.
           assert(read >= 16 && atOwner >= read * 9 / 10, s"aqe=$aqe: $atOwner of $read at owner")
+          // The same per shuffle, as metrics(spark) reports it, and for the bytes read of chunks.
+          val sc = spark.sparkContext
+          sc.listenerBus.waitUntilEmpty()
+          val push = sc.env.shuffleManager
+            .asInstanceOf[AdaptiveShuffleManager]
+            .driver
+            .get
+            .metrics("push")
+            .asInstanceOf[Map[String, Map[String, Any]]]
+          exchanges.foreach { e =>
+            val reads = push(e.shuffleId.toString).view.mapValues {
+              case n: Long => n
+              case _ => -1L
+            }
+            assert(
+              reads("reduce_tasks_reading_chunks") === 8 && reads("reduce_tasks_at_owner") >= 7 &&
+                reads("bytes_at_owner") >= reads("bytes_from_chunks") * 9 / 10,
+              s"aqe=$aqe, shuffle ${e.shuffleId}: ${reads.toMap}")
+          }
         } finally spark.conf.unset("spark.sql.adaptive.coalescePartitions.enabled")
       }
     }
