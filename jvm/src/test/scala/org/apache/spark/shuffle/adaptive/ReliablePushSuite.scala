@@ -10,8 +10,11 @@ import org.apache.spark.{LocalSparkContext, MapOutputTrackerMaster, Partition, S
 import org.apache.spark.internal.config.{SHUFFLE_IO_PLUGIN_CLASS, SHUFFLE_MANAGER}
 import org.apache.spark.rdd.{RDD, ShuffledRDD}
 import org.apache.spark.scheduler.{SparkListener, SparkListenerTaskEnd}
+import org.apache.spark.sql.SparkSession
+import org.apache.spark.sql.functions.{col, count, length, sha2, sum}
 import org.apache.spark.shuffle.adaptive.config.AdaptiveShuffleConf.{MODE, Mode, PUSH_QUEUE_SIZE, PUSH_RELIABILITY, Reliability, ReliableDataIO, STORE_MAX_SIZE}
 import org.apache.spark.shuffle.adaptive.dummy.{DestinationPartitioner, DummyRDD, DummySpec, ExecutorProbe, PinnedRDD}
+import org.apache.spark.shuffle.adaptive.sql.{AdaptiveShuffleExchangeExec, AdaptiveShuffleExtensions}
 
 /**
  * push.reliability on three executors: every map task runs on executor 0 (pinned), which is
@@ -40,6 +43,7 @@ class ReliablePushSuite extends SparkFunSuite with LocalSparkContext with Eventu
       queueSize: Long = 64 * MiB,
       storeSize: Long = 64 * MiB): Unit = {
     val c = conf(reliability)
+      .set("spark.sql.extensions", classOf[AdaptiveShuffleExtensions].getName)
       .set(STORE_MAX_SIZE, storeSize)
       .set(PUSH_QUEUE_SIZE, queueSize)
       // The pinned map tasks wait for executor 0 rather than run elsewhere.
@@ -258,6 +262,60 @@ class ReliablePushSuite extends SparkFunSuite with LocalSparkContext with Eventu
       assert(shuffledDigest(shuffled) === SkewedShuffles.expected(sc, spec))
     }
     assert(rerun > 0 && rerun === rerunByDriver, manager.driver.get.losses)
+  }
+
+  test(
+    "replicated, in Spark SQL: losing the executor with the most map outputs of the plugin's " +
+      "exchange reruns none; reduce tasks prefer live owners only and read the query right") {
+    start(Reliability.Replicated)
+    val spark = SparkSession.builder().getOrCreate()
+    try {
+      spark.conf.set("spark.sql.adaptive.enabled", "false")
+      val df = spark
+        .range(0, 60000, 1, 6)
+        .select((col("id") % 1000).as("k"), col("id"), sha2(col("id").cast("string"), 256).as("v"))
+        .repartition(12, col("k"))
+        .groupBy("k")
+        .agg(count("*"), sum("id"), sum(length(col("v"))))
+      val plan = df.queryExecution.executedPlan
+      val exchange = plan.collectFirst { case e: AdaptiveShuffleExchangeExec => e }.get
+      val dependency = exchange.shuffleDependency
+      sc.submitMapStage(dependency).get()
+      val statuses = sc.env.mapOutputTracker
+        .asInstanceOf[MapOutputTrackerMaster]
+        .shuffleStatuses(dependency.shuffleId)
+        .mapStatuses
+      val byExecutor = statuses.indices.groupBy(i => statuses(i).location.executorId)
+      val lost = busiest(byExecutor)
+      lose(lost)
+      assert(
+        awaitLossChecked() === Map(
+          "executors_lost" -> 1L,
+          "map_outputs_kept" -> byExecutor(lost).size.toLong,
+          "map_outputs_rerun" -> 0L))
+      val reduce = exchange.execute()
+      val preferred = reduce.partitions.map(reduce.preferredLocations)
+      // The lost owner's partitions, merged nowhere else whole, prefer no executor; the others
+      // their live owner.
+      assert(preferred.forall(_.size <= 1) && preferred.count(_.size == 1) >= 12 / 3 * 2)
+      assert(preferred.flatten.forall(!_.endsWith(s"_$lost")), preferred.toSeq)
+      var rows = Seq.empty[(Long, Long, Long, Long)]
+      val rerun = mapTasksDuring {
+        rows = plan
+          .executeCollect()
+          .map(r => (r.getLong(0), r.getLong(1), r.getLong(2), r.getLong(3)))
+          .toSeq
+          .sorted
+      }
+      // Key k: the 60 ids k, k + 1000, ..., each with a 64-character hash.
+      val expected =
+        (0L until 1000L).map(k => (k, 60L, (0L until 60L).map(k + 1000L * _).sum, 3840L))
+      assert(rows === expected)
+      assert(rerun === 0)
+    } finally {
+      SparkSession.clearActiveSession()
+      SparkSession.clearDefaultSession()
+    }
   }
 
   test("reliability=none: the same loss reruns every map task of the lost executor") {
