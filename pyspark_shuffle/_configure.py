@@ -29,6 +29,9 @@ def configure(builder: B, **options: Any) -> B:
     - ``in_flight_increment``: size one remote request aggregates blocks up to and the elastic
       limit's step, as int bytes or "512k", "8m", "1g"; positive, below 2g, at most the hard limit;
     - ``max_in_flight``: the hard in-flight limit (default ``spark.reducer.maxSizeInFlight``);
+    - ``executor_budget``: what all reduce tasks of one executor hold at once (in flight plus
+      fetched and not yet consumed), whatever its task slots (default ``max_in_flight``; the
+      increment shrinks to budget / slots where that is smaller);
     - ``elastic``: whether the in-flight limit adapts to the task (default True), with
       ``elastic_shrink_below`` and ``elastic_grow_above`` (fractions of the average wait);
     - ``wait_window``: how many recent waits the moving averages cover;

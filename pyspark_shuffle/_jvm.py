@@ -17,6 +17,10 @@ RELIABLE_DATA_IO_CLASS = "org.apache.spark.shuffle.adaptive.AdaptiveShuffleDataI
 #: ``spark.sql.extensions`` entry with the plugin's Spark SQL rules (local reduction's exchange).
 SQL_EXTENSIONS_CLASS = "org.apache.spark.shuffle.adaptive.sql.AdaptiveShuffleExtensions"
 
+#: ``spark.plugins`` entry that samples the direct memory each executor's shuffle reads hold
+#: (Netty's, which Spark's executor metrics miss), under any shuffle manager.
+FETCH_MEMORY_PROBE_CLASS = "org.apache.spark.shuffle.adaptive.metrics.FetchMemoryProbe"
+
 #: Spark's default shuffle manager (``spark.shuffle.manager=sort``).
 SORT_SHUFFLE_MANAGER_CLASS = "org.apache.spark.shuffle.sort.SortShuffleManager"
 

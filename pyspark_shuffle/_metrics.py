@@ -33,6 +33,8 @@ COUNTER_NAMES = (
     "direct_memory_deferrals",
     "corrupt_refetches",
     "fetch_wait_ms",
+    "requests_to_disk",
+    "executor_fetch_peak_bytes",
     "peak_bytes_in_flight",
     "buffered_byte_ms",
     "fetch_ms",
@@ -101,3 +103,12 @@ def total_bytes(counters: Dict[str, Any]) -> int:
     """All shuffle bytes one counters dict (``metrics(spark)["application"]`` or an executor's)
     records as fetched, whatever their source; 0 for an empty dict."""
     return int(sum((counters.get("bytes_by_transport") or {}).values()))
+
+
+def fetch_memory_peaks(spark: Any) -> Dict[str, Dict[str, int]]:
+    """Per executor id, the peaks of the direct memory its shuffle reads held, under any shuffle
+    manager: ``netty_pooled_bytes`` (the pooled Netty memory of its block transfer service) and
+    ``netty_direct_bytes`` (all direct memory Netty allocated), sampled every 50 ms by the
+    ``spark.plugins`` probe :data:`~pyspark_shuffle._jvm.FETCH_MEMORY_PROBE_CLASS`; empty
+    without it. Executors report a grown peak within about a second."""
+    return json.loads(str(python_api(spark).fetchMemoryJson()))

@@ -26,6 +26,7 @@ KEYWORDS = {
     "order": "fetch.order",
     "in_flight_increment": "fetch.inFlightIncrement",
     "max_in_flight": "fetch.maxInFlight",
+    "executor_budget": "fetch.executorBudget",
     "elastic": "fetch.elastic.enabled",
     "elastic_shrink_below": "fetch.elastic.shrinkBelow",
     "elastic_grow_above": "fetch.elastic.growAbove",

@@ -268,3 +268,58 @@ def test_kill_table_compares_each_manager_with_itself_unharmed():
         "dummy kill=after-map"
     ]
     assert result_mismatches(records) == []
+
+
+def test_memory_table_compares_the_executor_that_held_most_with_sort():
+    from pyspark_shuffle.bench.one_run import fetch_memory
+    from pyspark_shuffle.bench.tables import memory_table
+
+    mib = 1 << 20
+
+    def run(manager, wall, pooled, held=None):
+        probe = {"1": {"netty_pooled_bytes": pooled * mib, "netty_direct_bytes": 2 * pooled * mib}}
+        probe["0"] = {"netty_pooled_bytes": mib, "netty_direct_bytes": mib}
+        plugin = {"1": {"executor_fetch_peak_bytes": held * mib}} if held else {}
+        spark_peaks = {"1": {"heap_peak_bytes": 100 * mib, "rss_peak_bytes": 300 * mib}, "driver": {}}
+        return {
+            "status": "ok",
+            "workload": "slowreduce",
+            "skew": 0.0,
+            "manager": manager,
+            "wall_s": wall,
+            "fetch_memory": fetch_memory(probe, plugin, spark_peaks),
+        }
+
+    records = [run("sort", 10.0, 64), run("sort", 12.0, 80), run("adaptive", 11.0, 16, held=12)]
+    # The driver is no executor; an executor the probe missed has no figures.
+    assert set(records[0]["fetch_memory"]) == {"0", "1"}
+    assert records[2]["fetch_memory"]["0"]["plugin_fetch_bytes"] is None
+    table = memory_table(records).splitlines()
+    assert table[0].split()[:4] == ["workload", "skew", "manager", "wall"]
+    assert table[2].split() == [
+        "slowreduce",
+        "0",
+        "sort",
+        "11.00",
+        "1.00x",
+        "72.0",
+        "1.00x",
+        "144.0",
+        "-",
+        "300",
+        "100",
+    ]
+    assert table[3].split() == [
+        "slowreduce",
+        "0",
+        "adaptive",
+        "11.00",
+        "1.00x",
+        "16.0",
+        "0.22x",
+        "32.0",
+        "12.0",
+        "300",
+        "100",
+    ]
+    assert memory_table([dict(records[0], fetch_memory={})]) is None

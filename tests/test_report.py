@@ -108,6 +108,7 @@ def test_bench_records_table_and_figures(tmp_path, capsys):
         "skew": 2.0,
         "manager": "adaptive",
         "shuffles": [REPORT],
+        "fetch_memory": {"0": {"netty_pooled_bytes": 1 << 20}, "1": {"netty_pooled_bytes": 3 << 20}},
         "links": {
             str(w): {
                 "rate_bps": 8000,
@@ -127,6 +128,8 @@ def test_bench_records_table_and_figures(tmp_path, capsys):
     assert "0 (53%)" in table[2] and "1 (1.2 s)" in table[2] and "1.0-4.0" in table[2]
     # One of the two tasks that read chunks ran at its owner, which held a third of their bytes.
     assert "at owner" in table[0] and "1/2 (33%)" in table[2]
+    # The executor whose Netty pool peaked highest.
+    assert "3.0 (1)" in table[2]
     assert table[2].endswith("1 (5.0 s, bound 0.6 s)")
     bench = tmp_path / "bench.json"
     bench.write_text(json.dumps({"env": {}, "runs": [record]}))

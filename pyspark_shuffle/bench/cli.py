@@ -13,6 +13,7 @@ from .tables import (
     combine_table,
     format_table,
     kill_table,
+    memory_table,
     network_table,
     push_table,
     result_mismatches,
@@ -56,7 +57,13 @@ def _run(config, argv) -> int:
     summaries = summarize(records)
     print()
     print(format_table(summaries))
-    for extra in (network_table(records), push_table(records), combine_table(records), kill_table(records)):
+    for extra in (
+        network_table(records),
+        push_table(records),
+        combine_table(records),
+        kill_table(records),
+        memory_table(records),
+    ):
         if extra:
             print()
             print(extra)

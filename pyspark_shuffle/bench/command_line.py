@@ -238,8 +238,10 @@ def build_parser() -> argparse.ArgumentParser:
         "groupby (skewed fact shuffled by key and aggregated), sql (star-schema joins and aggregations, "
         "AQE on, many small shuffles), coalesced (a 2100-partition groupBy AQE coalesces), "
         "aggregate (a SQL group-by with sum, count and avg over --keys keys, AQE on: local "
-        "reduction's workload; --size at 16 bytes a row) or reducebykey (the same rows summed by a "
-        "JVM RDD's reduceByKey); comma-separated for several; default dummy",
+        "reduction's workload; --size at 16 bytes a row), reducebykey (the same rows summed by a "
+        "JVM RDD's reduceByKey) or slowreduce (the fact shuffled by key and every payload hashed "
+        "16 times on the reduce side: fetched blocks wait in memory; the fetch budget's "
+        "workload); comma-separated for several; default dummy",
     )
     add(
         "--skew",

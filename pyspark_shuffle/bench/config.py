@@ -11,7 +11,7 @@ from ..cluster.spec import ClusterSpec
 SORT = "sort"
 ADAPTIVE = "adaptive"
 MANAGER_KINDS = (SORT, ADAPTIVE)
-WORKLOADS = ("dummy", "join", "groupby", "sql", "coalesced", "aggregate", "reducebykey")
+WORKLOADS = ("dummy", "join", "groupby", "sql", "coalesced", "aggregate", "reducebykey", "slowreduce")
 
 #: Keys the harness owns: each has its own option.
 OWNED_KEYS = {

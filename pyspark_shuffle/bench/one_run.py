@@ -14,7 +14,7 @@ import json
 import sys
 import time
 import traceback
-from typing import Any, Dict
+from typing import Any, Dict, Optional
 
 from .._child_process import child_main
 from ..sessions import PLUGIN, SORT, start_session
@@ -39,6 +39,7 @@ def start(job: Dict[str, Any]) -> Any:
 
 
 def run(job: Dict[str, Any]) -> Dict[str, Any]:
+    from .._metrics import fetch_memory_peaks
     from .._metrics import metrics as plugin_metrics
     from ..report.data import reports_of_session
 
@@ -84,6 +85,11 @@ def run(job: Dict[str, Any]) -> Dict[str, Any]:
                 for worker, used in outcome["links"].items():
                     used["address"] = links[worker]["address"]
             plugin = plugin_metrics(spark)
+            outcome["fetch_memory"] = fetch_memory(
+                fetch_memory_peaks(spark),
+                plugin.get("executors") or {},
+                outcome.pop("executor_memory_peaks", {}),
+            )
             outcome["plugin"] = plugin.get("application") or {}
             outcome["push"] = plugin.get("push") or {}
             outcome["shuffles"] = reports_of_session(spark)
@@ -95,6 +101,25 @@ def run(job: Dict[str, Any]) -> Dict[str, Any]:
     finally:
         spark.stop()
     return outcome
+
+
+def fetch_memory(
+    probe: Dict[str, Dict[str, int]], plugin_executors: Dict[str, Any], spark_peaks: Dict[str, Dict[str, Any]]
+) -> Dict[str, Dict[str, Optional[int]]]:
+    """Per executor, the peaks of the memory its shuffle reads held and of the process: Netty's
+    pooled and all its direct memory (the probe's), what the plugin's reduce tasks held against
+    the executor's fetch budget (None under sort), and Spark's heap and RSS peaks."""
+    return {
+        executor: {
+            "netty_pooled_bytes": probe.get(executor, {}).get("netty_pooled_bytes"),
+            "netty_direct_bytes": probe.get(executor, {}).get("netty_direct_bytes"),
+            "plugin_fetch_bytes": plugin_executors.get(executor, {}).get("executor_fetch_peak_bytes"),
+            "heap_peak_bytes": spark_peaks.get(executor, {}).get("heap_peak_bytes"),
+            "rss_peak_bytes": spark_peaks.get(executor, {}).get("rss_peak_bytes"),
+        }
+        for executor in sorted(set(probe) | set(spark_peaks))
+        if executor != "driver"
+    }
 
 
 def _kill(sc: Any, kill: Dict[str, Any]) -> Kill:

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Dict, List, Optional
 
 from .._child_process import run_module
+from .._jvm import FETCH_MEMORY_PROBE_CLASS
 from ..cluster import plan as cluster_plan
 from .config import BenchConfig, ManagerSpec
 from .workloads import WORKLOAD_CONF
@@ -30,6 +31,7 @@ _OUTCOME_FIELDS = (
     "reduce_tasks_rerun",
     "peak_executor_memory_bytes",
     "executor_peak_memory_bytes",
+    "fetch_memory",
     "plugin",
     "push",
     "result",
@@ -104,6 +106,10 @@ def harness_conf(config: BenchConfig, workload: Optional[str] = None) -> Dict[st
         # Sample executor memory often and report it often, so short runs have peaks.
         "spark.executor.metrics.pollingInterval": "100ms",
         "spark.executor.heartbeatInterval": "500ms",
+        # Peaks of the direct memory shuffle reads hold (Netty's, which Spark's executor metrics
+        # miss), sampled every 50 ms under any manager, and of each executor's RSS.
+        "spark.plugins": FETCH_MEMORY_PROBE_CLASS,
+        "spark.executor.processTreeMetrics.enabled": "true",
         # Fixed reduce partitioning: AQE would coalesce or split skewed partitions, hiding the
         # shuffle's own behaviour; a broadcast join would have no shuffle.
         "spark.sql.adaptive.enabled": "false",

@@ -14,7 +14,8 @@ workload ended; the harness sets a short heartbeat interval for that.
 
 ``peak_executor_memory_bytes`` is the maximum over executors (the driver excluded) of
 ``JVMHeapMemory + JVMOffHeapMemory`` peaks (used heap plus used non-heap memory of the executor
-JVM; the two peaks may come from different moments, so the sum is an upper bound).
+JVM; the two peaks may come from different moments, so the sum is an upper bound);
+``executor_memory_peaks`` holds each executor's heap and RSS (``ProcessTreeJVMRSSMemory``) peaks.
 """
 
 from __future__ import annotations
@@ -154,12 +155,18 @@ def summarize(
     read_tasks = [t for key, ts in tasks.items() for t in ts]
     ok_read_tasks = [t for t in read_tasks if t.get("status") == "SUCCESS"]
     peaks = {}
+    memory_peaks = {}
     for executor in executors:
         metrics = executor.get("peakMemoryMetrics") or {}
         if metrics:
             peaks[executor["id"]] = int(metrics.get("JVMHeapMemory", 0)) + int(
                 metrics.get("JVMOffHeapMemory", 0)
             )
+            memory_peaks[executor["id"]] = {
+                "heap_peak_bytes": int(metrics.get("JVMHeapMemory", 0)),
+                # Reported where spark.executor.processTreeMetrics.enabled (the harness sets it).
+                "rss_peak_bytes": int(metrics.get("ProcessTreeJVMRSSMemory", 0)) or None,
+            }
     return {
         "spans": {
             kind: [min(a for a, _ in ranges), max(b for _, b in ranges)]
@@ -179,6 +186,7 @@ def summarize(
         **tasks_rerun(stage_rows),
         "peak_executor_memory_bytes": max(peaks.values()) if peaks else None,
         "executor_peak_memory_bytes": peaks,
+        "executor_memory_peaks": memory_peaks,
         "stages": sorted(stage_rows, key=lambda r: (r["stage"], r["attempt"])),
     }
 

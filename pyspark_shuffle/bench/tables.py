@@ -338,6 +338,62 @@ def combine_table(records: Sequence[Dict[str, Any]]) -> Optional[str]:
     return _format(COMBINE_COLUMNS, rows)
 
 
+MEMORY_COLUMNS = (
+    ("workload", "<"),
+    ("skew", ">"),
+    ("manager", "<"),
+    ("wall s", ">"),
+    ("vs sort", ">"),
+    ("netty pooled MiB", ">"),
+    ("vs sort", ">"),
+    ("netty direct MiB", ">"),
+    ("plugin held MiB", ">"),
+    ("RSS MiB", ">"),
+    ("heap MiB", ">"),
+)
+
+
+def _executor_peak(record: Dict[str, Any], field: str) -> Optional[float]:
+    """The largest of one run's executors' ``fetch_memory`` peaks of ``field`` (None: none)."""
+    values = [e.get(field) for e in (record.get("fetch_memory") or {}).values() if e.get(field) is not None]
+    return max(values) if values else None
+
+
+def memory_table(records: Sequence[Dict[str, Any]]) -> Optional[str]:
+    """The memory shuffle reads held, medians over the ok runs of the peak of the executor that
+    held most: Netty's pooled direct memory (and its ratio to sort's in the same workload and
+    skew), all of Netty's direct memory, what the plugin's reduce tasks held against the
+    executor's fetch budget, and the executor's RSS and heap peaks; beside the wall time. None
+    when no run has the probe's figures."""
+    ok = [r for r in records if r.get("status") == "ok" and r.get("fetch_memory")]
+    if not ok:
+        return None
+    groups = group_runs(ok)
+    sort = {(w, s): runs for (w, s, m), runs in groups.items() if m == SORT}
+    rows = []
+    for (workload, skew, manager), runs in groups.items():
+        base = sort.get((workload, skew), [])
+        wall, base_wall = median(r.get("wall_s") for r in runs), median(r.get("wall_s") for r in base)
+        pooled = median(_executor_peak(r, "netty_pooled_bytes") for r in runs)
+        base_pooled = median(_executor_peak(r, "netty_pooled_bytes") for r in base)
+        rows.append(
+            [
+                workload,
+                f"{skew:g}",
+                manager,
+                _num(wall, digits=2),
+                "-" if not (wall and base_wall) else f"{wall / base_wall:.2f}x",
+                _num(pooled, 1 << 20),
+                "-" if not (pooled is not None and base_pooled) else f"{pooled / base_pooled:.2f}x",
+                _num(median(_executor_peak(r, "netty_direct_bytes") for r in runs), 1 << 20),
+                _num(median(_executor_peak(r, "plugin_fetch_bytes") for r in runs), 1 << 20),
+                _num(median(_executor_peak(r, "rss_peak_bytes") for r in runs), 1 << 20, 0),
+                _num(median(_executor_peak(r, "heap_peak_bytes") for r in runs), 1 << 20, 0),
+            ]
+        )
+    return _format(MEMORY_COLUMNS, rows)
+
+
 def kill_table(records: Sequence[Dict[str, Any]]) -> Optional[str]:
     """What each ``--kill`` cost, medians over the ok runs: the wall time, as a multiple of the
     same manager's median without a kill (same workload and skew, when the benchmark ran one),

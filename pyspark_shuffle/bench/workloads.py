@@ -97,6 +97,32 @@ def groupby(spark: Any, job: Dict[str, Any]) -> Dict[str, Any]:
     }
 
 
+#: Rounds of SHA-256 each row's payload goes through on slowreduce's reduce side.
+SLOW_REDUCE_ROUNDS = 16
+
+
+def slowreduce(spark: Any, job: Dict[str, Any]) -> Dict[str, Any]:
+    """Fact shuffled by key, then each row's payload hashed :data:`SLOW_REDUCE_ROUNDS` times on
+    the reduce side before it is grouped: reduce tasks consume slower than the network delivers,
+    so what they fetched sits in memory (the workload of the fetch budget's measurements; run it
+    with several task slots per executor and large blocks, host-local reads off)."""
+    from pyspark.sql import functions as F
+
+    fact, rows = _fact(spark, job)
+    digest = F.col("payload")
+    for _ in range(SLOW_REDUCE_ROUNDS):
+        digest = F.sha2(digest, 256)
+    groups = (
+        fact.repartition(job["num_partitions"], "key")
+        .select("key", F.xxhash64(digest).alias("digest"))
+        .groupBy("key")
+        .agg(F.count(F.lit(1)).alias("rows"), F.bit_xor("digest").alias("hash"))
+        .collect()
+    )
+    summary = sorted((int(g["key"]), int(g["rows"]), int(g["hash"])) for g in groups)
+    return {"fact_rows": rows, "groups": len(summary), "checksum": _digest(summary)}
+
+
 def _summary(df: Any) -> Dict[str, Any]:
     rows = sorted(tuple(str(v) for v in r) for r in df.collect())
     return {"rows": len(rows), "checksum": _digest(rows)}
@@ -199,6 +225,7 @@ WORKLOADS: Dict[str, Callable[[Any, Dict[str, Any]], Dict[str, Any]]] = {
     "coalesced": coalesced,
     "aggregate": aggregate,
     "reducebykey": reducebykey,
+    "slowreduce": slowreduce,
 }
 
 #: Spark settings of one workload's runs, over the harness's (``--conf`` still overrides them):

@@ -34,7 +34,11 @@ class ShuffleView:
     Per source executor: ``remote_bytes_by_source``, the bytes it sent to other executors (over
     its link); ``rate_by_source``, the bytes per second those executors observed from it,
     summed; ``host_by_source``; and, from a bench run on the namespace cluster,
-    ``link_bound_s_by_source``: what its link carried during the reduce stage over its rate."""
+    ``link_bound_s_by_source``: what its link carried during the reduce stage over its rate.
+
+    From a bench run, per executor: ``fetch_memory_by_executor``, the run's peaks of the memory
+    shuffle reads held (Netty's pooled and direct memory, the plugin's fetch budget in use) and of
+    the process (heap, RSS), as the bench's ``fetch_memory``."""
 
     label: str
     partition_bytes: List[int]
@@ -48,6 +52,7 @@ class ShuffleView:
     rate_by_source: Dict[str, float] = field(default_factory=dict)
     host_by_source: Dict[str, str] = field(default_factory=dict)
     link_bound_s_by_source: Dict[str, float] = field(default_factory=dict)
+    fetch_memory_by_executor: Dict[str, Dict[str, Any]] = field(default_factory=dict)
 
     @property
     def link_seconds_by_source(self) -> Dict[str, float]:
@@ -113,6 +118,7 @@ def from_bench(records: Iterable[Dict[str, Any]]) -> List[ShuffleView]:
         for report in record.get("shuffles") or []:
             view = from_report(report, prefix)
             view.link_bound_s_by_source = _link_bounds(view.host_by_source, record.get("links") or {})
+            view.fetch_memory_by_executor = record.get("fetch_memory") or {}
             views.append(view)
     return views
 

@@ -171,11 +171,26 @@ def _at_owner(view: ShuffleView) -> str:
     return f"{view.merged.get('tasks_at_owner', 0)}/{tasks} ({view.merged.get('at_owner', 0) / chunks:.0%})"
 
 
+def _netty_peak(view: ShuffleView) -> str:
+    """From a bench run: the largest peak of Netty's pooled direct memory over the executors,
+    with the executor's id; "-" without the probe's figures."""
+    peaks = {
+        executor: m["netty_pooled_bytes"]
+        for executor, m in view.fetch_memory_by_executor.items()
+        if m.get("netty_pooled_bytes") is not None
+    }
+    if not peaks:
+        return "-"
+    executor = max(peaks, key=lambda e: peaks[e])
+    return f"{_mib(peaks[executor])} ({executor})"
+
+
 def format_table(views: Sequence[ShuffleView]) -> str:
     """One line per shuffle read: partitions, total and largest/median partition (MiB), the
     Zipf fit, the source executor that served most bytes and the one waited on longest, the
     in-flight limit's range, the bytes read out of merged chunks and from files (mode=push), the
-    reduce tasks that read chunks at their owner and the share of the chunks' bytes they held, what
+    reduce tasks that read chunks at their owner and the share of the chunks' bytes they held, the
+    largest peak of Netty's pooled direct memory over the run's executors (bench runs), what
     local reduction did (rows folded per combined row read, and the MiB of combined segments read
     against the MiB of the blocks they stood for), and the critical source: the
     one whose remote bytes take longest at the rate observed from it (with its link bound from
@@ -192,6 +207,7 @@ def format_table(views: Sequence[ShuffleView]) -> str:
         "limit MiB",
         "chunks/files MiB",
         "at owner",
+        "netty peak MiB",
         "combined",
         "critical source",
     ]
@@ -214,6 +230,7 @@ def format_table(views: Sequence[ShuffleView]) -> str:
                 f"{_mib(min(lo for lo, _ in limits))}-{_mib(max(hi for _, hi in limits))}" if limits else "-",
                 "/".join(_mib(v.merged.get(k, 0)) for k in ("chunks", "files")) if v.merged else "-",
                 _at_owner(v),
+                _netty_peak(v),
                 _combined(v),
                 _critical(v),
             ]

@@ -34,6 +34,7 @@ private[spark] final class ExecutorServices(
 
   /** What every sender and reduce task of this executor obeys, read once. */
   private[this] lazy val flow = FlowSettings(conf)
+  private[this] lazy val fetchBudget = flow.fetchBudget()
 
   /** Registered with the first task that needs it; a local-mode driver's are the driver's. */
   private[this] lazy val metrics: Option[ExecutorShuffleMetrics] =
@@ -198,7 +199,8 @@ private[spark] final class ExecutorServices(
           PeerTraffic.shared(settings.waitWindow),
           DirectMemoryBackoff.shared,
           env.serializerManager.wrapStream,
-          new SystemClock),
+          new SystemClock,
+          fetchBudget),
         TaskFetch(
           transport,
           merged.fold(blocks)(_.blocks).iterator,

@@ -68,7 +68,8 @@ private[spark] object AdaptiveShuffleConf {
         "The in-flight increment: the size one remote request aggregates blocks up to (a " +
           "block is never split, so a larger block travels alone), and the step by which the " +
           "elastic limit shrinks and grows. Unset means the hard limit / 5, the request size of " +
-          "Spark's own reader. Must not exceed the hard limit.")
+          "Spark's own reader; at most the executor's fetch budget / its task slots " +
+          "(fetch.executorBudget). Must not exceed the hard limit.")
       .version("0.1.0")
       .bytesConf(ByteUnit.BYTE)
       .obeying(Size(1, Int.MaxValue))
@@ -80,6 +81,25 @@ private[spark] object AdaptiveShuffleConf {
         "The hard in-flight limit of one reduce task: bytes requested and not yet consumed. " +
           "The elastic limit moves between the in-flight increment and this. Unset means " +
           "spark.reducer.maxSizeInFlight.")
+      .version("0.1.0")
+      .bytesConf(ByteUnit.BYTE)
+      .obeying(Size(1, Long.MaxValue))
+      .createOptional
+
+  val FETCH_EXECUTOR_BUDGET: OptionalConfigEntry[Long] =
+    ConfigBuilder(Prefix + "fetch.executorBudget")
+      .doc(
+        "The bytes all reduce tasks of one executor may have in flight plus received and not " +
+          "yet consumed, however many task slots it has (Spark's limit, " +
+          "spark.reducer.maxSizeInFlight, is per task: 16 slots may hold 16 times it in " +
+          "direct memory). Each task may hold one in-flight increment whatever the others hold; " +
+          "beyond it tasks share the rest, each within its own (elastic) limit; a block that " +
+          "does not fit goes to disk, as Spark's blocks above " +
+          "spark.network.maxRemoteBlockSizeFetchToMem do. The budget keeps one increment per " +
+          "task slot (spark.executor.cores / spark.task.cpus): where it is smaller than that, " +
+          "the in-flight increment shrinks to budget / slots. Unset means what Spark allows " +
+          "one task: the hard in-flight limit (fetch.maxInFlight). Exceeded only while a task " +
+          "reads several shuffles at once (a join), by at most one increment per extra shuffle.")
       .version("0.1.0")
       .bytesConf(ByteUnit.BYTE)
       .obeying(Size(1, Long.MaxValue))
@@ -391,6 +411,7 @@ private[spark] object AdaptiveShuffleConf {
     FETCH_ORDER,
     FETCH_IN_FLIGHT_INCREMENT,
     FETCH_MAX_IN_FLIGHT,
+    FETCH_EXECUTOR_BUDGET,
     FETCH_ELASTIC,
     FETCH_ELASTIC_SHRINK_BELOW,
     FETCH_ELASTIC_GROW_ABOVE,

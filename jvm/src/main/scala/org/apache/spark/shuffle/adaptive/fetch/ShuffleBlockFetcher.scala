@@ -87,7 +87,11 @@ private[spark] final class ShuffleBlockFetcher(
   private[this] val deferred = mutable.LinkedHashMap.empty[BlockManagerId, PeerQueue]
   private[this] val fellBack = new AtomicLong
   private[this] val openStreams = mutable.LinkedHashSet.empty[BlockInputStream]
-  private[this] val ledger = new InFlightLedger(executorState, elastic.current)
+  private[this] val ledger =
+    new InFlightLedger(executorState, elastic.current, executor.budget.map(_.join()))
+
+  /** Blocks of requests sent to disk, which hold none of the executor's fetch budget. */
+  private[this] val toDisk = mutable.HashSet.empty[BlockId]
   private[this] val startNanos = clock.nanoTime()
   private[this] var integratedUntil = startNanos
   private[this] var served = 0
@@ -220,7 +224,16 @@ private[spark] final class ShuffleBlockFetcher(
   private def send(request: BlockBatch): Unit = {
     val address = request.address
     integrate()
-    ledger.sent(address, request.blocks.size, request.size)
+    // A request sent with nothing else in flight may not fit the budget: its blocks go to disk.
+    val downloads =
+      if (request.size > settings.maxReqSizeShuffleToMem || !ledger.fitsBudget(request.size)) {
+        Some(this)
+      } else None
+    if (downloads.isDefined) {
+      toDisk ++= request.blocks.map(_.blockId)
+      counters.add(FetchCounters.RequestsToDisk, 1)
+    }
+    ledger.sent(address, request.blocks.size, request.size, inMemory = downloads.isEmpty)
     counters.observe(FetchCounters.PeakBytesInFlight, ledger.bytesInFlight)
     counters.requested(transport.pathTo(address))
     val byId = request.blocks.iterator.map(b => b.blockId -> b).toMap
@@ -285,7 +298,6 @@ private[spark] final class ShuffleBlockFetcher(
           e)
       }
     }
-    val downloads = if (request.size > settings.maxReqSizeShuffleToMem) Some(this) else None
     try {
       transport.fetch(address, request.blocks.map(_.blockId), listener, downloads)
     } catch {
@@ -308,7 +320,11 @@ private[spark] final class ShuffleBlockFetcher(
   private def openRemote(result: FetchResult, waitMs: Double): Option[(BlockId, InputStream)] = {
     val address = result.address
     integrate()
-    ledger.returned(address, result.block.size, result.requestDone)
+    ledger.returned(
+      address,
+      result.block.size,
+      result.requestDone,
+      inMemory = !toDisk.remove(result.block.blockId))
     result match {
       case FetchResult.Failed(block, _, _, _) if chunks.contains((address, block.blockId)) =>
         logWarning(
@@ -660,6 +676,7 @@ private[spark] final class ShuffleBlockFetcher(
     integrate()
     counters.add(FetchCounters.FetchMs, (clock.nanoTime() - startNanos) / 1e6)
     counters.limitObserved(elastic.min, settings.maxBytesInFlight, elastic.changes)
+    executor.budget.foreach(b => counters.observe(FetchCounters.ExecutorBudgetPeak, b.peak))
     counters.taskRead(local.address.executorId)
     counters.add(FetchCounters.TransportFallbacks, fellBack.get)
     // What this task requested and will never consume no longer loads its sources.

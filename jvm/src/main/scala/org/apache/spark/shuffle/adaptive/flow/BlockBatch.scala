@@ -10,9 +10,10 @@ private[spark] final case class BlockBatch(address: BlockManagerId, blocks: Inde
 private[spark] object BlockBatch {
 
   /**
-   * Cuts one executor's blocks, in order, into batches of about `requestSize` bytes and at most
-   * `maxBlocks` blocks, each taken as [[PeerQueue.take]] takes one: a batch closes as soon as
-   * it reaches `requestSize`, so it overshoots by less than one block; a block is never split.
+   * Cuts one executor's blocks, in order, into batches of at most `requestSize` bytes and
+   * `maxBlocks` blocks, each taken as [[PeerQueue.take]] takes one: a batch closes before the
+   * block that would take it over `requestSize`; a block is never split, so a larger one is a
+   * batch of its own.
    */
   def plan(
       address: BlockManagerId,

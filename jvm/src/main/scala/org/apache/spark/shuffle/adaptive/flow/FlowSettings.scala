@@ -1,6 +1,6 @@
 package org.apache.spark.shuffle.adaptive.flow
 
-import org.apache.spark.SparkConf
+import org.apache.spark.{SparkConf, SparkContext}
 import org.apache.spark.internal.config
 import org.apache.spark.shuffle.adaptive.config.AdaptiveShuffleConf._
 
@@ -13,6 +13,9 @@ import org.apache.spark.shuffle.adaptive.config.AdaptiveShuffleConf._
  * @param requestSize the in-flight increment
  * @param maxAttemptsOnNettyOOM how often a block is deferred for want of direct memory before its
  *                              fetch fails
+ * @param executorBudget what the executor's reduce tasks hold at most together ([[FetchBudget]];
+ *                       unbounded in settings built in code)
+ * @param taskSlots the executor's task slots
  */
 private[spark] final case class FlowSettings(
     maxBytesInFlight: Long,
@@ -31,13 +34,19 @@ private[spark] final case class FlowSettings(
     waitWindow: Int = FETCH_WAIT_WINDOW.defaultValue.get,
     loadWeight: Double = FETCH_SCORE_LOAD_WEIGHT.defaultValue.get,
     waitWeight: Double = FETCH_SCORE_WAIT_WEIGHT.defaultValue.get,
-    maxAttemptsOnNettyOOM: Int = config.SHUFFLE_MAX_ATTEMPTS_ON_NETTY_OOM.defaultValue.get)
+    maxAttemptsOnNettyOOM: Int = config.SHUFFLE_MAX_ATTEMPTS_ON_NETTY_OOM.defaultValue.get,
+    executorBudget: Long = Long.MaxValue,
+    taskSlots: Int = 1)
     extends FlowLimits {
   require(maxBytesInFlight > 0, "the hard in-flight limit must be positive")
   require(
     requestSize > 0 && requestSize <= maxBytesInFlight,
-    s"${FETCH_IN_FLIGHT_INCREMENT.key} ($requestSize bytes) must be positive " +
-      s"and at most the hard in-flight limit ($maxBytesInFlight bytes)")
+    FlowSettings.incrementTooLarge(requestSize, maxBytesInFlight))
+
+  /** The executor's fetch budget, one per executor; none where unbounded. */
+  def fetchBudget(): Option[FetchBudget] =
+    if (executorBudget == Long.MaxValue) None
+    else Some(new FetchBudget(executorBudget, requestSize, taskSlots))
 
   /** A new in-flight limit for one task (or sender) under these settings. */
   def elasticLimit(): ElasticLimit =
@@ -50,11 +59,18 @@ private[spark] object FlowSettings {
     val hardLimit = conf
       .get(FETCH_MAX_IN_FLIGHT)
       .getOrElse(conf.get(config.REDUCER_MAX_SIZE_IN_FLIGHT) * 1024 * 1024)
+    val slots = math.max(1, taskSlots(conf))
+    val budget = math.max(conf.get(FETCH_EXECUTOR_BUDGET).getOrElse(hardLimit), slots.toLong)
+    val configured = conf.get(FETCH_IN_FLIGHT_INCREMENT).getOrElse(math.max(hardLimit / 5, 1L))
+    require(configured <= hardLimit, incrementTooLarge(configured, hardLimit))
+    // Each task slot's reserve in the budget is one increment: with many slots per executor the
+    // increment shrinks to fit.
+    val increment = math.min(configured, budget / slots)
     FlowSettings(
       maxBytesInFlight = hardLimit,
       maxReqsInFlight = conf.get(config.REDUCER_MAX_REQS_IN_FLIGHT),
       maxBlocksInFlightPerAddress = conf.get(config.REDUCER_MAX_BLOCKS_IN_FLIGHT_PER_ADDRESS),
-      requestSize = conf.get(FETCH_IN_FLIGHT_INCREMENT).getOrElse(math.max(hardLimit / 5, 1L)),
+      requestSize = increment,
       maxReqSizeShuffleToMem = conf.get(config.MAX_REMOTE_BLOCK_SIZE_FETCH_TO_MEM),
       detectCorrupt = conf.get(config.SHUFFLE_DETECT_CORRUPT),
       detectCorruptUseExtraMemory = conf.get(config.SHUFFLE_DETECT_CORRUPT_MEMORY),
@@ -67,6 +83,24 @@ private[spark] object FlowSettings {
       waitWindow = conf.get(FETCH_WAIT_WINDOW),
       loadWeight = conf.get(FETCH_SCORE_LOAD_WEIGHT),
       waitWeight = conf.get(FETCH_SCORE_WAIT_WEIGHT),
-      maxAttemptsOnNettyOOM = conf.get(config.SHUFFLE_MAX_ATTEMPTS_ON_NETTY_OOM))
+      maxAttemptsOnNettyOOM = conf.get(config.SHUFFLE_MAX_ATTEMPTS_ON_NETTY_OOM),
+      executorBudget = budget,
+      taskSlots = slots)
+  }
+
+  private def incrementTooLarge(increment: Long, hardLimit: Long): String =
+    s"${FETCH_IN_FLIGHT_INCREMENT.key} ($increment bytes) must be positive " +
+      s"and at most the hard in-flight limit ($hardLimit bytes)"
+
+  /** Task slots of one executor: its cores (a local master's threads) over the cores a task takes. */
+  private def taskSlots(conf: SparkConf): Int = {
+    val master = conf.get("spark.master", "")
+    val cores =
+      if (master.startsWith("local") && !master.startsWith("local-cluster")) {
+        SparkContext.numDriverCores(master, conf)
+      } else {
+        conf.get(config.EXECUTOR_CORES)
+      }
+    cores / math.max(1, conf.get(config.CPUS_PER_TASK))
   }
 }

@@ -12,4 +12,7 @@ private[spark] trait FlowState {
 
   /** The task's current (elastic) in-flight limit. */
   def limit: Long
+
+  /** Whether `size` more bytes fit the executor's fetch budget, where the task keeps to one. */
+  def fitsBudget(size: Long): Boolean = true
 }

@@ -9,9 +9,14 @@ import org.apache.spark.storage.BlockManagerId
  * [[SendRule]] sees it: bytes, requests, and blocks per peer, under its (elastic) `limit`. Its
  * bytes per peer also count in the executor-wide `traffic` that sources are chosen by; [[release]]
  * takes what the task still holds back out of it, so a task that ends early leaves no load
- * behind. Kept by the task's own thread.
+ * behind. A reduce task's bytes held in memory also count in its executor's fetch `budget`
+ * (bytes it sends to disk do not), which [[release]] gives back too. Kept by the task's own
+ * thread.
  */
-private[spark] final class InFlightLedger(traffic: PeerTraffic, currentLimit: => Long)
+private[spark] final class InFlightLedger(
+    traffic: PeerTraffic,
+    currentLimit: => Long,
+    budget: Option[FetchBudget#Reader] = None)
     extends FlowState {
 
   private[this] val blocksTo = mutable.HashMap.empty[BlockManagerId, Int]
@@ -23,22 +28,32 @@ private[spark] final class InFlightLedger(traffic: PeerTraffic, currentLimit: =>
   override def requestsInFlight: Int = requests
   override def blocksInFlightTo(address: BlockManagerId): Int = blocksTo.getOrElse(address, 0)
   override def limit: Long = currentLimit
+  override def fitsBudget(size: Long): Boolean = budget.forall(_.fits(size))
 
-  /** A request of `blocks` blocks, `size` bytes in all, went to `address`. */
-  def sent(address: BlockManagerId, blocks: Int, size: Long): Unit = {
+  /**
+   * A request of `blocks` blocks, `size` bytes in all, went to `address`; `inMemory` unless its
+   * blocks go to disk.
+   */
+  def sent(address: BlockManagerId, blocks: Int, size: Long, inMemory: Boolean = true): Unit = {
     requests += 1
     blocksTo(address) = blocksTo.getOrElse(address, 0) + blocks
     change(address, size)
+    if (inMemory) budget.foreach(_.take(size))
   }
 
   /**
    * One block of `size` bytes came back from `address`, delivered or failed; `lastOfRequest`
    * ends its request.
    */
-  def returned(address: BlockManagerId, size: Long, lastOfRequest: Boolean): Unit = {
+  def returned(
+      address: BlockManagerId,
+      size: Long,
+      lastOfRequest: Boolean,
+      inMemory: Boolean = true): Unit = {
     blocksTo(address) -= 1
     if (lastOfRequest) requests -= 1
     change(address, -size)
+    if (inMemory) budget.foreach(_.give(size))
   }
 
   private def change(address: BlockManagerId, delta: Long): Unit = {
@@ -46,5 +61,8 @@ private[spark] final class InFlightLedger(traffic: PeerTraffic, currentLimit: =>
     executorShare.change(address.executorId, delta)
   }
 
-  def release(): Unit = executorShare.release()
+  def release(): Unit = {
+    executorShare.release()
+    budget.foreach(_.leave())
+  }
 }

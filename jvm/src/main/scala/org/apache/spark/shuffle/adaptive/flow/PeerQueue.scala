@@ -13,8 +13,9 @@ private[spark] final class PeerQueue(val address: BlockManagerId, blocks: Iterab
   def +=(block: BlockRef): Unit = queue += block
 
   /**
-   * Takes blocks until they reach `size` bytes or `maxBlocks` blocks, whichever comes first: at
-   * least one block, never a split one, so a batch overshoots `size` by less than a block.
+   * Takes blocks while they stay within `size` bytes and `maxBlocks` blocks: at least one block,
+   * never a split one, so only a batch of one block larger than `size` exceeds it (and a reduce
+   * task's batch fits its reserve of the executor's [[FetchBudget]]).
    */
   def take(size: Long, maxBlocks: Int): BlockBatch = {
     val (count, _) = headOf(size, maxBlocks)
@@ -28,7 +29,8 @@ private[spark] final class PeerQueue(val address: BlockManagerId, blocks: Iterab
     require(queue.nonEmpty && maxBlocks > 0)
     var bytes = 0L
     var count = 0
-    while (count < queue.length && bytes < size && count < maxBlocks) {
+    while (count < queue.length && count < maxBlocks &&
+      (count == 0 || bytes + queue(count).size <= size)) {
       bytes += queue(count).size
       count += 1
     }

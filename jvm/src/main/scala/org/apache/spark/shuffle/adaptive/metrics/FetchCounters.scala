@@ -273,6 +273,15 @@ private[spark] object FetchCounters {
   val FetchWaitMs = new Total(
     "fetch_wait_ms",
     "time tasks blocked waiting for remote blocks (as Spark's fetch wait time)")
+  val RequestsToDisk = new Total(
+    "requests_to_disk",
+    "requests whose blocks were streamed to disk: larger than " +
+      "spark.network.maxRemoteBlockSizeFetchToMem, or not fitting the executor's fetch budget")
+  val ExecutorBudgetPeak = new Peak(
+    "executor_fetch_peak_bytes",
+    "the most bytes the reduce tasks of one executor held at once against its fetch budget " +
+      "(fetch.executorBudget): in flight plus fetched and not yet consumed, as the task that " +
+      "saw the most found it when it ended")
   val PeakBytesInFlight = new Peak(
     "peak_bytes_in_flight",
     "the most bytes one task had requested and not yet consumed (in flight plus fetched but " +

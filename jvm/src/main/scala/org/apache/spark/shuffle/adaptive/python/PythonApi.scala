@@ -10,7 +10,7 @@ import org.apache.spark.sql.types.{BinaryType, IntegerType, StructField, StructT
 import org.apache.spark.shuffle.adaptive.{AdaptiveShuffleManager, DriverServices}
 import org.apache.spark.shuffle.adaptive.compat.ConfiguredShuffleManager
 import org.apache.spark.shuffle.adaptive.dummy.{BlockTransfer, DummyRDD, DummySpec, KeyedRows, PinnedPlacement, PinnedRDD, SkewedTables}
-import org.apache.spark.shuffle.adaptive.metrics.ShuffleReadReport
+import org.apache.spark.shuffle.adaptive.metrics.{FetchMemoryProbe, ShuffleReadReport}
 
 /**
  * The one class the Python package calls (through py4j). Arguments are plain values; results
@@ -59,6 +59,13 @@ object PythonApi {
     }
     json.writeValueAsString(reports)
   }
+
+  /**
+   * The peaks of the direct memory each executor's shuffle reads held, as JSON `{executor id:
+   * {"netty_pooled_bytes", "netty_direct_bytes"}}`, under any shuffle manager (empty unless
+   * `spark.plugins` has [[FetchMemoryProbe]]).
+   */
+  def fetchMemoryJson(): String = json.writeValueAsString(FetchMemoryProbe.peaks)
 
   /** The class of the shuffle manager Spark instantiated from `spark.shuffle.manager`. */
   def shuffleManagerClass(): String =

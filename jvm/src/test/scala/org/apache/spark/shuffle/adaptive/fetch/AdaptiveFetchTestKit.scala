@@ -14,7 +14,7 @@ import org.apache.spark.storage.{BlockId, BlockManagerId, ShuffleBlockId}
 import org.apache.spark.util.Clock
 
 import FetcherFakes._
-import org.apache.spark.shuffle.adaptive.flow.{FlowSettings, PeerTraffic}
+import org.apache.spark.shuffle.adaptive.flow.{FetchBudget, FlowSettings, PeerTraffic}
 import org.apache.spark.shuffle.adaptive.metrics.FetchCounters
 
 /**
@@ -129,7 +129,8 @@ private object AdaptiveFetchTestKit {
       neverStall: Boolean = true,
       failBlocks: Map[String, Throwable] = Map.empty,
       wrapper: (BlockId, InputStream) => InputStream = (_, in) => in,
-      localFailures: Set[BlockId] = Set.empty) {
+      localFailures: Set[BlockId] = Set.empty,
+      budget: FetchBudget = null) {
 
     val context: TaskContextImpl = TaskContext.empty()
     val metrics = new TempShuffleReadMetrics
@@ -191,7 +192,8 @@ private object AdaptiveFetchTestKit {
       metrics,
       counters,
       clock,
-      shared)
+      shared,
+      budget = Option(budget))
     built = fetcher
 
     def calls: Seq[Call] = sent.map(_.call).toSeq

@@ -129,13 +129,13 @@ class AdaptiveSchedulerSuite extends AnyFunSuite {
         === Seq("1"))
   }
 
-  test("the increment aggregates small blocks, overshooting by less than a block") {
+  test("the increment aggregates small blocks, never beyond it") {
     val s = settings("adaptive", limit = 10000, increment = 100)
     val shared = new PeerTraffic(16)
     val scheduler = adaptive("0", Seq("1" -> Seq.fill(10)(30L)), s, shared)
     val requests = drain(scheduler, new SchedulerTestState(10000, shared))
-    assert(requests.map(_.blocks.size) === Seq(4, 4, 2))
-    assert(requests.map(_.size) === Seq(120, 120, 60))
+    assert(requests.map(_.blocks.size) === Seq(3, 3, 3, 1))
+    assert(requests.map(_.size) === Seq(90, 90, 90, 30))
     // The blocks are requested in map order, each once.
     assert(requests.flatMap(_.blocks.map(_.mapIndex)) === (0 until 10))
   }
@@ -147,10 +147,11 @@ class AdaptiveSchedulerSuite extends AnyFunSuite {
     val requests = drain(scheduler, new SchedulerTestState(10000, shared))
     assert(
       requests.map(_.blocks.map(_.size)) ===
-        Seq(Seq(500L), Seq(30L, 30L, 30L, 30L), Seq(100L), Seq(20L)))
+        Seq(Seq(500L), Seq(30L, 30L, 30L), Seq(30L), Seq(100L), Seq(20L)))
   }
 
-  test("requests, random layouts: >= increment unless the source ran out, overshoot < a block") {
+  test(
+    "requests, random layouts: within the increment unless one larger block; full unless the source ran out") {
     val random = new Random(3L)
     for (round <- 0 until 30) {
       val s = randomSettings("adaptive", random, round, limitRequests = false)
@@ -173,11 +174,11 @@ class AdaptiveSchedulerSuite extends AnyFunSuite {
           assert(rs.flatMap(_.blocks.map(_.size)) === sizes, "blocks lost, split or reordered")
           rs.zipWithIndex.foreach { case (r, i) =>
             val last = i == rs.size - 1
-            assert(r.size - r.blocks.last.size < inc, s"overshoot of $r")
+            assert(r.size <= inc || r.blocks.size == 1, s"overshoot of $r")
             if (!last && s.maxBlocksInFlightPerAddress == Int.MaxValue) {
               assert(
-                r.size >= inc || r.blocks.size == s.maxBlocksInFlightPerAddress,
-                s"$r sent below the increment though its source had more")
+                r.size + rs(i + 1).blocks.head.size > inc,
+                s"$r sent below the increment though its next block fitted")
             }
           }
         }

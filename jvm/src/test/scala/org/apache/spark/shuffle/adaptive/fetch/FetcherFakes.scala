@@ -14,7 +14,7 @@ import org.apache.spark.storage.{BlockId, BlockManagerId, ShuffleBlockId}
 import org.apache.spark.TaskContext
 import org.apache.spark.shuffle.ShuffleReadMetricsReporter
 import org.apache.spark.util.{Clock, SystemClock}
-import org.apache.spark.shuffle.adaptive.flow.{ElasticLimit, FlowSettings, PeerTraffic}
+import org.apache.spark.shuffle.adaptive.flow.{ElasticLimit, FetchBudget, FlowSettings, PeerTraffic}
 import org.apache.spark.shuffle.adaptive.metrics.FetchCounters
 import org.apache.spark.shuffle.adaptive.transport.{BlockTransport, TransportListener}
 
@@ -44,7 +44,8 @@ private object FetcherFakes {
       batch: Boolean = false,
       backoff: DirectMemoryBackoff = new DirectMemoryBackoff(() => Long.MaxValue),
       chunks: Map[(BlockManagerId, BlockId), WholeRead] = Map.empty,
-      concatenate: Boolean = false): ShuffleBlockFetcher =
+      concatenate: Boolean = false,
+      budget: Option[FetchBudget] = None): ShuffleBlockFetcher =
     new ShuffleBlockFetcher(
       context,
       ExecutorFetch(
@@ -53,7 +54,8 @@ private object FetcherFakes {
         Option(shared).getOrElse(new PeerTraffic(settings.waitWindow)),
         backoff,
         streamWrapper,
-        clock),
+        clock,
+        budget),
       TaskFetch(transport, blocksByAddress, elastic, chunks, batch, concatenate),
       readMetrics,
       counters)

@@ -26,7 +26,7 @@ import org.apache.spark.util.{Clock, SystemClock}
 import AdaptiveFetchTestKit.SimTask
 import FetcherFakes._
 import org.apache.spark.shuffle.adaptive.config.AdaptiveShuffleConf.FetchOrder
-import org.apache.spark.shuffle.adaptive.flow.FlowSettings
+import org.apache.spark.shuffle.adaptive.flow.{FetchBudget, FlowSettings}
 import org.apache.spark.shuffle.adaptive.metrics.FetchCounters
 import org.apache.spark.shuffle.adaptive.transport.{BlockTransport, TransportListener}
 
@@ -499,6 +499,76 @@ class ShuffleBlockFetcherSuite extends AnyFunSuite {
     assert(h.transport.calls.filter(_.downloads.isDefined).forall(_.downloads.get eq h.fetcher))
     h.context.markTaskCompleted(None)
     h.assertNoLeak()
+  }
+
+  /**
+   * A reduce task on `localExec` under `budget` whose calls wait until the test delivers them or
+   * the task would wait for them forever.
+   */
+  private def budgeted(shuffleId: Int, sizes: Seq[Int], budget: FetchBudget): SimTask = {
+    val byAddress = Seq(exec1, exec2, exec3).zipWithIndex.map { case (exec, e) =>
+      exec -> sizes.indices.filter(_ % 3 == e).map(i => block(shuffleId, i, e, sizes(i)))
+    }
+    new SimTask(
+      localExec,
+      byAddress,
+      settings(maxBytesInFlight = 1000, requestSize = 100),
+      hold = _ => true,
+      // Held until the task would otherwise wait for them forever.
+      neverStall = true,
+      budget = budget)
+  }
+
+  test(
+    "tasks of one executor hold at most its fetch budget together, each at least one increment") {
+    // Reserves of 100 bytes for 2 slots, 100 bytes shared, each task's own limit 1000.
+    val budget = new FetchBudget(300, 100, 2)
+    val first = budgeted(40, Seq.fill(30)(50), budget)
+    assert(first.sent.map(_.size).sum === 200, "its reserve and all that is shared")
+    val second = budgeted(41, Seq.fill(30)(50), budget)
+    assert(second.sent.map(_.size).sum === 100, "its reserve")
+    assert(budget.used === 300)
+    val tasks = Seq(first, second)
+    while (tasks.exists(_.fetcher.hasNext)) {
+      tasks.foreach { t =>
+        t.releaseHeld()
+        if (t.fetcher.hasNext) t.readOne()
+        assert(budget.used <= budget.capacity)
+      }
+    }
+    tasks.foreach(t => assert(t.consumed.sorted === t.expectedNames))
+    tasks.foreach(_.context.markTaskCompleted(None))
+    assert(budget.used === 0 && budget.peak === 300)
+    tasks.foreach(_.assertNoLeak())
+  }
+
+  test("a task that ends with blocks in flight gives back its part of the budget") {
+    val budget = new FetchBudget(300, 100, 2)
+    val task = budgeted(42, Seq.fill(12)(50), budget)
+    assert(budget.used === 200)
+    task.context.markTaskCompleted(None)
+    assert(budget.used === 0)
+  }
+
+  test("a request that does not fit the executor's fetch budget is fetched to disk") {
+    // No shared part: each task holds its 100-byte reserve at most.
+    val budget = new FetchBudget(200, 100, 2)
+    val small = budgeted(43, Seq.fill(6)(50), budget)
+    val large = budgeted(44, Seq(150), budget)
+    assert(small.sent.forall(!_.call.downloads.isDefined) && small.sent.map(_.size).sum === 100)
+    assert(large.sent.map(_.call.downloads.isDefined) === Seq(true))
+    assert(large.counters(FetchCounters.RequestsToDisk) === 1)
+    // Bytes streamed to disk hold none of the budget.
+    assert(budget.used === 100)
+    large.releaseHeld()
+    large.readAll()
+    assert(budget.used === 100)
+    while (small.fetcher.hasNext) {
+      small.releaseHeld()
+      small.readOne()
+    }
+    Seq(small, large).foreach(_.context.markTaskCompleted(None))
+    assert(budget.used === 0)
   }
 
   test("temp files registered by the transport are deleted when the task ends") {

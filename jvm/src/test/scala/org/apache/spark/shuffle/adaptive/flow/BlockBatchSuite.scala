@@ -23,11 +23,11 @@ class BlockBatchSuite extends AnyFunSuite {
     assert(BlockBatch.plan(exec, Nil, requestSize = 100, maxBlocks = 10).isEmpty)
   }
 
-  test("small blocks are aggregated until the request reaches requestSize") {
+  test("small blocks are aggregated up to requestSize, never beyond it") {
     val requests = BlockBatch.plan(exec, blocks(30, 30, 30, 30, 30, 10), 100, 10)
-    // 30+30+30 = 90 < 100, the fourth block makes 120 >= 100 and closes the request.
-    assert(sizesOf(requests) === Seq(Seq(30L, 30L, 30L, 30L), Seq(30L, 10L)))
-    assert(requests.map(_.size) === Seq(120L, 40L))
+    // 30+30+30 = 90; a fourth block would make 120 > 100, so it opens the next request.
+    assert(sizesOf(requests) === Seq(Seq(30L, 30L, 30L), Seq(30L, 30L, 10L)))
+    assert(requests.map(_.size) === Seq(90L, 70L))
     assert(requests.forall(_.address == exec))
   }
 
@@ -38,8 +38,7 @@ class BlockBatchSuite extends AnyFunSuite {
 
   test("a block larger than requestSize is never split and travels alone") {
     val requests = BlockBatch.plan(exec, blocks(10, 500, 20, 1000), 100, 10)
-    // The open request is closed by the large block itself; the large one is never cut.
-    assert(sizesOf(requests) === Seq(Seq(10L, 500L), Seq(20L, 1000L)))
+    assert(sizesOf(requests) === Seq(Seq(10L), Seq(500L), Seq(20L), Seq(1000L)))
     val alone = BlockBatch.plan(exec, blocks(500, 1000, 5), 100, 10)
     assert(sizesOf(alone) === Seq(Seq(500L), Seq(1000L), Seq(5L)))
   }
@@ -77,12 +76,14 @@ class BlockBatchSuite extends AnyFunSuite {
       assert(requests.forall(r => r.size == r.blocks.map(_.size).sum), clue)
       assert(requests.forall(_.blocks.size <= maxBlocks), clue)
       requests.zipWithIndex.foreach { case (request, i) =>
-        // Without its last block a request stays under requestSize: it overshoots by less than
-        // one block, and only its last block can be larger than requestSize.
-        assert(request.size - request.blocks.last.size < requestSize, clue)
-        // Every request but the last was closed by a limit.
+        // A request stays within requestSize, unless it is one larger block.
+        assert(request.size <= requestSize || request.blocks.size == 1, clue)
+        // Every request but the last was closed by a limit: the next block would not fit.
         if (i < requests.size - 1) {
-          assert(request.size >= requestSize || request.blocks.size == maxBlocks, clue)
+          assert(
+            request.size + requests(i + 1).blocks.head.size > requestSize ||
+              request.blocks.size == maxBlocks,
+            clue)
         }
       }
     }
