@@ -101,6 +101,7 @@ private[spark] object FlowSettings {
       } else {
         conf.get(config.EXECUTOR_CORES)
       }
-    cores / math.max(1, conf.get(config.CPUS_PER_TASK))
+    // By name: Spark 4.3 reads spark.task.cpus as a decimal.
+    math.floor(cores / math.max(1e-3, conf.get("spark.task.cpus", "1").toDouble)).toInt
   }
 }
