@@ -85,6 +85,12 @@ def _num(value: Optional[float], scale: float = 1.0, digits: int = 1) -> str:
     return "-" if value is None else f"{value / scale:.{digits}f}"
 
 
+def _ratio(value: Optional[float], base: Optional[float]) -> str:
+    """``value`` as a multiple of ``base`` ("1.07x"); "-" where either is missing or the base is
+    zero."""
+    return "-" if value is None or not base else f"{value / base:.2f}x"
+
+
 COLUMNS = (
     ("workload", "<"),
     ("skew", ">"),
@@ -323,11 +329,11 @@ def combine_table(records: Sequence[Dict[str, Any]]) -> Optional[str]:
                 f"{skew:g}",
                 manager,
                 _num(wall, digits=2),
-                "-" if not (wall and base_wall) else f"{wall / base_wall:.2f}x",
+                _ratio(wall, base_wall),
                 _num(median(r.get("map_stage_s") for r in runs), digits=2),
                 _num(median(r.get("reduce_stage_s") for r in runs), digits=2),
                 _num(read, 1 << 20),
-                "-" if not (read is not None and base_read) else f"{read / base_read:.2f}x",
+                _ratio(read, base_read),
                 _num(median(r.get("shuffle_read_records") for r in runs), digits=0),
                 _num(median(c.get("combine_ratio") for c in combine if c), digits=1),
                 _num(median(c.get("maps_folded") for c in combine if c), digits=0),
@@ -382,9 +388,9 @@ def memory_table(records: Sequence[Dict[str, Any]]) -> Optional[str]:
                 f"{skew:g}",
                 manager,
                 _num(wall, digits=2),
-                "-" if not (wall and base_wall) else f"{wall / base_wall:.2f}x",
+                _ratio(wall, base_wall),
                 _num(pooled, 1 << 20),
-                "-" if not (pooled is not None and base_pooled) else f"{pooled / base_pooled:.2f}x",
+                _ratio(pooled, base_pooled),
                 _num(median(_executor_peak(r, "netty_direct_bytes") for r in runs), 1 << 20),
                 _num(median(_executor_peak(r, "plugin_fetch_bytes") for r in runs), 1 << 20),
                 _num(median(_executor_peak(r, "rss_peak_bytes") for r in runs), 1 << 20, 0),
@@ -417,7 +423,7 @@ def kill_table(records: Sequence[Dict[str, Any]]) -> Optional[str]:
                 f"{skew:g}",
                 manager,
                 _num(wall, digits=2),
-                "-" if not base or wall is None else f"{wall / base:.2f}x",
+                _ratio(wall, base),
                 _num(median((r.get("fault") or {}).get("at_s") for r in runs), digits=1),
                 _num(median(r.get("map_tasks_rerun") for r in runs), digits=0),
                 _num(median(r.get("reduce_tasks_rerun") for r in runs), digits=0),

@@ -67,8 +67,13 @@ class ReliablePushSuite extends SparkFunSuite with LocalSparkContext with Eventu
    */
   private def mapStageThenLose(
       shuffled: RDD[_],
+      victim: Map[String, Seq[Int]] => String): Seq[Int] =
+    mapStageThenLose(shuffled.dependencies.head.asInstanceOf[ShuffleDependency[_, _, _]], victim)
+
+  /** The same for the shuffle of `dependency`. */
+  private def mapStageThenLose(
+      dependency: ShuffleDependency[_, _, _],
       victim: Map[String, Seq[Int]] => String): Seq[Int] = {
-    val dependency = shuffled.dependencies.head.asInstanceOf[ShuffleDependency[_, _, _]]
     sc.submitMapStage(dependency).get()
     val statuses = sc.env.mapOutputTracker
       .asInstanceOf[MapOutputTrackerMaster]
@@ -279,19 +284,13 @@ class ReliablePushSuite extends SparkFunSuite with LocalSparkContext with Eventu
         .agg(count("*"), sum("id"), sum(length(col("v"))))
       val plan = df.queryExecution.executedPlan
       val exchange = plan.collectFirst { case e: AdaptiveShuffleExchangeExec => e }.get
-      val dependency = exchange.shuffleDependency
-      sc.submitMapStage(dependency).get()
-      val statuses = sc.env.mapOutputTracker
-        .asInstanceOf[MapOutputTrackerMaster]
-        .shuffleStatuses(dependency.shuffleId)
-        .mapStatuses
-      val byExecutor = statuses.indices.groupBy(i => statuses(i).location.executorId)
-      val lost = busiest(byExecutor)
-      lose(lost)
+      var lost = ""
+      val lostOutputs =
+        mapStageThenLose(exchange.shuffleDependency, b => { lost = busiest(b); lost })
       assert(
         awaitLossChecked() === Map(
           "executors_lost" -> 1L,
-          "map_outputs_kept" -> byExecutor(lost).size.toLong,
+          "map_outputs_kept" -> lostOutputs.size.toLong,
           "map_outputs_rerun" -> 0L))
       val reduce = exchange.execute()
       val preferred = reduce.partitions.map(reduce.preferredLocations)
