@@ -97,14 +97,19 @@ private[spark] final class OwnerPlacement(
 
   // Listener events arrive on one thread: `stages` is read and written there only. A task's end
   // may reach listeners before its MapStatus reaches the tracker, so a stage whose sizes were
-  // not known yet is tried again at its next task's end.
+  // not known yet is tried again at its next task's end, up to as many more task ends as the
+  // first try waited for: map outputs whose sizes stay unknown that long are empty, and each try
+  // reads up to PushDriver.PredictFromMaps MapStatuses.
   override def onTaskEnd(end: SparkListenerTaskEnd): Unit =
     if (end.reason == Success) Option(stages.get(end.stageId)).foreach { case (shuffleId, done) =>
       val placing = shuffles.get(shuffleId)
       val stage = end.stageId
       if (placing != null && !placed.contains(stage)) {
         stages.put(stage, (shuffleId, done + 1))
-        if (done + 1 >= OwnerPlacement.after(fraction, placing.numMaps)) {
+        val after = OwnerPlacement.after(fraction, placing.numMaps)
+        if (done + 1 > 2 * after) {
+          placed.add(stage)
+        } else if (done + 1 >= after) {
           thread.execute { () =>
             guarded(shuffleId) {
               if (!placed.contains(stage) && place(shuffleId, placing)) placed.add(stage)

@@ -21,9 +21,13 @@ class OwnerPlacementSuite extends AnyFunSuite {
    */
   private final class Placing(sizes: Map[Int, Array[Long]], partitions: Int = 6) {
     val tables = mutable.Map.empty[Int, Vector[OwnerTable]]
+    var predictions = 0
     val placement = new OwnerPlacement(
       0.1,
-      (id, _) => sizes.getOrElse(id, Array.fill(partitions)(0L)),
+      (id, _) => {
+        predictions += 1
+        sizes.getOrElse(id, Array.fill(partitions)(0L))
+      },
       (id, table) => tables(id) :+= table,
       ThreadUtils.sameThreadExecutorService())
 
@@ -46,6 +50,11 @@ class OwnerPlacementSuite extends AnyFunSuite {
             details = "",
             shuffleDepId = Some(shuffleId),
             resourceProfileId = 0)))
+      mapTaskEnds(shuffleId)
+    }
+
+    /** `count` more map tasks of shuffle `shuffleId`'s stage succeed. */
+    def mapTaskEnds(shuffleId: Int, count: Int = 1): Unit = (1 to count).foreach { _ =>
       placement.onTaskEnd(
         SparkListenerTaskEnd(
           shuffleId,
@@ -130,5 +139,14 @@ class OwnerPlacementSuite extends AnyFunSuite {
     p.register(1)
     p.placement.coPartitioned(1, key = 2)
     assert(p.tables(1).size === 1, "the group went with its last member")
+  }
+
+  test("a stage whose sizes stay unknown is tried again for as many task ends as it waited") {
+    // Placed after 1 of 4 map tasks: tried at the first task's end and at the second's, no more.
+    val p = new Placing(Map.empty)
+    p.register(1)
+    p.firstMapTask(1)
+    p.mapTaskEnds(1, count = 3)
+    assert(p.predictions === 2 && p.tables(1).size === 1)
   }
 }
