@@ -276,10 +276,20 @@ def test_memory_table_compares_the_executor_that_held_most_with_sort():
 
     mib = 1 << 20
 
-    def run(manager, wall, pooled, held=None):
-        probe = {"1": {"netty_pooled_bytes": pooled * mib, "netty_direct_bytes": 2 * pooled * mib}}
-        probe["0"] = {"netty_pooled_bytes": mib, "netty_direct_bytes": mib}
-        plugin = {"1": {"executor_fetch_peak_bytes": held * mib}} if held else {}
+    def run(manager, wall, pooled, held=None, episodes=0, deferrals=0, reruns=0):
+        probe = {
+            "1": {
+                "netty_pooled_bytes": pooled * mib,
+                "netty_direct_bytes": 2 * pooled * mib,
+                "netty_oom_episodes": episodes,
+            }
+        }
+        probe["0"] = {"netty_pooled_bytes": mib, "netty_direct_bytes": mib, "netty_oom_episodes": episodes}
+        plugin = (
+            {"1": {"executor_fetch_peak_bytes": held * mib, "direct_memory_deferrals": deferrals}}
+            if held
+            else {}
+        )
         spark_peaks = {"1": {"heap_peak_bytes": 100 * mib, "rss_peak_bytes": 300 * mib}, "driver": {}}
         return {
             "status": "ok",
@@ -287,10 +297,16 @@ def test_memory_table_compares_the_executor_that_held_most_with_sort():
             "skew": 0.0,
             "manager": manager,
             "wall_s": wall,
+            "map_tasks_rerun": 0,
+            "reduce_tasks_rerun": reruns,
             "fetch_memory": fetch_memory(probe, plugin, spark_peaks),
         }
 
-    records = [run("sort", 10.0, 64), run("sort", 12.0, 80), run("adaptive", 11.0, 16, held=12)]
+    records = [
+        run("sort", 10.0, 64, episodes=1, reruns=2),
+        run("sort", 12.0, 80, episodes=3, reruns=4),
+        run("adaptive", 11.0, 16, held=12, deferrals=5),
+    ]
     # The driver is no executor; an executor the probe missed has no figures.
     assert set(records[0]["fetch_memory"]) == {"0", "1"}
     assert records[2]["fetch_memory"]["0"]["plugin_fetch_bytes"] is None
@@ -308,6 +324,9 @@ def test_memory_table_compares_the_executor_that_held_most_with_sort():
         "-",
         "300",
         "100",
+        # Both executors' episodes: medians of 2 and 6.
+        "4",
+        "3",
     ]
     assert table[3].split() == [
         "slowreduce",
@@ -321,5 +340,7 @@ def test_memory_table_compares_the_executor_that_held_most_with_sort():
         "12.0",
         "300",
         "100",
+        "5",
+        "0",
     ]
     assert memory_table([dict(records[0], fetch_memory={})]) is None

@@ -356,6 +356,8 @@ MEMORY_COLUMNS = (
     ("plugin held MiB", ">"),
     ("RSS MiB", ">"),
     ("heap MiB", ">"),
+    ("OOM retries", ">"),
+    ("tasks rerun", ">"),
 )
 
 
@@ -365,12 +367,25 @@ def _executor_peak(record: Dict[str, Any], field: str) -> Optional[float]:
     return max(values) if values else None
 
 
+def _out_of_memory_retries(record: Dict[str, Any]) -> Optional[int]:
+    """How often one run's reads ran out of Netty's memory, over its executors: episodes of
+    Spark's fetcher (sort's reads) plus blocks the plugin's fetcher deferred (None: no figure)."""
+    counts = [
+        e.get(field)
+        for e in (record.get("fetch_memory") or {}).values()
+        for field in ("netty_oom_episodes", "plugin_oom_deferrals")
+        if e.get(field) is not None
+    ]
+    return sum(counts) if counts else None
+
+
 def memory_table(records: Sequence[Dict[str, Any]]) -> Optional[str]:
     """The memory shuffle reads held, medians over the ok runs of the peak of the executor that
     held most: Netty's pooled direct memory (and its ratio to sort's in the same workload and
     skew), all of Netty's direct memory, what the plugin's reduce tasks held against the
-    executor's fetch budget, and the executor's RSS and heap peaks; beside the wall time. None
-    when no run has the probe's figures."""
+    executor's fetch budget, and the executor's RSS and heap peaks; beside the wall time, the
+    times reads ran out of Netty's memory and the tasks that ran again. None when no run has the
+    probe's figures."""
     ok = [r for r in records if r.get("status") == "ok" and r.get("fetch_memory")]
     if not ok:
         return None
@@ -395,6 +410,13 @@ def memory_table(records: Sequence[Dict[str, Any]]) -> Optional[str]:
                 _num(median(_executor_peak(r, "plugin_fetch_bytes") for r in runs), 1 << 20),
                 _num(median(_executor_peak(r, "rss_peak_bytes") for r in runs), 1 << 20, 0),
                 _num(median(_executor_peak(r, "heap_peak_bytes") for r in runs), 1 << 20, 0),
+                _num(median(_out_of_memory_retries(r) for r in runs), digits=0),
+                _num(
+                    median(
+                        (r.get("map_tasks_rerun") or 0) + (r.get("reduce_tasks_rerun") or 0) for r in runs
+                    ),
+                    digits=0,
+                ),
             ]
         )
     return _format(MEMORY_COLUMNS, rows)

@@ -2,6 +2,7 @@ package org.apache.spark.shuffle.adaptive.metrics
 
 import java.util.{Collections, Map => JMap}
 import java.util.concurrent.{ConcurrentHashMap, TimeUnit}
+import java.util.concurrent.atomic.AtomicBoolean
 
 import scala.jdk.CollectionConverters._
 import scala.util.control.NonFatal
@@ -22,7 +23,10 @@ import org.apache.spark.util.ThreadUtils
  * memory (`netty_pooled_bytes`: the pool's chunks in use, what Netty's out-of-memory errors are
  * about) and all direct memory Netty allocated (`netty_direct_bytes`), and sends the peaks to the
  * driver when they grew. A sample every 50 ms misses no peak that lasts as long as a block takes to
- * arrive.
+ * arrive. It also counts the times it found Spark's own fetcher newly out of Netty memory
+ * (`netty_oom_episodes`: the executor-wide flag sort's reads raise when a fetch fails with Netty's
+ * out-of-memory error and then defer their requests until memory is free again); the plugin's
+ * fetcher counts its own deferrals exactly, Spark keeps no count, so this is the count sort gets.
  */
 class FetchMemoryProbe extends SparkPlugin {
   override def driverPlugin(): DriverPlugin = new FetchMemoryProbe.Driver
@@ -34,13 +38,32 @@ private[spark] object FetchMemoryProbe {
   val SampleMs = 50L
 
   /** One executor's peaks so far. */
-  final case class Peaks(executorId: String, nettyPooled: Long, nettyDirect: Long)
+  final case class Peaks(
+      executorId: String,
+      nettyPooled: Long,
+      nettyDirect: Long,
+      nettyOomEpisodes: Long)
 
   private val peaksByExecutor = new ConcurrentHashMap[String, Peaks]
 
+  /**
+   * The flag Spark's fetcher raises, executor-wide, when a read runs out of Netty's memory. Its
+   * object is `private[storage]`, public in bytecode: read by reflection, and without it (a Spark
+   * that moved it) no episode is counted.
+   */
+  private[metrics] lazy val sparkFetcherOutOfMemory: Option[AtomicBoolean] =
+    try {
+      val companion = Class.forName("org.apache.spark.storage.ShuffleBlockFetcherIterator$")
+      val module = companion.getField("MODULE$").get(null)
+      Some(companion.getMethod("isNettyOOMOnShuffle").invoke(module).asInstanceOf[AtomicBoolean])
+    } catch { case NonFatal(_) => None }
+
   /** The peaks each executor reported, by executor id (empty without the plugin). */
   def peaks: Map[String, Map[String, Long]] = peaksByExecutor.asScala.iterator.map { case (id, p) =>
-    id -> Map("netty_pooled_bytes" -> p.nettyPooled, "netty_direct_bytes" -> p.nettyDirect)
+    id -> Map(
+      "netty_pooled_bytes" -> p.nettyPooled,
+      "netty_direct_bytes" -> p.nettyDirect,
+      "netty_oom_episodes" -> p.nettyOomEpisodes)
   }.toMap
 
   final class Driver extends DriverPlugin {
@@ -59,7 +82,8 @@ private[spark] object FetchMemoryProbe {
               Peaks(
                 a.executorId,
                 math.max(a.nettyPooled, b.nettyPooled),
-                math.max(a.nettyDirect, b.nettyDirect)))
+                math.max(a.nettyDirect, b.nettyDirect),
+                math.max(a.nettyOomEpisodes, b.nettyOomEpisodes)))
         case _ =>
       }
       null
@@ -72,7 +96,9 @@ private[spark] object FetchMemoryProbe {
     @volatile private[this] var context: PluginContext = _
     private[this] var pooled = 0L
     private[this] var direct = 0L
-    private[this] var sent = Peaks("", -1L, -1L)
+    private[this] var outOfMemory = false
+    private[this] var oomEpisodes = 0L
+    private[this] var sent = Peaks("", -1L, -1L, -1L)
     private[this] var sentAt = 0L
 
     override def init(ctx: PluginContext, extraConf: JMap[String, String]): Unit = {
@@ -98,8 +124,11 @@ private[spark] object FetchMemoryProbe {
       try {
         pooled = math.max(pooled, pooledNow())
         direct = math.max(direct, PlatformDependent.usedDirectMemory())
+        val flagged = sparkFetcherOutOfMemory.exists(_.get())
+        if (flagged && !outOfMemory) oomEpisodes += 1
+        outOfMemory = flagged
         // Sent once a second at most, and only when a peak grew.
-        val now = Peaks(context.executorID(), pooled, direct)
+        val now = Peaks(context.executorID(), pooled, direct, oomEpisodes)
         if (now != sent && System.nanoTime() - sentAt >= TimeUnit.SECONDS.toNanos(1)) {
           context.send(now)
           sent = now
@@ -111,7 +140,7 @@ private[spark] object FetchMemoryProbe {
 
     override def shutdown(): Unit = {
       sampler.shutdownNow()
-      try if (context != null) context.send(Peaks(context.executorID(), pooled, direct))
+      try if (context != null) context.send(Peaks(context.executorID(), pooled, direct, oomEpisodes))
       catch { case NonFatal(_) => }
     }
   }

@@ -1,0 +1,45 @@
+package org.apache.spark.shuffle.adaptive.metrics
+
+import scala.concurrent.duration._
+
+import org.scalatest.concurrent.Eventually._
+
+import org.apache.spark.{LocalSparkContext, SparkConf, SparkContext, SparkFunSuite, TestUtils}
+
+/** The probe reports, under Spark's own sort shuffle, what each executor's reads held. */
+class FetchMemoryProbeSuite extends SparkFunSuite with LocalSparkContext {
+
+  private def conf = new SparkConf().set("spark.plugins", classOf[FetchMemoryProbe].getName)
+
+  test("each executor reports the peak of Netty's pooled memory its shuffle reads held") {
+    sc = new SparkContext(
+      "local-cluster[2,1,1024]",
+      "test",
+      conf.set("spark.shuffle.readHostLocalDisk", "false"))
+    TestUtils.waitUntilExecutorsUp(sc, 2, 60000)
+    val rows = sc
+      .parallelize(0 until 8, 8)
+      .flatMap(m => (0 until 2000).map(r => (r % 16, Array.fill[Byte](256)(m.toByte))))
+      .groupByKey(16)
+      .map(_._2.size)
+      .sum()
+    assert(rows === 16000)
+    eventually(timeout(30.seconds), interval(100.millis)) {
+      val peaks = FetchMemoryProbe.peaks
+      assert(peaks.keySet === sc.getExecutorIds().toSet)
+      assert(peaks.values.forall(_("netty_pooled_bytes") > 0), peaks)
+      assert(peaks.values.forall(_("netty_oom_episodes") === 0), peaks)
+    }
+  }
+
+  test("an executor counts the times Spark's fetcher ran out of Netty's memory") {
+    sc = new SparkContext("local[1]", "test", conf)
+    val flag = FetchMemoryProbe.sparkFetcherOutOfMemory.get
+    try {
+      flag.set(true)
+      eventually(timeout(30.seconds), interval(100.millis)) {
+        assert(FetchMemoryProbe.peaks.get("driver").map(_("netty_oom_episodes")) === Some(1L))
+      }
+    } finally flag.set(false)
+  }
+}
