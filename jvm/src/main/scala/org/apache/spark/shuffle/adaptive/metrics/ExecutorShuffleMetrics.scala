@@ -35,6 +35,7 @@ private[spark] final class ExecutorShuffleMetrics {
       pushQueued: Long,
       pushQueueHighWater: Long,
       pushRefused: Long,
+      pushLate: Long,
       mergedToDisk: Long,
       handedOffToPeers: Long,
       hostedForPeers: Long): Unit =
@@ -47,6 +48,7 @@ private[spark] final class ExecutorShuffleMetrics {
         "push_queued" -> pushQueued,
         "push_queue_high_water" -> pushQueueHighWater,
         "push_refused" -> pushRefused,
+        "push_late" -> pushLate,
         "merged_to_disk" -> mergedToDisk,
         "handed_off_to_peers" -> handedOffToPeers,
         "hosted_for_peers" -> hostedForPeers))

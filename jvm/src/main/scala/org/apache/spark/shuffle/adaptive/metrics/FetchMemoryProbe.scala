@@ -140,7 +140,8 @@ private[spark] object FetchMemoryProbe {
 
     override def shutdown(): Unit = {
       sampler.shutdownNow()
-      try if (context != null) context.send(Peaks(context.executorID(), pooled, direct, oomEpisodes))
+      try
+        if (context != null) context.send(Peaks(context.executorID(), pooled, direct, oomEpisodes))
       catch { case NonFatal(_) => }
     }
   }

@@ -35,9 +35,15 @@ private[spark] object BlockMessage {
     def blockId: ShuffleBlockBatchId = ShuffleBlockBatchId(0, RoomId, 0, 1)
   }
 
-  /** What an executor merged of a shuffle so far. */
-  final case class SummaryRequest(shuffleId: Int) extends Request {
-    def blockId: ShuffleBlockBatchId = ShuffleBlockBatchId(shuffleId, SummaryId, 0, 1)
+  /**
+   * What an executor merged of a shuffle so far. `mapStageEnded`: asked because a map stage of
+   * the shuffle ended, whose reduce tasks are about to seal the partitions.
+   */
+  final case class SummaryRequest(shuffleId: Int, mapStageEnded: Boolean) extends Request {
+    def blockId: ShuffleBlockBatchId = {
+      val ended = if (mapStageEnded) 1 else 0
+      ShuffleBlockBatchId(shuffleId, SummaryId, ended, ended + 1)
+    }
   }
 
   /**
@@ -100,7 +106,7 @@ private[spark] object BlockMessage {
     mapId match {
       case LayoutId => Some(LayoutRequest(shuffleId, start, end))
       case RoomId => Some(RoomRequest)
-      case SummaryId => Some(SummaryRequest(shuffleId))
+      case SummaryId => Some(SummaryRequest(shuffleId, mapStageEnded = start == 1))
       case RangeId => Some(RangeRequest(shuffleId, start, end))
       case CombinedReadId => Some(CombinedReadRequest(shuffleId, start, end))
       case _ if mapId <= FirstHostedId =>

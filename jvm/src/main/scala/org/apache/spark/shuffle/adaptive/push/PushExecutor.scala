@@ -68,7 +68,7 @@ private[spark] final class PushExecutor(
   /** The owner tables the driver placed by size after the map tasks' own. */
   val tables = new OwnerTableUpdates
 
-  val resolver = new MergingBlockResolver(conf, files, merges, tables)
+  val resolver = new MergingBlockResolver(conf, files, merges, tables, mapStageEnded)
 
   private[this] lazy val pusher = new Pusher(
     merges,
@@ -80,6 +80,8 @@ private[spark] final class PushExecutor(
     flow,
     () => report())
   @volatile private[this] var pushing = false
+
+  private def mapStageEnded(shuffleId: Int): Unit = if (pushing) pusher.mapStageEnded(shuffleId)
 
   /**
    * What becomes of the output of a map task of a shuffle whose partitions `owners` merge (unless the
@@ -100,6 +102,7 @@ private[spark] final class PushExecutor(
         pusher.queue.bytesQueued,
         pusher.queue.bytesHighWater,
         pusher.queue.bytesRefused,
+        pusher.queue.bytesLate,
         merges.bytesMovedToDisk,
         merges.bytesHandedOff,
         merges.bytesHostedForPeers))
@@ -108,6 +111,7 @@ private[spark] final class PushExecutor(
   def removeShuffle(shuffleId: Int): Unit = {
     merges.removeShuffle(shuffleId)
     tables.remove(shuffleId)
+    if (pushing) pusher.removeShuffle(shuffleId)
   }
 
   def stop(): Unit = {

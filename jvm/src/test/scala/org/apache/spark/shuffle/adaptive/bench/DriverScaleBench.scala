@@ -142,7 +142,7 @@ object DriverScaleBench {
           MergedPartition(p, blockSize * maps, 1, merged)
         })
         val summaries = new MergeSummaries(
-          (owner, _) =>
+          (owner, _, _) =>
             Future.successful(Payloads.decodeSummary(answer).map { p =>
               p.copy(partition = p.partition + owner.executorId.toInt * owned)
             }),

@@ -64,6 +64,7 @@ class PluginMetricsSourceSuite extends AnyFunSuite {
       pushQueued = 3,
       pushQueueHighWater = 5,
       pushRefused = 0,
+      pushLate = 17,
       mergedToDisk = 7,
       handedOffToPeers = 11,
       hostedForPeers = 13)
@@ -72,5 +73,6 @@ class PluginMetricsSourceSuite extends AnyFunSuite {
     assert(value(metrics.source, "store.hosted_for_peers") === Some(13L))
     assert(value(metrics.source, "store.merged_to_disk") === Some(7L))
     assert(value(metrics.source, "store.push_queued") === Some(3L))
+    assert(value(metrics.source, "store.push_late") === Some(17L))
   }
 }

@@ -9,7 +9,8 @@ class BlockMessageSuite extends SparkFunSuite {
   private val messages: Seq[BlockMessage] = Seq(
     LayoutRequest(2, 4, 9),
     RoomRequest,
-    SummaryRequest(4),
+    SummaryRequest(4, mapStageEnded = false),
+    SummaryRequest(4, mapStageEnded = true),
     RangeRequest(2, 4, 9),
     ChunkRequest(2, 7, 0),
     ChunkRequest(2, 7, Int.MaxValue),

@@ -52,7 +52,9 @@ private[spark] final class ShuffleMergeSummary(
  * owners keep merging what pushers still send until reduce tasks ask for layouts). When a map
  * stage of a registered shuffle completes, its owners ([[OwnerTable]], in any version)
  * are asked, on this class's own thread so that no task and no listener waits, what they merged
- * so far (`ask`); an owner that does not answer within `timeout` counts as having merged
+ * so far (`ask`, saying that the map stage ended: their pushers then drop what they still have
+ * queued of it, which would arrive after the reduce tasks sealed its partitions and cross the
+ * network twice); an owner that does not answer within `timeout` counts as having merged
  * nothing. A rerun map stage replaces the summary. `published` hears of each new one.
  * Summaries outlive their shuffles, which Spark's cleaner removes as soon as their RDDs are
  * collected, often before anyone asks: the newest [[MergeSummaries.Kept]] are kept.
@@ -60,7 +62,7 @@ private[spark] final class ShuffleMergeSummary(
  * @param shuffleBytes a shuffle's bytes, from its map outputs
  */
 private[spark] final class MergeSummaries(
-    ask: (BlockManagerId, Int) => Future[Seq[MergedPartition]],
+    ask: (BlockManagerId, Int, Boolean) => Future[Seq[MergedPartition]],
     timeout: FiniteDuration,
     shuffleBytes: Int => Long,
     published: ShuffleMergeSummary => Unit)
@@ -102,7 +104,7 @@ private[spark] final class MergeSummaries(
 
   /** Asks every owner in any of `tables` at once and keeps what they answered. */
   def collect(shuffleId: Int, tables: Seq[OwnerTable]): ShuffleMergeSummary = {
-    val summary = gather(shuffleId, tables)
+    val summary = gather(shuffleId, tables, mapStageEnded = true)
     // A shuffle removed while its owners answered keeps no summary.
     if (owners.containsKey(shuffleId)) {
       synchronized {
@@ -117,12 +119,15 @@ private[spark] final class MergeSummaries(
 
   /**
    * What the owners in any of `tables` (those not lost) merged of `shuffleId` so far, asked
-   * all at once; kept nowhere.
+   * all at once; kept nowhere. `mapStageEnded`: asked because a map stage of it ended.
    */
-  def gather(shuffleId: Int, tables: Seq[OwnerTable]): ShuffleMergeSummary = {
+  def gather(
+      shuffleId: Int,
+      tables: Seq[OwnerTable],
+      mapStageEnded: Boolean = false): ShuffleMergeSummary = {
     val table = tables.head
     val asked = OwnerTable.ranges(tables, 0, table.numPartitions).map(_._1).distinct
-    val answers = asked.map(ask(_, shuffleId)).map { answer =>
+    val answers = asked.map(ask(_, shuffleId, mapStageEnded)).map { answer =>
       try Some(Await.result(answer, timeout))
       catch { case NonFatal(_) => None }
     }

@@ -38,7 +38,7 @@ private[spark] final class PushDriver(
   private[this] val publishers = new ConcurrentHashMap[Int, OwnerTable => Unit]
 
   private[this] val summaries = new MergeSummaries(
-    (owner, id) => Ask(sc.env, owner, SummaryRequest(id))(Payloads.decodeSummary),
+    (owner, id, ended) => Ask(sc.env, owner, SummaryRequest(id, ended))(Payloads.decodeSummary),
     RpcUtils.askRpcTimeout(sc.conf).duration,
     shuffleBytes,
     published)

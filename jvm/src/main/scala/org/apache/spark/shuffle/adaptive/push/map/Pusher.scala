@@ -1,7 +1,7 @@
 package org.apache.spark.shuffle.adaptive.push.map
 
 import java.io.File
-import java.util.concurrent.{TimeoutException, TimeUnit}
+import java.util.concurrent.{ConcurrentHashMap, TimeoutException, TimeUnit}
 
 import scala.concurrent.{Await, Promise}
 import scala.concurrent.duration.FiniteDuration
@@ -34,7 +34,10 @@ import org.apache.spark.shuffle.adaptive.transport.MapOutputListener
  * disk read, no network wait (but for its pushes, replicated).
  * What the executor pays: one thread reading its map outputs' files (from the page cache, as they
  * were just written) and sending them under the flow rules every sender follows
- * ([[RunSender]]). Runs the [[PushQueue]] has no room for stay in their files.
+ * ([[RunSender]]). Runs the [[PushQueue]] has no room for stay in their files, and so do those
+ * still queued when the driver says that their map stage ended: its reduce tasks seal their
+ * partitions at once, so a run pushed then would cross the network to be dropped, and again from
+ * its file.
  */
 private[spark] final class Pusher(
     merges: MergeStore,
@@ -48,6 +51,16 @@ private[spark] final class Pusher(
     extends Logging {
 
   private[this] val pusher = ThreadUtils.newDaemonSingleThreadExecutor("shuffle-push")
+
+  // Per shuffle, how many of its map stages the driver said ended.
+  private[this] val stageEnds = new ConcurrentHashMap[Int, Integer]
+
+  private def endsOf(shuffleId: Int): Int = stageEnds.getOrDefault(shuffleId, 0)
+
+  /** A map stage of `shuffleId` ended: what was queued of it before is not pushed. */
+  def mapStageEnded(shuffleId: Int): Unit = stageEnds.merge(shuffleId, 1, (a, b) => a + b)
+
+  def removeShuffle(shuffleId: Int): Unit = stageEnds.remove(shuffleId)
 
   /**
    * What becomes of the output of one map task of a shuffle whose partitions `carried` merge, or those of
@@ -74,9 +87,12 @@ private[spark] final class Pusher(
       if (pushing.isEmpty) return
       val bytes = sizes.take(pushing.size).sum
       val pushed = Promise[Unit]()
+      val ends = endsOf(shuffleId)
       pusher.execute { () =>
-        try push(shuffleId, mapId, dataFile, offsets, pushing)
-        catch {
+        try {
+          if (endsOf(shuffleId) == ends) push(shuffleId, mapId, dataFile, offsets, pushing)
+          else queue.tooLate(bytes)
+        } catch {
           case NonFatal(e) =>
             logWarning(
               s"Could not push map output $mapId of shuffle $shuffleId; its file serves it",

@@ -21,13 +21,15 @@ import org.apache.spark.shuffle.adaptive.transport.FilesBackedResolver
  * `putShuffleBlockAsStream` (so do chunks other owners hand off here, [[ChunkHandOff]], and the
  * owner tables the driver sends, [[OwnerTableUpdates]]), and
  * merged reads Spark's fetch protocol, so both are authenticated
- * and encrypted as Spark's block transfers are.
+ * and encrypted as Spark's block transfers are. The driver's question at a map stage's end goes
+ * on to `mapStageEnded`.
  */
 private[spark] final class MergingBlockResolver(
     conf: SparkConf,
     files: IndexShuffleBlockResolver,
     merges: MergeStore,
-    tables: OwnerTableUpdates)
+    tables: OwnerTableUpdates,
+    mapStageEnded: Int => Unit)
     extends FilesBackedResolver(conf, files) {
 
   override def getBlockData(blockId: BlockId, dirs: Option[Array[String]]): ManagedBuffer =
@@ -55,7 +57,8 @@ private[spark] final class MergingBlockResolver(
       merges
         .hostedChunk(shuffleId, partition, chunkId)
         .getOrElse(throw new IOException(s"$request: no such handed-off chunk here"))
-    case SummaryRequest(shuffleId) =>
+    case SummaryRequest(shuffleId, ended) =>
+      if (ended) mapStageEnded(shuffleId)
       new NioManagedBuffer(Payloads.encodeSummary(merges.summary(shuffleId)))
     case RoomRequest =>
       new NioManagedBuffer(ByteBuffer.allocate(8).putLong(0, merges.roomForPeers))

@@ -16,10 +16,15 @@ class MergeSummariesSuite extends AnyFunSuite {
 
   private def maps(ids: Long*): Roaring64NavigableMap = Roaring64NavigableMap.bitmapOf(ids: _*)
 
+  /** Whether each question said a map stage had ended, newest first. */
+  private var saidEnded = List.empty[Boolean]
+
   /** Owner k merged `bytes` of each partition it owns, of maps 1 and 2 (and 3 for partition 0). */
   private def answers(silent: Set[String] = Set.empty)(
       owner: BlockManagerId,
-      shuffleId: Int): Future[Seq[MergedPartition]] =
+      shuffleId: Int,
+      mapStageEnded: Boolean): Future[Seq[MergedPartition]] = {
+    synchronized(saidEnded ::= mapStageEnded)
     if (silent(owner.executorId)) Promise[Seq[MergedPartition]]().future
     else
       Future.successful(
@@ -30,6 +35,7 @@ class MergeSummariesSuite extends AnyFunSuite {
               MergedPartition(p, 100L + p, 1, if (p == 0) maps(1, 2, 3) else maps(1, 2)))
           }
           .flatten)
+  }
 
   test("a summary adds up the owners' partitions: bytes, chunks and merged map outputs") {
     var published = List.empty[Int]
@@ -44,6 +50,10 @@ class MergeSummariesSuite extends AnyFunSuite {
       assert(s.toMap("merged_ratio") === 615.0 / 1200)
       assert(s.stateBytes > 12 * 6 && s.stateBytes < 12 * 6 + 6 * 100)
       assert(summaries.summary(4).contains(s) && published === List(4))
+      // At a map stage's end every owner hears that it ended; asked at another time, none does.
+      assert(saidEnded === List.fill(3)(true))
+      summaries.gather(4, Seq(table))
+      assert(saidEnded.take(3) === List.fill(3)(false))
       // A removed shuffle's last summary is kept; none is made of it any more.
       summaries.remove(4)
       assert(summaries.summary(4).contains(s))

@@ -1,0 +1,87 @@
+package org.apache.spark.shuffle.adaptive.push.map
+
+import java.io.File
+import java.nio.file.Files
+import java.util.concurrent.{CountDownLatch, TimeUnit}
+
+import scala.concurrent.duration._
+
+import org.scalatest.concurrent.Eventually._
+
+import org.apache.spark.{LocalSparkContext, SparkConf, SparkContext, SparkEnv, SparkFunSuite}
+import org.apache.spark.network.netty.SparkTransportConf
+import org.apache.spark.shuffle.adaptive.flow.FlowSettings
+import org.apache.spark.shuffle.adaptive.memory.MemoryBound
+import org.apache.spark.shuffle.adaptive.protocol.{OwnerTable, OwnerTableUpdates}
+import org.apache.spark.shuffle.adaptive.push.owner.MergeStore
+
+/** The pusher of one executor that owns every partition: its pushes merge in its own store. */
+class PusherSuite extends SparkFunSuite with LocalSparkContext {
+
+  private val Partitions = 4
+  private val BlockSize = 100L
+
+  /** A map output of `Partitions` blocks of `BlockSize` bytes: its file and its index. */
+  private def mapOutput(dir: File, mapId: Long): (File, Array[Long]) = {
+    val file = new File(dir, s"map-$mapId.data")
+    Files.write(file.toPath, Array.fill((Partitions * BlockSize).toInt)(mapId.toByte))
+    (file, Array.tabulate(Partitions + 1)(_ * BlockSize))
+  }
+
+  test("what is still queued when the driver says the map stage ended is not pushed") {
+    sc = new SparkContext("local[1]", "test", new SparkConf())
+    val dir = Files.createTempDirectory("pusher").toFile
+    val conf = sc.conf
+    val merges = new MergeStore(
+      new MemoryBound(1 << 20),
+      1 << 16,
+      new MergeStore.Disk(
+        () => File.createTempFile("merged", ".data", dir),
+        SparkTransportConf.fromSparkConf(conf, "shuffle")),
+      () => None,
+      _ => ())
+    // The pusher waits after its first map output until the test lets it go on.
+    val parked = new CountDownLatch(1)
+    val resume = new CountDownLatch(1)
+    val queue = new PushQueue(1 << 20)
+    val pusher: Pusher = new Pusher(
+      merges,
+      new OwnerTableUpdates,
+      queue,
+      chunkSize = 1 << 16,
+      maxBlockSize = 1 << 16,
+      replication = None,
+      FlowSettings(1 << 20, 8, 8, 1 << 18, 1 << 20, false, false, false, "ADLER32"),
+      () =>
+        if (Thread.currentThread().getName.startsWith("shuffle-push") && parked.getCount > 0) {
+          parked.countDown()
+          resume.await(30, TimeUnit.SECONDS)
+        })
+    try {
+      val self = SparkEnv.get.blockManager.blockManagerId
+      val listener = pusher.forShuffle(OwnerTable.uniform(Partitions, Seq(self)))
+      def commit(mapId: Long): Unit = {
+        val (file, offsets) = mapOutput(dir, mapId)
+        listener.committed(0, mapId, file, offsets)
+      }
+      commit(1)
+      assert(parked.await(30, TimeUnit.SECONDS))
+      commit(2)
+      commit(3)
+      pusher.mapStageEnded(0)
+      // A map output of a later attempt of the stage is pushed again.
+      commit(4)
+      resume.countDown()
+      eventually(timeout(30.seconds), interval(20.millis)) {
+        assert(queue.bytesQueued === 0)
+      }
+      val merged = merges.summary(0)
+      assert(merged.map(_.partition).sorted === (0 until Partitions))
+      assert(merged.forall(p => p.mapIds.toArray.toSeq == Seq(1L, 4L)), merged)
+      assert(queue.bytesLate === 2 * Partitions * BlockSize)
+    } finally {
+      resume.countDown()
+      pusher.stop()
+    }
+  }
+}
