@@ -74,6 +74,20 @@ private[spark] final case class OwnerTable(
     if (owners.isEmpty) 0.0
     else owners.indices.map(k => (firstPartition(k) until endOf(k)).iterator.map(sizes).sum).max
 
+  /**
+   * The bytes of `sizes` that the owners of partitions larger than an even share hold besides
+   * them: reduce work on the executors whose one partition already bounds the stage. Reduce tasks
+   * run at their owners in partition order, so this work delays the large partition's task and
+   * shares its owner's link.
+   */
+  def besideOversized(sizes: Array[Double]): Double = {
+    val share = sizes.sum / math.max(1, owners.size)
+    owners.indices.iterator.map { k =>
+      val held = (firstPartition(k) until endOf(k)).map(sizes)
+      if (held.nonEmpty && held.max > share) held.sum - held.max else 0.0
+    }.sum
+  }
+
   /** The same owners, less those not among `alive` executors. */
   def keepingOnly(alive: Set[String]): OwnerTable =
     copy(lost = lost ++ owners.map(_.executorId).filterNot(alive))

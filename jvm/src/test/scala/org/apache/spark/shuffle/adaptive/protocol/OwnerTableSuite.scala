@@ -73,6 +73,20 @@ class OwnerTableSuite extends AnyFunSuite {
     assert(OwnerPlacement.after(0.1, 80) === 8 && OwnerPlacement.after(0.01, 10) === 1)
   }
 
+  test("a hot partition gets an owner of its own even where the largest share hardly drops") {
+    // 256 partitions on 4 owners, one holding 2000 of 2765 bytes (α = 2's shape): alone, its
+    // owner merges 2000 bytes instead of 2189, less than a tenth less.
+    val predicted = Array.tabulate(256)(p => if (p == 93) 2000L else 3L)
+    val sizes = predicted.map(_.toDouble)
+    val v0 = OwnerTable.uniform(256, executors("0", "1", "2", "3"))
+    assert(v0.besideOversized(sizes) === 189.0 && v0.maxLoad(sizes) === 2189.0)
+    val v1 = OwnerPlacement.next(v0, predicted).get
+    assert(rangesOf(v1).find(_._1 == "1").contains(("1", 93, 94)))
+    assert(v1.besideOversized(sizes) === 0.0 && v1.maxLoad(sizes) / v0.maxLoad(sizes) > 0.9)
+    // Without an oversized partition, nothing is held besides one.
+    assert(v0.besideOversized(Array.fill(256)(1.0)) === 0.0)
+  }
+
   test("an executor's pusher takes the newest table the driver sent over the one it carries") {
     val v0 = OwnerTable.uniform(6, executors("0", "1"))
     val v1 = v0.copy(firstPartition = Vector(0, 1), version = 1)

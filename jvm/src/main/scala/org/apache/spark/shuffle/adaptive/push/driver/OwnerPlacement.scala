@@ -16,8 +16,12 @@ import org.apache.spark.shuffle.adaptive.protocol.OwnerTable
  * sizes, Algorithm 1). A map stage starts with equal ranges of partitions per owner, since no
  * size is known; once `fraction` of its map tasks have succeeded, the sizes their MapStatuses
  * report predict each partition's, and the owners are placed again by them. A new version is
- * kept only if it lowers the most bytes one owner is predicted to merge by a tenth or more:
- * every version splits the partitions it moves between two owners, which readers then both ask.
+ * kept only if it lowers the most bytes one owner is predicted to merge by a tenth or more, or
+ * gives a partition larger than an even share an owner of its own where its owner held a tenth
+ * of a share or more besides ([[OwnerTable.besideOversized]]): every version splits the
+ * partitions it moves between two owners, which readers then both ask. (The second rule is what
+ * places a shuffle with one hot partition: its owner's load hardly drops, but under equal ranges
+ * its reduce task waits behind every other partition of the range.)
  *
  * Co-partitioned shuffles (the two sides of a join, [[coPartitioned]]) are placed as one: a
  * join's reduce task reads partition i of each, and runs at their owner only if both sides have
@@ -204,7 +208,9 @@ private[spark] object OwnerPlacement {
 
   /**
    * The next version of `current`: its live owners, placed by `predicted` bytes per partition;
-   * none unless that lowers the most bytes one owner merges by a tenth or more.
+   * none unless that lowers the most bytes one owner merges by a tenth or more, or at least halves
+   * what the owners of oversized partitions hold besides them, where that is a tenth of an even
+   * share or more.
    */
   def next(current: OwnerTable, predicted: Array[Long]): Option[OwnerTable] = {
     val sizes = predicted.map(_.toDouble)
@@ -212,7 +218,11 @@ private[spark] object OwnerPlacement {
     if (sizes.length != current.numPartitions || sizes.sum <= 0 || live.isEmpty) None
     else {
       val placed = OwnerTable.balanced(sizes, live).copy(version = current.version + 1)
-      if (placed.maxLoad(sizes) <= 0.9 * current.maxLoad(sizes)) Some(placed) else None
+      val lowersLoad = placed.maxLoad(sizes) <= 0.9 * current.maxLoad(sizes)
+      val beside = current.besideOversized(sizes)
+      val isolates = beside >= 0.1 * sizes.sum / live.size &&
+        placed.besideOversized(sizes) <= 0.5 * beside
+      if (lowersLoad || isolates) Some(placed) else None
     }
   }
 }
