@@ -311,7 +311,8 @@ private[spark] object AdaptiveShuffleConf {
           "size is known yet. Once this fraction of its map tasks succeeded, the driver places " +
           "the owners again by the partition sizes those map outputs reported (balanced " +
           "placement, iShuffle), if that lowers the most bytes one owner merges by a tenth or " +
-          "more, and sends the new table to the executors' pushers; no task waits for it. " +
+          "more or gives a partition larger than an even share an owner of its own, and sends " +
+          "the new table to the executors' pushers; no task waits for it. " +
           "Reduce tasks read a partition's chunks from its owner in every table. 0 keeps the " +
           "equal ranges.")
       .version("0.1.0")
