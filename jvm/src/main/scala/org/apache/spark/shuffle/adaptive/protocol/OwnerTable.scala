@@ -71,8 +71,7 @@ private[spark] final case class OwnerTable(
 
   /** The most bytes of `sizes` (one per partition) that one owner's range holds. */
   def maxLoad(sizes: Array[Double]): Double =
-    if (owners.isEmpty) 0.0
-    else owners.indices.map(k => (firstPartition(k) until endOf(k)).iterator.map(sizes).sum).max
+    if (owners.isEmpty) 0.0 else owners.indices.map(heldBy(_, sizes).sum).max
 
   /**
    * The bytes of `sizes` that the owners of partitions larger than an even share hold besides
@@ -83,10 +82,14 @@ private[spark] final case class OwnerTable(
   def besideOversized(sizes: Array[Double]): Double = {
     val share = sizes.sum / math.max(1, owners.size)
     owners.indices.iterator.map { k =>
-      val held = (firstPartition(k) until endOf(k)).map(sizes)
+      val held = heldBy(k, sizes)
       if (held.nonEmpty && held.max > share) held.sum - held.max else 0.0
     }.sum
   }
+
+  /** The sizes of owner `k`'s partitions, of `sizes` (one per partition). */
+  private def heldBy(k: Int, sizes: Array[Double]): IndexedSeq[Double] =
+    (firstPartition(k) until endOf(k)).map(sizes)
 
   /** The same owners, less those not among `alive` executors. */
   def keepingOnly(alive: Set[String]): OwnerTable =
