@@ -12,7 +12,8 @@ import org.apache.spark.shuffle.adaptive.protocol.OwnerTable
  * The handle tasks receive: the sort shuffle's own handle (which picks the map-side writer), the
  * accumulator tasks report their [[metrics.FetchCounters]] through, how its records combine
  * where they do (local reduction, [[combine.CombineSpec]]); in mode=push, the owner of each
- * reduce partition.
+ * reduce partition, and whether reduce tasks run at their owners (`reducedAtOwners`, the
+ * plugin's SQL exchanges: [[push.reduce.ReducedAtOwners]]).
  *
  * The owners are placed (by `placeOwners`, on the driver) when the handle is first serialized,
  * which is when its map stage is submitted: the executors that will run the map tasks are known
@@ -30,6 +31,7 @@ private[spark] final class AdaptiveShuffleHandle[K, V, C](
     val fetchMetrics: FetchMetricsAccumulator,
     val numMaps: Int,
     val combine: Option[CombineSpec],
+    val reducedAtOwners: Boolean,
     @transient private[this] val placeOwners: () => Option[OwnerTable],
     @transient private[this] val liveExecutors: () => Set[String])
     extends BaseShuffleHandle(shuffleId, dependency) {

@@ -9,9 +9,11 @@ import org.apache.spark.storage.BlockManagerId
 import org.apache.spark.shuffle.adaptive.combine.Combinable
 import org.apache.spark.shuffle.adaptive.compat.SparkCompat
 import org.apache.spark.shuffle.adaptive.config.Modes
+import org.apache.spark.shuffle.adaptive.lineage.RddMarks
 import org.apache.spark.shuffle.adaptive.metrics.{FetchCounters, FetchMetricsAccumulator, FetchMetricsListener, PluginMetricsSource, ShuffleReadReporter}
 import org.apache.spark.shuffle.adaptive.protocol.OwnerTable
 import org.apache.spark.shuffle.adaptive.push.driver.{PushDriver, ShuffleMergeSummary}
+import org.apache.spark.shuffle.adaptive.push.reduce.ReducedAtOwners
 import org.apache.spark.shuffle.adaptive.transport.ucx.UcxRegistry
 
 /**
@@ -75,6 +77,7 @@ private[spark] final class DriverServices(sc: SparkContext, modes: Modes) {
       accumulator,
       dependency.rdd.partitions.length,
       combine,
+      RddMarks.find[ReducedAtOwners](dependency.rdd).isDefined,
       () => if (pushed.isDefined) Some(OwnerTable.uniform(numPartitions, taskExecutors)) else None,
       () => taskExecutors.map(_.executorId).toSet)
     pushed.foreach(

@@ -79,12 +79,12 @@ private[spark] final class ExecutorServices(
       mapId: Long,
       context: TaskContext,
       writeMetrics: ShuffleWriteMetricsReporter): ShuffleWriter[K, V] = {
-    val (sortHandle, owners) = handle match {
-      case h: AdaptiveShuffleHandle[_, _, _] => (h.writeHandle, h.owners)
-      case other => (other, None)
+    val (sortHandle, owners, reducedAtOwners) = handle match {
+      case h: AdaptiveShuffleHandle[_, _, _] => (h.writeHandle, h.owners, h.reducedAtOwners)
+      case other => (other, None, false)
     }
     val writer = sortShuffle.getWriter[K, V](sortHandle, mapId, context, writeMetrics)
-    val pushing = for (p <- push; o <- owners) yield p.listener(o)
+    val pushing = for (p <- push; o <- owners) yield p.listener(o, reducedAtOwners)
     val listeners =
       (transports.listener +: pushing.toSeq).filter(_ != MapOutputListener.BlockServer)
     val served =

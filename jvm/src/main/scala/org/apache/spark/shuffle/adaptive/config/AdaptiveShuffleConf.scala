@@ -351,28 +351,51 @@ private[spark] object AdaptiveShuffleConf {
       .obeying(Choice(Reliability.All))
       .createWithDefault(Reliability.None)
 
-  val PUSH_MAX_BLOCK_SIZE: ConfigEntry[Long] =
+  /** The session extension of the plugin's SQL rules, named where a key needs it. */
+  val SqlExtensions = "org.apache.spark.shuffle.adaptive.sql.AdaptiveShuffleExtensions"
+
+  /** push.maxBlockSize when unset, by where a shuffle's reduce tasks run. */
+  object PushMaxBlockSize {
+
+    /**
+     * At their owners (the plugin's Spark SQL exchange): a pushed block crosses the network once,
+     * as in sort's shuffle, so pushing every block of up to Spark's push-based shuffle's limit
+     * pays on fast and slow links alike (measured in docs/measurements.md).
+     */
+    val AtOwners: Long = 1024L * 1024
+
+    /**
+     * Anywhere (RDD shuffles): a pushed block may cross again to its reduce task, so only the
+     * blocks whose per-request cost outweighs a second crossing are pushed.
+     */
+    val Anywhere: Long = 4 * 1024L
+  }
+
+  val PUSH_MAX_BLOCK_SIZE: OptionalConfigEntry[Long] =
     ConfigBuilder(Prefix + "push.maxBlockSize")
       .doc(
         "mode=push: blocks larger than this are not pushed; reduce tasks read them from their " +
           "map outputs. Merging pays for small blocks, whose reads cost more per request than " +
           "per byte; pushing a large block costs a copy over the network and into the owner's " +
-          "store and saves little, as it is already one large read. The default is the " +
-          "break-even measured where every node shares two cores. Raise it (Spark's push-based " +
-          "shuffle uses 1m) where disk seeks bound the shuffle, not where the network does: a " +
-          "pushed block crosses the network to its owner and, unless the reduce task runs there, " +
-          "again to the reduce task.")
+          "store and saves little, as it is already one large read. Unset means 1m for the " +
+          "exchanges of Spark SQL under spark.sql.extensions=" + SqlExtensions + " (set by " +
+          "pyspark_shuffle.configure), whose " +
+          "reduce tasks run at their partitions' owners, and 4k for other shuffles (RDD " +
+          "shuffles): there a pushed block crosses the network to its owner and, unless the " +
+          "reduce task runs there, again to the reduce task, so raise it for them only where " +
+          "disk seeks, not the network, bound the shuffle. Both defaults are the break-even " +
+          "measured where every node shares two cores.")
       .version("0.1.0")
       .bytesConf(ByteUnit.BYTE)
       .obeying(Size(1, Long.MaxValue))
-      .createWithDefaultString("4k")
+      .createOptional
 
   val COMBINE_ENABLED: ConfigEntry[Boolean] =
     ConfigBuilder(Prefix + "combine.enabled")
       .doc(
         "Local reduction (Twister): the map outputs of a shuffle whose records combine (a Spark " +
-          "SQL partial aggregate's exchange, which needs spark.sql.extensions=" +
-          "org.apache.spark.shuffle.adaptive.sql.AdaptiveShuffleExtensions, set by " +
+          "SQL partial aggregate's exchange, which needs spark.sql.extensions=" + SqlExtensions +
+          ", set by " +
           "pyspark_shuffle.configure; an RDD shuffle with map-side combine: reduceByKey, " +
           "aggregateByKey, combineByKey) are folded, once their map task committed, into one " +
           "record per key and reduce partition on their executor, with the aggregate's own " +

@@ -4,7 +4,7 @@ import org.apache.spark.{SparkConf, SparkEnv}
 import org.apache.spark.network.netty.SparkTransportConf
 import org.apache.spark.shuffle.IndexShuffleBlockResolver
 import org.apache.spark.internal.config.EXECUTOR_MEMORY
-import org.apache.spark.shuffle.adaptive.config.AdaptiveShuffleConf.{DefaultStoreFraction, PUSH_CHUNK_SIZE, PUSH_MAX_BLOCK_SIZE, PUSH_QUEUE_SIZE, PUSH_SPILL_TO_PEERS, STORE_MAX_SIZE}
+import org.apache.spark.shuffle.adaptive.config.AdaptiveShuffleConf.{DefaultStoreFraction, PUSH_CHUNK_SIZE, PUSH_MAX_BLOCK_SIZE, PUSH_QUEUE_SIZE, PUSH_SPILL_TO_PEERS, PushMaxBlockSize, STORE_MAX_SIZE}
 import org.apache.spark.util.RpcUtils
 import org.apache.spark.shuffle.adaptive.flow.FlowSettings
 import org.apache.spark.shuffle.adaptive.memory.MemoryBound
@@ -75,7 +75,6 @@ private[spark] final class PushExecutor(
     tables,
     new PushQueue(conf.get(PUSH_QUEUE_SIZE).getOrElse(merges.memory.capacity)),
     chunkSize,
-    if (replicated) Long.MaxValue else conf.get(PUSH_MAX_BLOCK_SIZE),
     Some(RpcUtils.askRpcTimeout(conf).duration).filter(_ => replicated),
     flow,
     () => report())
@@ -83,13 +82,20 @@ private[spark] final class PushExecutor(
 
   private def mapStageEnded(shuffleId: Int): Unit = if (pushing) pusher.mapStageEnded(shuffleId)
 
+  private[this] val maxBlockSize = conf.get(PUSH_MAX_BLOCK_SIZE)
+
   /**
    * What becomes of the output of a map task of a shuffle whose partitions `owners` merge (unless the
-   * driver has sent a newer table).
+   * driver has sent a newer table), and whose reduce tasks run at them if `reducedAtOwners`.
    */
-  def listener(owners: OwnerTable): MapOutputListener = {
+  def listener(owners: OwnerTable, reducedAtOwners: Boolean): MapOutputListener = {
     pushing = true
-    pusher.forShuffle(owners)
+    pusher.forShuffle(
+      owners,
+      if (replicated) Long.MaxValue
+      else
+        maxBlockSize.getOrElse(
+          if (reducedAtOwners) PushMaxBlockSize.AtOwners else PushMaxBlockSize.Anywhere))
   }
 
   private def report(): Unit = if (pushing) {

@@ -18,6 +18,7 @@ import org.apache.spark.util.MutablePair
 import org.apache.spark.shuffle.adaptive.combine.{CombinableRecords, CombineSpec}
 import org.apache.spark.shuffle.adaptive.AdaptiveShuffleManager
 import org.apache.spark.shuffle.adaptive.compat.{ConfiguredShuffleManager, SqlExchanges}
+import org.apache.spark.shuffle.adaptive.push.reduce.ReducedAtOwners
 
 /**
  * Spark's shuffle exchange on the plugin: the same partitioning, serializer, metrics and reads as
@@ -30,7 +31,8 @@ import org.apache.spark.shuffle.adaptive.compat.{ConfiguredShuffleManager, SqlEx
  *    merged as the aggregate's next step merges them, so that step's result is the same;
  *  - its reduce tasks prefer to run where their partitions were merged, in mode=push
  *    ([[OwnerPlacedShuffledRowRDD]]); exchanges a join reads together get the same owners
- *    ([[AdaptiveExchanges.CoPartitionKey]]).
+ *    ([[AdaptiveExchanges.CoPartitionKey]]). Its map side marks its rows so
+ *    ([[ReducedAtOwnersRows]]), and the shuffle pushes larger blocks, as they cross once.
  */
 case class AdaptiveShuffleExchangeExec(
     override val outputPartitioning: Partitioning,
@@ -55,7 +57,7 @@ case class AdaptiveShuffleExchangeExec(
     new UnsafeRowSerializer(child.output.size, longMetric("dataSize"))
 
   @transient lazy val inputRDD: RDD[InternalRow] =
-    if (!combining) child.execute()
+    if (!combining) new ReducedAtOwnersRows(child.execute())
     else {
       val spec = AdaptiveShuffleExchangeExec
         .combineSpec(child)
@@ -162,6 +164,17 @@ private[spark] object AdaptiveShuffleExchangeExec {
 private[spark] final class CombinableRows(prev: RDD[InternalRow], val combineSpec: CombineSpec)
     extends RDD[InternalRow](prev)
     with CombinableRecords {
+
+  override protected def getPartitions: Array[Partition] = prev.partitions
+
+  override def compute(split: Partition, context: TaskContext): Iterator[InternalRow] =
+    prev.iterator(split, context)
+}
+
+/** The rows of `prev`, marked for the shuffle manager as read by reduce tasks at their owners. */
+private[spark] final class ReducedAtOwnersRows(prev: RDD[InternalRow])
+    extends RDD[InternalRow](prev)
+    with ReducedAtOwners {
 
   override protected def getPartitions: Array[Partition] = prev.partitions
 

@@ -32,8 +32,6 @@ class OwnerPlacedExchangeSuite extends AnyFunSuite with BeforeAndAfterAll {
       .appName("OwnerPlacedExchangeSuite")
       .config(SHUFFLE_MANAGER.key, classOf[AdaptiveShuffleManager].getName)
       .config(MODE.key, "push")
-      // Every block of these small shuffles is pushed, so every reduce task reads merged chunks.
-      .config(PUSH_MAX_BLOCK_SIZE.key, "1m")
       .config("spark.sql.extensions", classOf[AdaptiveShuffleExtensions].getName)
       .config("spark.sql.shuffle.partitions", "8")
       .config("spark.sql.autoBroadcastJoinThreshold", "-1")
@@ -93,6 +91,36 @@ class OwnerPlacedExchangeSuite extends AnyFunSuite with BeforeAndAfterAll {
       val expected = (0L until 500L).map(w => (w % 97, sumOf(w % 97), sumOf(w % 97), w)).sorted
       val rows = joined.collect().map(r => (r.getLong(0), r.getLong(1), r.getLong(2), r.getLong(3)))
       assert(rows.toSeq.sorted === expected)
+    }
+  }
+
+  test("push.maxBlockSize unset: the exchange pushes blocks up to 1m, an RDD shuffle up to 4k") {
+    withAqe(on = false) {
+      // 8 x 8 blocks of tens of KiB of hex digits (which LZ4 barely compresses): above the RDD
+      // default, below the SQL one.
+      def pushedBlocks(shuffle: => Long): Long = {
+        val before = counter("blocks_from_stores")
+        assert(shuffle === 40000)
+        counter("blocks_from_stores") - before
+      }
+      assert(spark.sparkContext.getConf.getOption(PUSH_MAX_BLOCK_SIZE.key).isEmpty)
+      val sql = pushedBlocks(
+        keyed(40000, 8)
+          .select(col("k"), sha2(col("v").cast("string"), 256).as("h"))
+          .repartition(8, col("k"))
+          .groupBy("k")
+          .agg(count("h").as("n"))
+          .collect()
+          .map(_.getLong(1))
+          .sum)
+      val rdd = pushedBlocks(
+        spark.sparkContext
+          .parallelize(0L until 40000L, 8)
+          .map(i => (i % 97, java.util.UUID.nameUUIDFromBytes(BigInt(i).toByteArray).toString))
+          .partitionBy(new org.apache.spark.HashPartitioner(8))
+          .count())
+      assert(sql === 64, "every block of the SQL exchange read from its owner's store")
+      assert(rdd === 0, "no block of the RDD shuffle pushed")
     }
   }
 

@@ -44,7 +44,6 @@ private[spark] final class Pusher(
     tables: OwnerTableUpdates,
     val queue: PushQueue,
     chunkSize: Long,
-    maxBlockSize: Long,
     replication: Option[FiniteDuration],
     flow: FlowSettings,
     changed: () => Unit)
@@ -64,60 +63,62 @@ private[spark] final class Pusher(
 
   /**
    * What becomes of the output of one map task of a shuffle whose partitions `carried` merge, or those of
-   * a newer table the driver sent by the time the task commits.
+   * a newer table the driver sent by the time the task commits; its blocks larger than
+   * `maxBlockSize` stay in its file.
    */
-  def forShuffle(carried: OwnerTable): MapOutputListener = new MapOutputListener {
-    override def committed(
-        shuffleId: Int,
-        mapId: Long,
-        dataFile: File,
-        offsets: Array[Long]): Unit = {
-      val owners = tables.newestOf(shuffleId, carried)
-      val self = SparkEnv.get.blockManager.blockManagerId
-      val byOwner =
-        Pusher.targets(owners, self, replication.isDefined).map { case (target, ranges) =>
-          target -> ranges.flatMap { case (start, end) =>
-            Pusher.pieces(offsets, start, end, chunkSize, maxBlockSize)
+  def forShuffle(carried: OwnerTable, maxBlockSize: Long): MapOutputListener =
+    new MapOutputListener {
+      override def committed(
+          shuffleId: Int,
+          mapId: Long,
+          dataFile: File,
+          offsets: Array[Long]): Unit = {
+        val owners = tables.newestOf(shuffleId, carried)
+        val self = SparkEnv.get.blockManager.blockManagerId
+        val byOwner =
+          Pusher.targets(owners, self, replication.isDefined).map { case (target, ranges) =>
+            target -> ranges.flatMap { case (start, end) =>
+              Pusher.pieces(offsets, start, end, chunkSize, maxBlockSize)
+            }
+          }
+        val pieces = Pusher.interleaved(self.executorId, byOwner)
+        val sizes = pieces.map { case (_, (start, end)) => offsets(end) - offsets(start) }
+        val pushing = pieces.take(queue.offer(sizes))
+        changed()
+        if (pushing.isEmpty) return
+        val bytes = sizes.take(pushing.size).sum
+        val pushed = Promise[Unit]()
+        val ends = endsOf(shuffleId)
+        pusher.execute { () =>
+          try {
+            if (endsOf(shuffleId) == ends) push(shuffleId, mapId, dataFile, offsets, pushing)
+            else queue.tooLate(bytes)
+          } catch {
+            case NonFatal(e) =>
+              logWarning(
+                s"Could not push map output $mapId of shuffle $shuffleId; its file serves it",
+                e)
+          } finally {
+            queue.done(bytes)
+            changed()
+            pushed.success(())
           }
         }
-      val pieces = Pusher.interleaved(self.executorId, byOwner)
-      val sizes = pieces.map { case (_, (start, end)) => offsets(end) - offsets(start) }
-      val pushing = pieces.take(queue.offer(sizes))
-      changed()
-      if (pushing.isEmpty) return
-      val bytes = sizes.take(pushing.size).sum
-      val pushed = Promise[Unit]()
-      val ends = endsOf(shuffleId)
-      pusher.execute { () =>
-        try {
-          if (endsOf(shuffleId) == ends) push(shuffleId, mapId, dataFile, offsets, pushing)
-          else queue.tooLate(bytes)
-        } catch {
-          case NonFatal(e) =>
-            logWarning(
-              s"Could not push map output $mapId of shuffle $shuffleId; its file serves it",
-              e)
-        } finally {
-          queue.done(bytes)
-          changed()
-          pushed.success(())
+        // Replicated: the MapStatus leaves once the copies are at their holders, so that the map
+        // stage ends with every map output held twice.
+        replication.foreach { timeout =>
+          try Await.ready(pushed.future, timeout)
+          catch {
+            case _: TimeoutException =>
+              logWarning(
+                s"Map output $mapId of shuffle $shuffleId was not pushed within $timeout; " +
+                  "until it is, losing this executor reruns its map task")
+          }
         }
       }
-      // Replicated: the MapStatus leaves once the copies are at their holders, so that the map
-      // stage ends with every map output held twice.
-      replication.foreach { timeout =>
-        try Await.ready(pushed.future, timeout)
-        catch {
-          case _: TimeoutException =>
-            logWarning(
-              s"Map output $mapId of shuffle $shuffleId was not pushed within $timeout; " +
-                "until it is, losing this executor reruns its map task")
-        }
-      }
+      override def removed(shuffleId: Int): Unit = ()
+      override def stop(): Unit = ()
     }
-    override def removed(shuffleId: Int): Unit = ()
-    override def stop(): Unit = ()
-  }
 
   private def push(
       shuffleId: Int,

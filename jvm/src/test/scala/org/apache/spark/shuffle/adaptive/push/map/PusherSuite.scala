@@ -49,7 +49,6 @@ class PusherSuite extends SparkFunSuite with LocalSparkContext {
       new OwnerTableUpdates,
       queue,
       chunkSize = 1 << 16,
-      maxBlockSize = 1 << 16,
       replication = None,
       FlowSettings(1 << 20, 8, 8, 1 << 18, 1 << 20, false, false, false, "ADLER32"),
       () =>
@@ -59,7 +58,8 @@ class PusherSuite extends SparkFunSuite with LocalSparkContext {
         })
     try {
       val self = SparkEnv.get.blockManager.blockManagerId
-      val listener = pusher.forShuffle(OwnerTable.uniform(Partitions, Seq(self)))
+      val listener =
+        pusher.forShuffle(OwnerTable.uniform(Partitions, Seq(self)), maxBlockSize = 1 << 16)
       def commit(mapId: Long): Unit = {
         val (file, offsets) = mapOutput(dir, mapId)
         listener.committed(0, mapId, file, offsets)
