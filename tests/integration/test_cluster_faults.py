@@ -1,8 +1,9 @@
 """Faults on the multi-host cluster while reducers fetch, under Spark's sort shuffle and the
 plugin (mode pull, and mode push with push_reliability="replicated"): worker 2's link cut and
-healed, worker 2's executor SIGKILLed. Each job must end with exactly the rows of a fault-free
-run (through Spark's retries and stage recomputation); under replicated push, the SIGKILL reruns
-no map task."""
+healed, worker 2's executor SIGKILLed, in an RDD shuffle and (killed) in Spark SQL with AQE,
+whose reduce tasks run at their partitions' owners under push. Each job must end with exactly
+the rows of a fault-free run (through Spark's retries and stage recomputation); under replicated
+push, the SIGKILL reruns no map task."""
 
 import random
 import threading
@@ -53,16 +54,42 @@ def expected_rows():
 
 
 def reduce_running(tracker, group):
+    """Whether a job of ``group`` that reads a shuffle has running tasks in its last stage: an RDD
+    job's reduce stage, or the job AQE submits after a map stage ran as a job of its own."""
     for job in tracker.getJobIdsForGroup(group):
         info = tracker.getJobInfo(job)
-        stage = tracker.getStageInfo(max(info.stageIds)) if info and info.stageIds else None
+        if info is None or len(info.stageIds) < 2:
+            continue
+        stage = tracker.getStageInfo(max(info.stageIds))
         if stage is not None and stage.numActiveTasks > 0:
             return True
     return False
 
 
-def with_fault(spark, inject):
-    """Run the shuffle in a thread; once its reduce stage has running tasks, ``inject(cluster)``.
+def rdd_shuffle(spark):
+    sc = spark.sparkContext
+    shuffled = sc.parallelize(range(MAPS), MAPS).flatMap(records).partitionBy(REDUCES)
+    return sorted(shuffled.mapPartitions(summarize).collect())
+
+
+def sql_shuffle(spark):
+    """Every record shuffled by key (AQE on, Spark's default, keeps ``repartition``'s REDUCES
+    partitions), then summarised per key as :func:`summarize` does."""
+    from pyspark.sql import functions as F
+
+    sc = spark.sparkContext
+    table = spark.createDataFrame(sc.parallelize(range(MAPS), MAPS).flatMap(records), "key int, value binary")
+    rows = (
+        table.repartition(REDUCES, "key")
+        .groupBy("key")
+        .agg(F.count(F.lit(1)), F.sum(F.crc32("value")), F.sum(F.length("value")))
+        .collect()
+    )
+    return sorted(tuple(int(v) for v in row) for row in rows)
+
+
+def with_fault(spark, inject, shuffle=rdd_shuffle):
+    """Run ``shuffle`` in a thread; once its reduce stage has running tasks, ``inject(cluster)``.
     Returns the rows, what the fault did (and whether the job was still running after it) and
     how many map tasks ran beyond the first MAPS."""
     sc = spark.sparkContext
@@ -74,8 +101,7 @@ def with_fault(spark, inject):
     def job():
         sc.setJobGroup(group, group)
         try:
-            shuffled = sc.parallelize(range(MAPS), MAPS).flatMap(records).partitionBy(REDUCES)
-            out["rows"] = sorted(shuffled.mapPartitions(summarize).collect())
+            out["rows"] = shuffle(spark)
         except Exception as error:  # reported below as the job's error
             out["error"] = f"{type(error).__name__}: {error}"
 
@@ -118,6 +144,11 @@ def executor_killed_during_reduce(spark):
     return with_fault(spark, kill_executor)
 
 
+@killed.workload
+def executor_killed_during_sql_reduce(spark):
+    return with_fault(spark, kill_executor, sql_shuffle)
+
+
 @pytest.fixture(scope="module", autouse=True)
 def on_the_cluster(pyspark_shuffle_cluster):
     killed.master = cut.master = pyspark_shuffle_cluster.master_url
@@ -129,6 +160,7 @@ def on_the_cluster(pyspark_shuffle_cluster):
     [
         pytest.param("link_cut_during_reduce", cut, marks=pytest.mark.slow),
         ("executor_killed_during_reduce", killed),
+        ("executor_killed_during_sql_reduce", killed),
     ],
 )
 def test_fault_during_reduce_gives_the_fault_free_rows(name, ab):
@@ -143,6 +175,6 @@ def test_fault_during_reduce_gives_the_fault_free_rows(name, ab):
         assert running_after, f"{variant}: the job ended before the fault ended"
         assert rows == expected, f"{variant}: rows differ from a fault-free run"
     print(f"{name}: map tasks rerun {reruns}")
-    if name == "executor_killed_during_reduce":
+    if name.startswith("executor_killed"):
         # The lost executor's map outputs were merged at the other workers as the map stage ended.
         assert reruns["push-replicated"] == 0, reruns

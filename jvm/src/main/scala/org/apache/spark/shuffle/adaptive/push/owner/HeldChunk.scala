@@ -15,7 +15,7 @@ import org.apache.spark.shuffle.adaptive.protocol.MergedChunk
 import org.apache.spark.shuffle.adaptive.transport.{ExposedBuffer, RemoteMemory, RemoteRegion}
 
 /**
- * One chunk of a merged partition as its owner holds it: slices of received runs in memory, or a
+ * One chunk of a merged partition as its owner holds it: its blocks' buffers in memory, or a
  * segment of the shuffle's spill file, or handed off to a peer. Callers hold its shuffle's lock.
  */
 private[owner] final class HeldChunk(val id: Int, val partition: Int) {
@@ -38,9 +38,9 @@ private[owner] final class HeldChunk(val id: Int, val partition: Int) {
   def region: Option[RemoteRegion] = exposure.map(_.region)
 
   /**
-   * Lets peers read the bytes in memory one-sided, as one buffer: its blocks are slices of the
-   * runs they arrived in, so they are copied into one unless a single direct slice holds them.
-   * The copy is not reserved again: the runs' memory is freed as their slices go.
+   * Lets peers read the bytes in memory one-sided, as one buffer: its blocks are buffers of their
+   * own, so they are copied into one unless a single direct buffer holds them. The copy is not
+   * reserved again: the blocks' buffers go with it.
    */
   def expose(remote: RemoteMemory): Unit = {
     val whole = slices.toSeq match {

@@ -12,7 +12,7 @@ import org.apache.spark.internal.Logging
 import org.apache.spark.network.buffer.ManagedBuffer
 import org.apache.spark.network.client.StreamCallbackWithID
 import org.apache.spark.network.util.TransportConf
-import org.apache.spark.storage.{BlockManagerId, ShuffleBlockBatchId}
+import org.apache.spark.storage.{BlockManagerId, ShuffleBlockBatchId, StorageUtils}
 import org.apache.spark.shuffle.adaptive.protocol.BlockMessage.HostedChunkRequest
 import org.apache.spark.shuffle.adaptive.memory.{MemoryBound, SpillFile}
 import org.apache.spark.shuffle.adaptive.protocol.{MergedChunk, MergedPartition, RunStream, RunUpload}
@@ -30,7 +30,7 @@ import org.apache.spark.shuffle.adaptive.transport.RemoteMemory
  * nothing is appended to a sealed partition, so every chunk is read exactly as its layout
  * describes it, and blocks pushed later stay in their files. Blocks arrive as runs of one map
  * output (a run this executor's pusher reads from its own file, or one another executor streams
- * here) and stay slices of the run's buffer.
+ * here); each block kept is copied out of the run's buffer, which is then freed ([[append]]).
  *
  * Remote-memory spill (DSA w/ SMS): once more than [[handOffMark]] bytes are in use, chunks of
  * the partitions with the most merged bytes can be handed off to peers with free memory
@@ -44,8 +44,8 @@ import org.apache.spark.shuffle.adaptive.transport.RemoteMemory
  * map output's file only when neither memory nor disk takes it.
  *
  * Where `remote` lets peers read this executor's memory one-sided (UCX), a layout exposes the
- * chunks in memory of the partitions it seals, each as one buffer (a copy where its blocks are
- * slices of several runs), and names their regions: reduce tasks read them with no request
+ * chunks in memory of the partitions it seals, each as one buffer (a copy where it holds
+ * several blocks), and names their regions: reduce tasks read them with no request
  * served here. An exposed chunk stays in memory until its shuffle goes (it is neither handed off,
  * as it is sealed, nor moved to disk), so no read finds its region gone.
  *
@@ -88,8 +88,14 @@ private[spark] final class MergeStore(
 
   /**
    * Merges the blocks of map output `mapId` for partitions `first` to `first + sizes.length - 1`
-   * (`sizes` of them, empty ones included), back to back in `data`, whose bytes are reserved in
-   * `memory`; answers how many of those bytes it kept (the caller releases the rest).
+   * (`sizes` of them, empty ones included), back to back in `data`, a direct buffer whose bytes
+   * are reserved in `memory`; answers how many of those bytes it kept (the caller releases the
+   * rest). It takes `data`: freed here unless it is one block, kept whole.
+   *
+   * A block spanning part of `data` is kept as a copy. A slice would keep all of `data` alive
+   * as long as any one of its blocks stays in memory, while the blocks of its other partitions
+   * move to disk or to peers and their bytes are released: the store would hold far more
+   * direct memory than `memory` says (measured: executors past -XX:MaxDirectMemorySize, dead).
    */
   def append(
       shuffleId: Int,
@@ -97,6 +103,7 @@ private[spark] final class MergeStore(
       first: Int,
       sizes: Array[Long],
       data: ByteBuffer): Long = {
+    val whole = sizes.count(_ > 0) == 1
     val kept = merges(shuffleId).fold(0L) { shuffle =>
       var offset = 0
       var kept = 0L
@@ -105,14 +112,17 @@ private[spark] final class MergeStore(
         if (!shuffle.removed) sizes.indices.foreach { i =>
           val length = sizes(i).toInt
           if (length > 0) {
-            val slice = data.duplicate().position(offset).limit(offset + length).slice()
-            if (shuffle.append(first + i, mapId, slice, chunkSize)) kept += length
+            val block = data.duplicate().position(offset).limit(offset + length)
+            val held = if (whole) block.slice() else MergeStore.copyOf(block)
+            if (shuffle.append(first + i, mapId, held, chunkSize)) kept += length
+            else if (!whole) StorageUtils.dispose(held)
           }
           offset += length
         }
       }
       kept
     }
+    if (!whole || kept == 0) StorageUtils.dispose(data)
     onChange(this)
     kept
   }
@@ -320,6 +330,10 @@ private[spark] final class MergeStore(
 }
 
 private[spark] object MergeStore {
+
+  /** The bytes `block` has left, in a direct buffer of their own. */
+  def copyOf(block: ByteBuffer): ByteBuffer =
+    ByteBuffer.allocateDirect(block.remaining).put(block.duplicate()).flip()
 
   /**
    * Where an executor's merged chunks go when memory is short: one [[SpillFile]] per shuffle,

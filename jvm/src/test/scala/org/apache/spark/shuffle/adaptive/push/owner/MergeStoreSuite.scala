@@ -1,10 +1,12 @@
 package org.apache.spark.shuffle.adaptive.push.owner
 
 import java.io.File
+import java.lang.management.{BufferPoolMXBean, ManagementFactory}
 import java.nio.ByteBuffer
 import java.nio.file.Files
 
 import scala.collection.mutable
+import scala.jdk.CollectionConverters._
 
 import org.scalatest.funsuite.AnyFunSuite
 
@@ -71,6 +73,23 @@ class MergeStoreSuite extends AnyFunSuite {
       Seq((0, Seq(1L, 2L), Seq(60L, 30L)), (0, Seq(3L), Seq(50L)), (1, Seq(1L, 3L), Seq(10L, 20L))))
     assert(bytesOf(s, layout.head).toSeq === (Seq.fill(60)(16.toByte) ++ Seq.fill(30)(32.toByte)))
     assert(m.used === 170)
+  }
+
+  test("a block kept out of a run is a copy of its own: the run's direct memory is freed at once") {
+    val direct = ManagementFactory
+      .getPlatformMXBeans(classOf[BufferPoolMXBean])
+      .asScala
+      .find(_.getName == "direct")
+      .get
+    val (s, m) = store(64L << 20, chunkSize = 16L << 20)
+    // Partitions 1 to 63 sealed: of a run of 64 blocks of 128 KiB (8 MiB), one block is kept.
+    s.layout(0, 1, 64, forPeer = false)
+    val block = 128 * 1024
+    val before = direct.getMemoryUsed
+    assert(push(s, m, 1, 0, Seq.fill(64)(block.toLong): _*) === block)
+    val grown = direct.getMemoryUsed - before
+    assert(grown < (1L << 20), s"direct memory grew by $grown bytes to keep one $block-byte block")
+    assert(bytesOf(s, s.layout(0, 0, 1, forPeer = false).head).toSeq === Seq.fill(block)(16.toByte))
   }
 
   test("a chunk is described alike to every layout request, however many blocks it holds") {
