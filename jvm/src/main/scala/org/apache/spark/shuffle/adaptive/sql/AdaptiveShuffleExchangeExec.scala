@@ -160,24 +160,25 @@ private[spark] object AdaptiveShuffleExchangeExec {
   def combineSpec(child: SparkPlan): Option[CombineSpec] = SqlCombine.of(child)
 }
 
-/** The rows of `prev`, marked as combining by `combineSpec` for the shuffle manager. */
+/**
+ * The rows of `prev`, unchanged, in an RDD of its own that carries a mark for the shuffle
+ * manager ([[org.apache.spark.shuffle.adaptive.lineage.RddMarks]]).
+ */
+private[spark] sealed abstract class MarkedRows(prev: RDD[InternalRow])
+    extends RDD[InternalRow](prev) {
+
+  override protected def getPartitions: Array[Partition] = prev.partitions
+
+  override def compute(split: Partition, context: TaskContext): Iterator[InternalRow] =
+    prev.iterator(split, context)
+}
+
+/** Marked as combining by `combineSpec`. */
 private[spark] final class CombinableRows(prev: RDD[InternalRow], val combineSpec: CombineSpec)
-    extends RDD[InternalRow](prev)
-    with CombinableRecords {
+    extends MarkedRows(prev)
+    with CombinableRecords
 
-  override protected def getPartitions: Array[Partition] = prev.partitions
-
-  override def compute(split: Partition, context: TaskContext): Iterator[InternalRow] =
-    prev.iterator(split, context)
-}
-
-/** The rows of `prev`, marked for the shuffle manager as read by reduce tasks at their owners. */
+/** Marked as read by reduce tasks at their owners. */
 private[spark] final class ReducedAtOwnersRows(prev: RDD[InternalRow])
-    extends RDD[InternalRow](prev)
-    with ReducedAtOwners {
-
-  override protected def getPartitions: Array[Partition] = prev.partitions
-
-  override def compute(split: Partition, context: TaskContext): Iterator[InternalRow] =
-    prev.iterator(split, context)
-}
+    extends MarkedRows(prev)
+    with ReducedAtOwners
