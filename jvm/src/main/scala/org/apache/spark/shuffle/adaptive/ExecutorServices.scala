@@ -101,6 +101,7 @@ private[spark] final class ExecutorServices(
         served,
         h.dependency.partitioner,
         mapId,
+        context.partitionId(),
         SparkEnv.get.executorId,
         shuffle,
         h.fetchMetrics.value.combine)

@@ -16,8 +16,8 @@ import org.apache.spark.shuffle.adaptive.protocol.{BlockMessage, CombinedSegment
  * place of `needed`: the blocks of `home`'s map outputs the task needs (non-empty, of map outputs
  * Spark keeps, as the map output tracker lists them). A segment is read when every map output
  * it holds is one whose block of its partition is among `needed` (a map output without rows for
- * the partition is not named by it), and its checksum matches; the blocks no segment read
- * holds are read from their files, so every row is read exactly once.
+ * the partition is not named by it), it names none twice, and its checksum matches; the blocks
+ * no segment read holds are read from their files, so every row is read exactly once.
  */
 private[spark] final class CombinedRead(
     shuffleId: Int,
@@ -61,7 +61,10 @@ private[spark] final class CombinedRead(
       val keys = s.mapIds.map(m => (m, s.partition))
       val at = offset
       offset += s.length
-      if (keys.isEmpty || !keys.forall(k => byKey.contains(k) && !taken(k))) None
+      // Each map output once (a segment naming one twice holds two attempts of its task).
+      val usable = keys.nonEmpty && keys.distinct.length == keys.length &&
+        keys.forall(k => byKey.contains(k) && !taken(k))
+      if (!usable) None
       else if (!matches(data, at, s)) {
         counters.add(CombineCounters.CorruptSegments, 1)
         None

@@ -10,6 +10,7 @@ import scala.collection.mutable
 import scala.util.control.NonFatal
 
 import io.netty.buffer.Unpooled
+import org.roaringbitmap.RoaringBitmap
 
 import org.apache.spark.internal.Logging
 import org.apache.spark.network.buffer.{ManagedBuffer, NettyManagedBuffer}
@@ -29,12 +30,23 @@ import org.apache.spark.shuffle.adaptive.protocol.{CombinedSegment, Payloads}
  * outputs it names are all ones it needs ([[CombinedRead]]), so a segment may hold attempts
  * Spark did not keep, or maps outside a task's range, and still no row is read twice or missed.
  *
+ * A map output folds into a partition once. Spark may run a map task again (a stage retried,
+ * its map outputs lost): under `spark.shuffle.useOldFetchProtocol` the new attempt has the same
+ * map id as the first, under the default protocol a new one, and the first attempt's rows may
+ * differ where the stage is indeterminate. So a fold of a map index already folded into a
+ * partition first forgets every earlier attempt there: the open records holding it are dropped
+ * and the segments naming it are never served (their other map outputs are read from their files,
+ * as they would be without local reduction), and then the new attempt folds into fresh records.
+ *
  * Memory: what a fold may take is reserved first, so a fold of a map output's rows into a
  * partition never stops half way (a partition it cannot fold into is read from the map output's
  * file); when the reservation fails, every partition is sealed, which gives the combined records'
  * memory back for their much smaller segments, and segments go to disk if that is not enough.
  * Combining stops here for good once the maps folded show little reduction: fewer than a tenth
- * of their rows met a key folded before (keys that do not repeat across map tasks).
+ * of the rows that could meet a key (rows folded into records already holding another map
+ * output's) did, over two map outputs or more (keys that do not repeat across map tasks); or
+ * when no fold could meet a key in the first [[CombinedShuffle.MapsWithoutRoom]] (the memory
+ * holds less than two map outputs' records).
  *
  * Thread-safe: each partition under its own lock, the engines one per thread.
  */
@@ -51,7 +63,9 @@ private[spark] final class CombinedShuffle(
   private[this] val engines = ThreadLocal.withInitial[CombineEngine](() => spec.newEngine())
   private[this] val partitions = new ConcurrentHashMap[Int, PartitionState]
   private[this] val mapsFolded = new AtomicLong
-  private[this] val rowsFolded = new AtomicLong
+  // Of folds into records that held another map output's rows: what combining is judged by.
+  private[this] val mapsJudged = new AtomicLong
+  private[this] val rowsJudged = new AtomicLong
   private[this] val rowsMerged = new AtomicLong
   @volatile private[this] var stopped = false
   @volatile private[this] var removed = false
@@ -80,61 +94,83 @@ private[spark] final class CombinedShuffle(
   }
 
   /**
-   * Folds the records map output `mapId` wrote (its task committed) into each partition;
-   * answers what it did. Called on the map task's thread before its MapStatus leaves.
+   * Folds the records map output `mapId` (of map index `mapIndex`) wrote (its task committed)
+   * into each partition; answers what it did. Called on the map task's thread before its
+   * MapStatus leaves.
    */
-  def fold(mapId: Long, task: TaskRecords): Fold = {
+  def fold(mapId: Long, mapIndex: Int, task: TaskRecords): Fold = {
     val engine = engines.get()
     var folded, skipped = 0
-    var rows, merged = 0L
+    var rows, merged, judged, judgedMerged = 0L
     task.partitions.foreach { p =>
       val state = partitions.computeIfAbsent(p, _ => new PartitionState)
-      val outcome = foldInto(state, p, mapId, task, engine).orElse {
+      val outcome = foldInto(state, p, mapId, mapIndex, task, engine).orElse {
         // No room: sealing turns the combined records into their much smaller segments.
         sealAll()
-        foldInto(state, p, mapId, task, engine)
+        foldInto(state, p, mapId, mapIndex, task, engine)
       }
       outcome match {
-        case Some(count) =>
+        case Some((count, couldMeet)) =>
           folded += 1
           rows += count.rows
           merged += count.merged
+          if (couldMeet) {
+            judged += count.rows
+            judgedMerged += count.merged
+          }
         case None => skipped += 1
       }
     }
     mapsFolded.incrementAndGet()
-    val allRows = rowsFolded.addAndGet(rows)
-    val allMerged = rowsMerged.addAndGet(merged)
-    if (!stopped && mapsFolded.get >= CombinedShuffle.MapsBeforeJudging &&
-      allMerged < CombinedShuffle.MinMergedShare * allRows) {
-      stopped = true
-      logInfo(
-        s"Shuffle $shuffleId: $allMerged of $allRows rows of ${mapsFolded.get} map outputs " +
-          "met a key folded before; its later map outputs are not combined here")
-      // Nothing folds here any more: what merged nothing is freed now rather than at the first
-      // read, and the rest becomes its (smaller) segments.
-      sealAll()
+    if (judged > 0) mapsJudged.incrementAndGet()
+    val allJudged = rowsJudged.addAndGet(judged)
+    val allMerged = rowsMerged.addAndGet(judgedMerged)
+    if (!stopped) {
+      if (mapsJudged.get >= CombinedShuffle.MapsBeforeJudging &&
+        allMerged < CombinedShuffle.MinMergedShare * allJudged) {
+        stop(
+          s"$allMerged of the $allJudged rows that could meet a key folded before did, over " +
+            s"${mapsJudged.get} map outputs")
+      } else if (mapsJudged.get == 0 && mapsFolded.get >= CombinedShuffle.MapsWithoutRoom) {
+        stop(
+          s"no fold of its first ${mapsFolded.get} map outputs found another map output's rows " +
+            "in memory to merge with (combine.maxMemory holds less than two map outputs' records)")
+      }
     }
     Fold(folded, skipped, rows, merged, task.partitions.map(task.bytes).sum)
   }
 
+  private def stop(why: String): Unit = {
+    stopped = true
+    logInfo(s"Shuffle $shuffleId: $why; its later map outputs are not combined here")
+    // Nothing folds here any more: what merged nothing is freed now rather than at the first
+    // read, and the rest becomes its (smaller) segments.
+    sealAll()
+  }
+
+  /** The fold's count, and whether its rows could meet keys of another map output. */
   private def foldInto(
       state: PartitionState,
       p: Int,
       mapId: Long,
+      mapIndex: Int,
       task: TaskRecords,
-      engine: CombineEngine): Option[FoldCount] = state.synchronized {
+      engine: CombineEngine): Option[(FoldCount, Boolean)] = state.synchronized {
     if (removed) return None
+    if (state.folded.contains(mapIndex)) forgetEarlierAttempts(state, p, mapIndex)
     // New combined records hold nothing until their first fold.
     if (state.open == null) state.open = engine.newCombined(memory.held)
     val worst = engine.worstCase(task, p, state.open)
     if (!memory.held.reserve(worst)) return None
     val before = state.open.bytes
+    val couldMeet = state.open.rows > 0
     try {
       val count = engine.fold(task, p, state.open)
       state.contributors += mapId
+      state.contributorIndexes += mapIndex
+      state.folded.add(mapIndex)
       state.merged += count.merged
-      Some(count)
+      Some((count, couldMeet))
     } catch {
       case NonFatal(e) =>
         // Half folded, the records hold part of a map output: drop them, so that every map
@@ -146,6 +182,25 @@ private[spark] final class CombinedShuffle(
       val used = if (state.open == null) 0L else state.open.bytes - before
       memory.held.release(worst - math.max(0L, used))
     }
+  }
+
+  /**
+   * Map index `mapIndex` folds into partition `p` again (its task ran again): the open records
+   * holding an earlier attempt are dropped and the segments naming one never served, so no
+   * reduce task reads two attempts of a map output, or the attempt Spark did not keep.
+   */
+  private def forgetEarlierAttempts(state: PartitionState, p: Int, mapIndex: Int): Unit = {
+    val open = state.contributorIndexes.contains(mapIndex)
+    if (open) state.drop()
+    val (stale, kept) = state.segments.partition(_.mapIndexes.contains(mapIndex))
+    stale.filter(_.inMemory).foreach(s => memory.held.release(s.segment.length))
+    state.segments.clear()
+    state.segments ++= kept
+    state.refreshFolded()
+    logInfo(
+      s"Shuffle $shuffleId, partition $p: map index $mapIndex folds again (its task ran again); " +
+        s"${if (open) "the open records and " else ""}${stale.size} segments holding an earlier " +
+        "attempt of it are not read")
   }
 
   /**
@@ -191,7 +246,7 @@ private[spark] final class CombinedShuffle(
         val length = chunks.iterator.map(_.remaining.toLong).sum
         val segment =
           CombinedSegment(p, state.open.rows, length, crc.getValue, state.contributors.toArray)
-        val sealedSegment = new SealedSegment(segment, chunks)
+        val sealedSegment = new SealedSegment(segment, state.contributorIndexes.toArray, chunks)
         if (!memory.held.reserve(length)) toDisk(sealedSegment)
         state.segments += sealedSegment
       }
@@ -228,7 +283,13 @@ private[spark] final class CombinedShuffle(
 
   private final class PartitionState {
     var open: CombinedRecords = _
+
+    /** The map outputs folded into `open`: their map ids, and their map indexes. */
     val contributors = mutable.ArrayBuffer.empty[Long]
+    val contributorIndexes = mutable.ArrayBuffer.empty[Int]
+
+    /** The map indexes `open` and the segments hold. */
+    val folded = new RoaringBitmap
 
     /** Rows folded into `open` that met a key it held. */
     var merged = 0L
@@ -238,15 +299,26 @@ private[spark] final class CombinedShuffle(
       if (open != null) open.free()
       open = null
       contributors.clear()
+      contributorIndexes.clear()
       merged = 0
+      refreshFolded()
+    }
+
+    def refreshFolded(): Unit = {
+      folded.clear()
+      contributorIndexes.foreach(folded.add)
+      segments.foreach(_.mapIndexes.foreach(folded.add))
     }
   }
 }
 
 private[spark] object CombinedShuffle {
 
-  /** Map outputs an executor folds before it judges whether combining pays. */
+  /** Map outputs folded into records holding another's before combining is judged. */
   val MapsBeforeJudging = 2
+
+  /** Map outputs folded, none into records holding another's, before combining stops. */
+  val MapsWithoutRoom = 8
 
   /** Below this share of folded rows meeting a key folded before, combining stops. */
   val MinMergedShare = 0.1
@@ -262,8 +334,11 @@ private[spark] final case class Fold(
     rowsMerged: Long,
     bytes: Long)
 
-/** A sealed segment: its bytes in memory, or where they are on disk. */
-private final class SealedSegment(val segment: CombinedSegment, chunks: Seq[ByteBuffer]) {
+/** A sealed segment (of map outputs of `mapIndexes`): its bytes in memory, or where on disk. */
+private final class SealedSegment(
+    val segment: CombinedSegment,
+    val mapIndexes: Array[Int],
+    chunks: Seq[ByteBuffer]) {
   private[this] var inMemoryBytes: Seq[ByteBuffer] = chunks
   private[this] var onDisk: Option[(SpillFile, Long)] = None
 

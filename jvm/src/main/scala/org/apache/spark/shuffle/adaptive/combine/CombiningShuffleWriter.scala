@@ -16,6 +16,7 @@ private[spark] final class CombiningShuffleWriter[K, V](
     writer: ShuffleWriter[K, V],
     partitioner: Partitioner,
     mapId: Long,
+    mapIndex: Int,
     executorId: String,
     shuffle: CombinedShuffle,
     counters: CombineCounters)
@@ -38,7 +39,7 @@ private[spark] final class CombiningShuffleWriter[K, V](
       val status = writer.stop(success)
       if (success && status.isDefined) {
         if (keeping) {
-          val fold = shuffle.fold(mapId, records)
+          val fold = shuffle.fold(mapId, mapIndex, records)
           counters.folded(fold.partitionsSkipped, fold.rows, fold.rowsMerged, fold.bytes)
           if (fold.rowsMerged > 0) counters.combining += executorId
         } else counters.add(CombineCounters.MapsNotFolded, 1)

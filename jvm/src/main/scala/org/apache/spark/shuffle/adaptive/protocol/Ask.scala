@@ -2,8 +2,10 @@ package org.apache.spark.shuffle.adaptive.protocol
 
 import java.nio.ByteBuffer
 
-import scala.concurrent.{Future, Promise}
-import scala.util.Try
+import scala.concurrent.{Await, Future, Promise}
+import scala.concurrent.duration.{Duration, FiniteDuration}
+import scala.util.{Failure, Try}
+import scala.util.control.NonFatal
 
 import org.apache.spark.SparkEnv
 import org.apache.spark.network.buffer.ManagedBuffer
@@ -32,5 +34,17 @@ private[spark] object Ask {
       },
       null)
     answer.future
+  }
+
+  /**
+   * The answers of questions asked at once, each within one deadline `timeout` from now: an
+   * executor that does not answer costs the asker `timeout` once, not once per question left.
+   */
+  def all[K, T](asked: Seq[(K, Future[T])], timeout: FiniteDuration): Seq[(K, Try[T])] = {
+    val deadline = timeout.fromNow
+    asked.map { case (key, answer) =>
+      key -> (try Try(Await.result(answer, deadline.timeLeft.max(Duration.Zero)))
+      catch { case NonFatal(e) => Failure(e) })
+    }
   }
 }

@@ -10,9 +10,11 @@ import org.apache.spark.storage.{BlockId, ShuffleBlockBatchId}
  * as Spark's own block transfers are. Only this file knows how a message is spelled as an id;
  * everything else matches on the messages, whose `toString` names them in logs.
  *
- * The spelling picks ids no map output has: a request carries a negative map id (a map task's
- * is its attempt id); Spark's upload path parses only non-negative ones, so an upload carries a
- * range no run of a map output has (reversed, or empty).
+ * The spelling picks ids no map output has, and that Spark's block server parses under either
+ * fetch protocol (the old one, `spark.shuffle.useOldFetchProtocol`, sends ids as names, and
+ * Spark's parser takes non-negative numbers only): a request carries a map id of 2^62 and above
+ * (a map task's is its attempt id, or its map index under the old protocol), an upload a range
+ * no run of a map output has (reversed, or empty).
  */
 private[spark] sealed trait BlockMessage {
   def shuffleId: Int
@@ -57,7 +59,7 @@ private[spark] object BlockMessage {
   /** The owner's chunk `chunkId` (of `partition`): chunk ids are an owner's own. */
   final case class ChunkRequest(shuffleId: Int, partition: Int, chunkId: Int) extends Request {
     def blockId: ShuffleBlockBatchId =
-      ShuffleBlockBatchId(shuffleId, FirstChunkId - chunkId, partition, partition + 1)
+      ShuffleBlockBatchId(shuffleId, FirstChunkId + chunkId, partition, partition + 1)
   }
 
   /**
@@ -68,7 +70,7 @@ private[spark] object BlockMessage {
   final case class HostedChunkRequest(shuffleId: Int, partition: Int, chunkId: Int)
       extends Request {
     def blockId: ShuffleBlockBatchId =
-      ShuffleBlockBatchId(shuffleId, FirstHostedId - chunkId, partition, partition + 1)
+      ShuffleBlockBatchId(shuffleId, FirstHostedId + chunkId, partition, partition + 1)
   }
 
   /** What an executor combined of partitions `[start, end)` (local reduction), sealing them. */
@@ -87,18 +89,21 @@ private[spark] object BlockMessage {
     def blockId: ShuffleBlockBatchId = ShuffleBlockBatchId(shuffleId, version, 0, 0)
   }
 
-  private val LayoutId = -1L
-  private val RoomId = -2L
-  private val SummaryId = -3L
-  private val RangeId = -4L
-  private val FirstChunkId = -5L
-  private val FirstHostedId = -(1L << 32)
-  private val CombinedReadId = Long.MinValue
+  /** The least map id of a request: no map task's (an attempt id, or a map index). */
+  val FirstRequestId: Long = 1L << 62
+  private val LayoutId = FirstRequestId
+  private val RoomId = FirstRequestId + 1
+  private val SummaryId = FirstRequestId + 2
+  private val RangeId = FirstRequestId + 3
+  private val CombinedReadId = FirstRequestId + 4
+  private val FirstChunkId = FirstRequestId + (1L << 32)
+  private val FirstHostedId = FirstRequestId + (2L << 32)
 
   /** The message `id` spells; none for every other block id (a map output's, Spark's own). */
   def unapply(id: BlockId): Option[BlockMessage] = id match {
     case ShuffleBlockBatchId(shuffleId, mapId, start, end) =>
-      if (mapId < 0) request(shuffleId, mapId, start, end) else upload(shuffleId, mapId, start, end)
+      if (mapId >= FirstRequestId) request(shuffleId, mapId, start, end)
+      else upload(shuffleId, mapId, start, end)
     case _ => None
   }
 
@@ -109,10 +114,10 @@ private[spark] object BlockMessage {
       case SummaryId => Some(SummaryRequest(shuffleId, mapStageEnded = start == 1))
       case RangeId => Some(RangeRequest(shuffleId, start, end))
       case CombinedReadId => Some(CombinedReadRequest(shuffleId, start, end))
-      case _ if mapId <= FirstHostedId =>
-        Some(HostedChunkRequest(shuffleId, start, (FirstHostedId - mapId).toInt))
-      case _ if mapId <= FirstChunkId =>
-        Some(ChunkRequest(shuffleId, start, (FirstChunkId - mapId).toInt))
+      case _ if mapId >= FirstHostedId =>
+        Some(HostedChunkRequest(shuffleId, start, (mapId - FirstHostedId).toInt))
+      case _ if mapId >= FirstChunkId =>
+        Some(ChunkRequest(shuffleId, start, (mapId - FirstChunkId).toInt))
       case _ => None
     }
 
@@ -123,10 +128,11 @@ private[spark] object BlockMessage {
 
   /**
    * Whether `id` asks for one of the plugin's answers rather than a map output's blocks: every
-   * request, and only a request, carries a negative map id (asked per block, so not decoded).
+   * request, and only a request, carries a map id of [[FirstRequestId]] or above (asked per
+   * block, so not decoded).
    */
   def isRequest(id: BlockId): Boolean = id match {
-    case ShuffleBlockBatchId(_, mapId, _, _) => mapId < 0
+    case ShuffleBlockBatchId(_, mapId, _, _) => mapId >= FirstRequestId
     case _ => false
   }
 

@@ -38,12 +38,19 @@ class CombinedShuffleSuite extends AnyFunSuite {
       (_, out) => out,
       () => new SpillFile(File.createTempFile("combined", ".data", dir), transport))
 
-  /** Map output `mapId` writing `records` (key, value), key k to partition k % 2. */
-  private def fold(shuffle: CombinedShuffle, mapId: Long, records: Seq[(Int, Int)]): Fold = {
+  /**
+   * Map output `mapId` (of map index `mapIndex`, by default its id) writing `records` (key,
+   * value), key k to partition k % 2.
+   */
+  private def fold(
+      shuffle: CombinedShuffle,
+      mapId: Long,
+      records: Seq[(Int, Int)],
+      mapIndex: Int = -1): Fold = {
     val task = shuffle.newTaskRecords()
     try {
       records.foreach { case (k, v) => assert(task.add(k % 2, (k, v))) }
-      shuffle.fold(mapId, task)
+      shuffle.fold(mapId, if (mapIndex < 0) mapId.toInt else mapIndex, task)
     } finally task.release()
   }
 
@@ -127,18 +134,95 @@ class CombinedShuffleSuite extends AnyFunSuite {
     assert(segments.flatMap(_._3).groupMapReduce(_._1)(_._2)(_ + _) === keys.map(_ -> 2).toMap)
   }
 
-  test("combining stops once two map outputs show little reduction, and frees their records") {
+  test(
+    "combining stops once two map outputs that could meet keys show little reduction, and " +
+      "frees their records") {
     val memory = new CombineMemory(1L << 20)
     val shuffle = newShuffle(memory)
     fold(shuffle, 1, (1 to 50).map(k => (1000 + k) -> 1))
-    assert(shuffle.combining && memory.used > 0)
     fold(shuffle, 2, (1 to 50).map(k => (2000 + k) -> 1))
+    assert(shuffle.combining && memory.used > 0)
+    fold(shuffle, 3, (1 to 50).map(k => (3000 + k) -> 1))
     assert(!shuffle.combining)
     assert(memory.used === 0)
     assert(read(shuffle, 0, 2).isEmpty)
     val repeating = newShuffle(new CombineMemory(1L << 20))
     (1 to 3).foreach(m => fold(repeating, m, (1 to 50).map(_ -> 1)))
     assert(repeating.combining)
+  }
+
+  /** Bytes a map output's `records` take kept by its task, and folded into fresh records. */
+  private def footprint(records: Seq[(Int, Int)]): (Long, Long) = {
+    val memory = new CombineMemory(1L << 30)
+    val shuffle = newShuffle(memory)
+    val task = shuffle.newTaskRecords()
+    records.foreach { case (k, v) => assert(task.add(k % 2, (k, v))) }
+    val kept = memory.used
+    shuffle.fold(1, 1, task)
+    task.release()
+    (kept, memory.used)
+  }
+
+  test(
+    "folds that had to seal first (memory held elsewhere meanwhile) are not judged: combining " +
+      "goes on and merges once there is room") {
+    val keys = (1 to 200).map(_ -> 1)
+    val (kept, held) = footprint(keys)
+    // Room for a task's kept records beside another map output's folded ones (tasks may take
+    // three quarters), until another shuffle's records take what leaves room only once map 1's
+    // are sealed away.
+    val capacity = (kept + held) * 4 / 3 + 64
+    val memory = new CombineMemory(capacity)
+    val shuffle = newShuffle(memory)
+    fold(shuffle, 1, keys)
+    val othersRecords = held / 2
+    assert(memory.held.reserve(othersRecords))
+    assert(fold(shuffle, 2, keys).rowsMerged === 0)
+    memory.held.release(othersRecords)
+    assert(shuffle.combining, "stopped after two folds that could not merge")
+    (3 to 4).foreach(m => assert(fold(shuffle, m, keys).rowsMerged === keys.size))
+    assert(shuffle.combining)
+    val segments = read(shuffle, 0, 2)
+    assert(segments.map(_._2).distinct === Seq(Seq(2L, 3L, 4L)))
+    assert(segments.flatMap(_._3.values).toSet === Set(3))
+  }
+
+  test("a memory too small to hold two map outputs' records stops combining, saying why") {
+    def keys(m: Int) = (1 to 200).map(k => (m * 1000 + k) -> 1)
+    val (kept, held) = footprint(keys(0))
+    // A fresh fold fits beside its task's kept records; a fold beside another map's does not.
+    val memory = new CombineMemory(kept * 3 / 2 + held / 2)
+    val shuffle = newShuffle(memory)
+    (1 to CombinedShuffle.MapsWithoutRoom).foreach { m =>
+      assert(shuffle.combining)
+      assert(fold(shuffle, m, keys(m)).partitionsSkipped === 0)
+    }
+    assert(!shuffle.combining)
+    assert(memory.used === 0)
+  }
+
+  test(
+    "a map index folded again (its task ran again, with the same map id or another) forgets " +
+      "its earlier attempt: never two attempts, nor the one Spark dropped, in a segment read") {
+    for (rerunId <- Seq(1L, 11L)) {
+      val shuffle = newShuffle(new CombineMemory(1L << 20))
+      fold(shuffle, 1, Seq(1 -> 100, 2 -> 100), mapIndex = 0)
+      fold(shuffle, 2, Seq(1 -> 1, 2 -> 1), mapIndex = 1)
+      // A reduce task sealed both partitions with map index 0's first attempt in them.
+      assert(read(shuffle, 0, 2).map(_._2) === Seq(Seq(1L, 2L), Seq(1L, 2L)))
+      fold(shuffle, 3, Seq(1 -> 5, 2 -> 5), mapIndex = 2)
+      // Map index 0 again (the old fetch protocol keeps its id 1; the default gives it 11).
+      fold(shuffle, rerunId, Seq(1 -> 7, 2 -> 7), mapIndex = 0)
+      fold(shuffle, 4, Seq(1 -> 1000, 2 -> 1000), mapIndex = 3)
+      // Map index 4 runs again while its first attempt is in partition 1's open records: they
+      // are dropped (maps 3, rerunId, 4 and 5 with them), and the new attempt folds alone.
+      fold(shuffle, 5, Seq(1 -> 3), mapIndex = 4)
+      fold(shuffle, 15, Seq(1 -> 9), mapIndex = 4)
+      // What a reduce task reads: partition 0's one segment; partition 1's maps from their files.
+      assert(
+        read(shuffle, 0, 2) === Seq((0, Seq(3L, rerunId, 4L), Map(2 -> 1012))),
+        s"rerun as map id $rerunId")
+    }
   }
 
   test("segments move to disk when memory is short, and are read from there") {

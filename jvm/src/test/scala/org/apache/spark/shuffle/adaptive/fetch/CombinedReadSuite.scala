@@ -165,6 +165,14 @@ class CombinedReadSuite extends AnyFunSuite {
     r.finish()
   }
 
+  test("a segment naming a map output twice (two attempts of one map task) is never read") {
+    val r = new Reading(serving(answer(Seq(Seq(11L, 11L, 12L)))))
+    assert(r.readAll() === fromFiles)
+    assert(
+      r.count(CombineCounters.SegmentsRead) === 0 && r.count(CombineCounters.BlocksFromFiles) === 2)
+    r.finish()
+  }
+
   test("a segment whose checksum does not match is read from the files of its map outputs") {
     val r = new Reading(serving(answer(Seq(Seq(11L, 12L)), sum = bytes => crc(bytes) + 1)))
     assert(r.readAll() === fromFiles)

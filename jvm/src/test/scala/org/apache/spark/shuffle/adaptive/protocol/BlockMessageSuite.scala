@@ -37,13 +37,14 @@ class BlockMessageSuite extends SparkFunSuite {
     assert(!runs.exists(BlockMessage.isRequest))
   }
 
-  test("requests are fetched and uploads streamed: Spark parses an upload's id as any other") {
+  test("requests are fetched and uploads streamed: Spark parses every message's id by its name") {
     assert(messages.filter(m => BlockMessage.isRequest(m.blockId)) === messages.collect {
       case r: Request => r
     })
-    // Spark's upload path parses the id's name, and only non-negative map ids.
-    messages.collect { case u: Upload => u }.foreach { u =>
-      assert(BlockMessage.unapply(BlockId(u.blockId.name)) === Some(u), u)
+    // Spark's upload path, and its block server under the old fetch protocol, parse the id's
+    // name, and only non-negative map ids.
+    messages.foreach { m =>
+      assert(BlockMessage.unapply(BlockId(m.blockId.name)) === Some(m), m)
     }
   }
 

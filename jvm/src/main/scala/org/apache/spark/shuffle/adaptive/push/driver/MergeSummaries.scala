@@ -3,7 +3,7 @@ package org.apache.spark.shuffle.adaptive.push.driver
 import java.util.concurrent.{ConcurrentHashMap, TimeUnit}
 
 import scala.collection.mutable
-import scala.concurrent.{Await, Future}
+import scala.concurrent.Future
 import scala.concurrent.duration.FiniteDuration
 import scala.jdk.CollectionConverters._
 import scala.util.control.NonFatal
@@ -14,7 +14,7 @@ import org.apache.spark.internal.Logging
 import org.apache.spark.scheduler.{SparkListener, SparkListenerStageCompleted}
 import org.apache.spark.storage.BlockManagerId
 import org.apache.spark.util.ThreadUtils
-import org.apache.spark.shuffle.adaptive.protocol.{MergedPartition, OwnerTable}
+import org.apache.spark.shuffle.adaptive.protocol.{Ask, MergedPartition, OwnerTable}
 
 /**
  * What one shuffle's owners had merged when its map stage completed: per reduce partition the
@@ -127,10 +127,10 @@ private[spark] final class MergeSummaries(
       mapStageEnded: Boolean = false): ShuffleMergeSummary = {
     val table = tables.head
     val asked = OwnerTable.ranges(tables, 0, table.numPartitions).map(_._1).distinct
-    val answers = asked.map(ask(_, shuffleId, mapStageEnded)).map { answer =>
-      try Some(Await.result(answer, timeout))
-      catch { case NonFatal(_) => None }
-    }
+    val answers =
+      Ask.all(asked.map(owner => owner -> ask(owner, shuffleId, mapStageEnded)), timeout).map {
+        case (_, answer) => answer.toOption
+      }
     val bytes = new Array[Long](table.numPartitions)
     val maps = new Array[Roaring64NavigableMap](table.numPartitions)
     var chunks = 0L

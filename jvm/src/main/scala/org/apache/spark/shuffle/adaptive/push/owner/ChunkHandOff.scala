@@ -3,7 +3,7 @@ package org.apache.spark.shuffle.adaptive.push.owner
 import java.util.concurrent.TimeUnit
 import java.util.concurrent.atomic.AtomicBoolean
 
-import scala.concurrent.{Await, Future}
+import scala.concurrent.Future
 import scala.concurrent.duration._
 import scala.util.control.NonFatal
 
@@ -76,9 +76,8 @@ private[spark] final class ChunkHandOff(
         if (memory.used > merges.handOffMark) notBefore = clock.nanoTime() + pause.toNanos
         return
       }
-      val rooms = candidates.map(p => p -> room(p)).map { case (p, answer) =>
-        p -> (try Await.result(answer, timeout)
-        catch { case NonFatal(_) => 0L })
+      val rooms = Ask.all(candidates.map(p => p -> room(p)), timeout).map { case (p, answer) =>
+        p -> answer.getOrElse(0L)
       }
       val (best, free) = rooms.maxBy(_._2)
       val leaving =

@@ -1,7 +1,7 @@
 package org.apache.spark.shuffle.adaptive.push.reduce
 
 import scala.collection.mutable
-import scala.concurrent.{Await, Future}
+import scala.concurrent.Future
 import scala.concurrent.duration._
 import scala.util.control.NonFatal
 
@@ -46,7 +46,7 @@ private[spark] object MergedReads extends Logging {
    * holds a needed block whose map output's executor is among `lostHomes` (the chunk is then its
    * only copy), but not when it is held elsewhere and every block the task needs of it is in a
    * file of the task's own executor (`reader`); a block is read once, from the first chunk
-   * that holds it.
+   * that holds it, and never out of a chunk that names its map output twice.
    *
    * The chunks an owner holds of consecutive partitions the task reads whole are read in one
    * request of up to `rangeBytes` ([[RangeRequest]]): a coalesced reduce task reads many
@@ -90,12 +90,14 @@ private[spark] object MergedReads extends Logging {
         part
       }
       val parts = keyedParts.map(_._2)
+      // The owner merges a map output once; a chunk naming one twice is read from no chunk.
+      val once = chunk.mapIds.distinct.length == chunk.mapIds.length
       val onlyCopy = parts.exists(part => lostHomes(part.home.executorId))
       // A replica holds blocks of one executor's map outputs: read on that executor, they are
       // in its own files.
       val inOwnFiles =
         reader.exists(self => holder.executorId != self && parts.forall(_.home.executorId == self))
-      if (parts.nonEmpty && !inOwnFiles &&
+      if (parts.nonEmpty && once && !inOwnFiles &&
         (onlyCopy || 2 * parts.iterator.map(_.length).sum >= chunk.bytes)) {
         taken ++= keyedParts.map(_._1)
         Some(parts)
@@ -189,7 +191,8 @@ private[spark] object MergedReads extends Logging {
    * Asks each owner of partitions `[start, end)` in any version of the table (and each replica,
    * where `replicated`) for their layout (which seals them there),
    * this executor's own store directly and the others through Spark's block transfer service,
-   * all at once. An owner that does not answer within `timeout` merged nothing for this task.
+   * all at once. An owner that has not answered `timeout` after the asking merged nothing for
+   * this task: the task waits for one deadline, however many owners do not answer.
    */
   def layouts(
       env: SparkEnv,
@@ -208,16 +211,14 @@ private[spark] object MergedReads extends Logging {
         else Ask(env, owner, LayoutRequest(shuffleId, from, until))(Payloads.decodeLayout)
       owner -> layout
     }
-    asked.map { case (owner, layout) =>
-      owner -> (try Await.result(layout, timeout)
-      catch {
-        case NonFatal(e) =>
-          logWarning(
-            s"No layout of shuffle $shuffleId's partitions from $owner; reading " +
-              "their blocks from the map outputs",
-            e)
-          Seq.empty
-      })
+    Ask.all(asked, timeout).map { case (owner, layout) =>
+      owner -> layout.recover { case NonFatal(e) =>
+        logWarning(
+          s"No layout of shuffle $shuffleId's partitions from $owner; reading " +
+            "their blocks from the map outputs",
+          e)
+        Seq.empty[MergedChunk]
+      }.get
     }
   }
 }

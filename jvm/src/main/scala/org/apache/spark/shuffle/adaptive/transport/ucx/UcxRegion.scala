@@ -1,6 +1,7 @@
 package org.apache.spark.shuffle.adaptive.transport.ucx
 
 import org.apache.spark.storage.{BlockId, ShuffleBlockBatchId, ShuffleBlockId}
+import org.apache.spark.shuffle.adaptive.protocol.BlockMessage
 
 /**
  * A map output's data file as the serving executor registered it with UCX: where it is mapped
@@ -30,12 +31,13 @@ private[spark] final case class UcxRegion(address: Long, rkey: Array[Byte], offs
 private[spark] object UcxRegion {
 
   /**
-   * The map output a block belongs to, `(shuffleId, mapId)`; none for ids with a negative map
-   * id, which name other blocks (merged chunks) and have no region of a map output.
+   * The map output a block belongs to, `(shuffleId, mapId)`; none for the plugin's requests
+   * (merged chunks, combined reads), which have no region of a map output.
    */
   def mapOutputOf(blockId: BlockId): Option[(Int, Long)] = blockId match {
-    case ShuffleBlockId(shuffleId, mapId, _) if mapId >= 0 => Some((shuffleId, mapId))
-    case ShuffleBlockBatchId(shuffleId, mapId, _, _) if mapId >= 0 => Some((shuffleId, mapId))
+    case ShuffleBlockId(shuffleId, mapId, _) => Some((shuffleId, mapId))
+    case id @ ShuffleBlockBatchId(shuffleId, mapId, _, _) if !BlockMessage.isRequest(id) =>
+      Some((shuffleId, mapId))
     case _ => None
   }
 }

@@ -53,6 +53,21 @@ class MergedReadsSuite extends AnyFunSuite {
     assert(listed(plan).keySet === Set("o"))
   }
 
+  test("a chunk holding two attempts of a map output reads the one Spark kept") {
+    // Maps 1 and 11 are two attempts of one map task: Spark kept 11.
+    val plan =
+      MergedReads.plan(0, needed(11, 2), Seq(owner -> Seq(chunk(0, 1, 11, 2))), 1000, false)
+    assert(
+      plan.chunks.values.head.parts.map(p => (p.block.blockId.name, p.offset)) ===
+        Seq(("shuffle_0_11_5", 100L), ("shuffle_0_2_5", 200L)))
+  }
+
+  test("a chunk naming a map output twice is never read: its blocks come from their files") {
+    val plan = MergedReads.plan(0, needed(1, 2), Seq(owner -> Seq(chunk(0, 1, 2, 1))), 1000, false)
+    assert(plan.chunks.isEmpty)
+    assert(listed(plan) === Map("a" -> Set("shuffle_0_2_5"), "b" -> Set("shuffle_0_1_5")))
+  }
+
   test("a chunk mostly of blocks the task does not need is not read; its blocks come from files") {
     val plan = MergedReads.plan(0, needed(1), Seq(owner -> Seq(chunk(0, 1, 7, 8))), 1000, false)
     assert(plan.chunks.isEmpty && listed(plan) === Map("b" -> Set("shuffle_0_1_5")))
