@@ -105,7 +105,8 @@ def sparkProject(minor: String): Project = {
     Test / unmanagedSources ++= (if (build.fullTests || !build.fromMaven) Nil
                                  else
                                    Seq(
-                                     src / "test/scala/org/apache/spark/shuffle/adaptive/AdaptiveShuffleSuite.scala")),
+                                     src / "test/scala/org/apache/spark/shuffle/adaptive/AdaptiveShuffleSuite.scala",
+                                     src / "test/scala/org/apache/spark/shuffle/adaptive/SparkLogs.scala")),
     Test / unmanagedResourceDirectories := Seq(src / "test/resources"),
     libraryDependencies ++= (if (build.fromMaven)
                                Seq(

@@ -163,3 +163,45 @@ def add_to_driver_class_path(jvm: Any, jars: Sequence[str]) -> bool:
     for jar in jars:
         loader.addURL(jvm.java.io.File(jar).toURI().toURL())
     return True
+
+
+#: The driver's own log, WARN and above, also written to a file: an appender of this name on
+#: log4j's root logger (the driver JVM's logging is log4j 2, as every Spark 4's).
+DRIVER_LOG_APPENDER = "pyspark-shuffle-driver-log"
+DRIVER_LOG_PATTERN = "%d{yy/MM/dd HH:mm:ss} %p %c{1}: %m%n%ex"
+
+
+def log_driver_to(spark: Any, path: str) -> None:
+    """Make the driver JVM behind ``spark`` log WARN and above to ``path`` as well (appending),
+    unless it already logs to a file through this appender: one file per driver JVM."""
+    jvm = _session_parts(spark)._jvm
+    log4j = jvm.org.apache.logging.log4j
+    context = log4j.LogManager.getContext(False)
+    config = context.getConfiguration()
+    if config.getAppender(DRIVER_LOG_APPENDER) is not None:
+        return
+    layout = (
+        log4j.core.layout.PatternLayout.newBuilder()
+        .withPattern(DRIVER_LOG_PATTERN)
+        .withConfiguration(config)
+        .build()
+    )
+    appender = (
+        log4j.core.appender.FileAppender.newBuilder()
+        .setName(DRIVER_LOG_APPENDER)
+        .withFileName(path)
+        .withAppend(True)
+        .setLayout(layout)
+        .setConfiguration(config)
+        .build()
+    )
+    appender.start()
+    config.addAppender(appender)
+    config.getRootLogger().addAppender(appender, log4j.Level.WARN, None)
+    context.updateLoggers()
+
+
+def driver_env(spark: Any, name: str) -> Optional[str]:
+    """The environment variable ``name`` of the driver JVM behind ``spark`` (None if unset)."""
+    value = _session_parts(spark)._jvm.java.lang.System.getenv(name)
+    return None if value is None else str(value)

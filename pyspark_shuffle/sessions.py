@@ -21,6 +21,7 @@ import re
 import sys
 from typing import Any, Dict, Mapping, Optional
 
+from . import spark_logs
 from ._configure import configure
 from ._driver_host import driver_host
 from ._jvm import (
@@ -132,7 +133,8 @@ def start_session(
 ):
     """Start a new SparkSession with ``manager`` and check, through py4j, that the driver's
     SparkEnv runs that shuffle manager. Fails if a SparkContext is already running, since its
-    shuffle manager cannot be changed. ``environ`` supplies ``PYSPARK_SHUFFLE_TEST_CONF``."""
+    shuffle manager cannot be changed. ``environ`` supplies ``PYSPARK_SHUFFLE_TEST_CONF``. Its
+    driver and executors' logs are watched (:data:`pyspark_shuffle.spark_logs.WATCH`)."""
     from pyspark import SparkContext
     from pyspark.sql import SparkSession
 
@@ -155,6 +157,7 @@ def start_session(
     spark = builder.getOrCreate()
     try:
         check_manager(spark, manager)
+        spark_logs.of_session(spark)
     except BaseException:
         spark.stop()
         raise

@@ -25,10 +25,17 @@ def run_job(job: dict) -> dict:
         master=job["master"],
         app_name=f"pyspark-shuffle-ab-{job['manager']}",
     )
+    from .. import spark_logs
     from .._jvm import active_shuffle_manager_class
     from .._metrics import metrics
 
-    outcomes = {"manager_class": active_shuffle_manager_class(spark), "results": {}, "metrics": {}}
+    outcomes = {
+        "manager_class": active_shuffle_manager_class(spark),
+        "results": {},
+        "metrics": {},
+        # Read by the parent once this process and its executors ended.
+        "logs": spark_logs.of_session(spark).to_dict(),
+    }
     try:
         for name, function in job["workloads"]:
             started = time.monotonic()

@@ -26,6 +26,7 @@ import tempfile
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence
 
+from .. import spark_logs
 from .._child_process import run_module
 from ..sessions import PLUGIN, SORT, resolve_master
 
@@ -48,6 +49,12 @@ class SideResult:
     #: ``pyspark_shuffle.metrics(spark)`` after the side's last workload (empty counters under
     #: the sort shuffle).
     metrics: Dict[str, Any] = field(default_factory=dict)
+    #: Where its driver and executors logged (watched: the test that ran it reads them).
+    logs: Optional[spark_logs.ApplicationLogs] = None
+
+    def log_findings(self) -> List[spark_logs.Finding]:
+        """What its driver's and executors' logs hold (:mod:`pyspark_shuffle.spark_logs`)."""
+        return self.logs.findings() if self.logs else []
 
     def value(self, name: str) -> Any:
         entry = self.results[name]
@@ -236,8 +243,10 @@ class ShuffleComparison:
                 )
             with open(out_path, "rb") as handle:
                 outcomes = pickle.load(handle)
+        logs = spark_logs.ApplicationLogs.from_dict(outcomes["logs"])
+        spark_logs.WATCH.add(logs)
         return SideResult(
-            manager, outcomes["manager_class"], seconds, outcomes["results"], outcomes["metrics"]
+            manager, outcomes["manager_class"], seconds, outcomes["results"], outcomes["metrics"], logs
         )
 
 

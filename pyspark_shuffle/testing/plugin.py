@@ -12,6 +12,11 @@ Fixtures:
   default :data:`DEFAULT_TEST_CLUSTER`) and taken down at its end; the test is skipped, with the
   reason, where this process may not create namespaces. Its ``master_url`` goes to
   ``start_session(master=...)`` or ``ShuffleComparison(master=...)``.
+- ``pyspark_shuffle_logs`` (autouse): after each test, reads what the logs of every Spark
+  application started so far gained (the driver's and each executor's, also of applications run
+  in child processes, :mod:`pyspark_shuffle.spark_logs`) and fails the test on an uncaught
+  exception, an ERROR naming the plugin's package or a lost executor. A test that causes one
+  on purpose says so: ``@pytest.mark.spark_logs(lost_executors=1, errors=[r"regex"])``.
 
 Importing this module imports neither pyspark nor a JVM.
 """
@@ -19,8 +24,11 @@ Importing this module imports neither pyspark nor a JVM.
 from __future__ import annotations
 
 import os
+import tempfile
 
 import pytest
+
+from .. import spark_logs
 
 CLUSTER_ENV = "PYSPARK_SHUFFLE_TEST_CLUSTER"
 #: Its own name and subnet, so it never meets a cluster brought up by hand (default ``pss``).
@@ -40,8 +48,42 @@ def pyspark_shuffle_cluster():
         yield cluster
 
 
+def pytest_configure(config):
+    config.addinivalue_line(
+        "markers",
+        "spark_logs(lost_executors=0, errors=()): what the test causes in Spark's logs on purpose: "
+        "up to lost_executors executors lost, and errors whose log entries match one of the errors "
+        "patterns (re.search, stack included)",
+    )
+    # One directory of driver logs for this run and its child processes (A/B sides, benchmarks).
+    os.environ.setdefault(spark_logs.LOG_DIR_ENV, tempfile.mkdtemp(prefix="pyspark-shuffle-logs-"))
+
+
+def expected_logs(node) -> "spark_logs.Expected":
+    """What ``node`` (a test, or a module) declares with ``@pytest.mark.spark_logs``."""
+    marker = node.get_closest_marker("spark_logs")
+    if marker is None:
+        return spark_logs.NOTHING
+    return spark_logs.Expected(
+        lost_executors=int(marker.kwargs.get("lost_executors", 0)),
+        errors=tuple(marker.kwargs.get("errors", ())),
+    )
+
+
+def _fail_on_findings(node) -> None:
+    unexpected = expected_logs(node).unexpected(spark_logs.WATCH.read_new())
+    if unexpected:
+        pytest.fail(spark_logs.report(unexpected), pytrace=False)
+
+
+@pytest.fixture(autouse=True)
+def pyspark_shuffle_logs(request):
+    yield
+    _fail_on_findings(request.node)
+
+
 @pytest.fixture(scope="module")
-def pyspark_shuffle_spark():
+def pyspark_shuffle_spark(request):
     from ..sessions import PLUGIN, start_session
 
     spark = start_session(PLUGIN, app_name="pyspark-shuffle-pytest")
@@ -49,6 +91,8 @@ def pyspark_shuffle_spark():
         yield spark
     finally:
         spark.stop()
+        # What its driver and executors logged while stopping.
+        _fail_on_findings(request.node)
 
 
 def pytest_report_header(config):

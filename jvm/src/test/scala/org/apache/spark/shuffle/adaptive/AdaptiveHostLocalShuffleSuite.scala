@@ -14,7 +14,10 @@ import org.apache.spark.network.shuffle.ExternalBlockHandler
  * block of another executor is read from that executor's files by
  * [[transport.HostLocalTransport]] instead of crossing Netty.
  */
-class AdaptiveHostLocalShuffleSuite extends ShuffleSuite with BeforeAndAfterAll {
+class AdaptiveHostLocalShuffleSuite
+    extends ShuffleSuite
+    with BeforeAndAfterAll
+    with ShuffleSuiteLogsCheck {
 
   override def beforeAll(): Unit = {
     super.beforeAll()

@@ -18,7 +18,10 @@ import org.apache.spark.shuffle.adaptive.dummy.ExecutorProbe
  * so its reader never sees the corrupt file. That test runs with stores of 0 bytes, where every
  * block is read from its file as in mode=pull, and must detect the corruption.
  */
-abstract class PushShuffleContract extends ShuffleSuite with BeforeAndAfterAll {
+abstract class PushShuffleContract
+    extends ShuffleSuite
+    with BeforeAndAfterAll
+    with ShuffleSuiteLogsCheck {
   protected val storeSize: Long = 64L * 1024
 
   // Chunks and pushed runs well below the stores' size, so that stores take some of them, and

@@ -10,7 +10,10 @@ import org.apache.spark.internal.config.{AUTH_SECRET, IO_ENCRYPTION_ENABLED, NET
  * shuffle files are written encrypted, fetched over authenticated connections, and read from the
  * files of the other local-cluster executor (host-local reads on), decrypted by the reader.
  */
-class AdaptiveSecureShuffleSuite extends ShuffleSuite with BeforeAndAfterAll {
+class AdaptiveSecureShuffleSuite
+    extends ShuffleSuite
+    with BeforeAndAfterAll
+    with ShuffleSuiteLogsCheck {
 
   override def beforeAll(): Unit = {
     super.beforeAll()

@@ -17,7 +17,7 @@ import org.apache.spark.serializer.{JavaSerializer, KryoSerializer}
  * local-cluster cases start real executor JVMs from `spark.test.home` (the pip-installed
  * pyspark). No test of ShuffleSuite is excluded.
  */
-class AdaptiveShuffleSuite extends ShuffleSuite with BeforeAndAfterAll {
+class AdaptiveShuffleSuite extends ShuffleSuite with BeforeAndAfterAll with ShuffleSuiteLogsCheck {
 
   override def beforeAll(): Unit = {
     super.beforeAll()

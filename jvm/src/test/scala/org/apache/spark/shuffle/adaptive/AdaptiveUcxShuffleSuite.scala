@@ -16,7 +16,10 @@ import org.apache.spark.shuffle.adaptive.testing.{DelayedShuffleBlockResolver, S
  * reads are on too, so UCX is chosen over reading the peer's files. Cancelled without the UCX
  * libraries (`make test` installs them; see `ucx.libraryPath`).
  */
-abstract class UcxShuffleSuiteBase(tls: String) extends ShuffleSuite with BeforeAndAfterAll {
+abstract class UcxShuffleSuiteBase(tls: String)
+    extends ShuffleSuite
+    with BeforeAndAfterAll
+    with ShuffleSuiteLogsCheck {
 
   private def ucxLibraries: String = sys.props.getOrElse(UCX_LIBRARY_PATH.key, "")
 

@@ -18,7 +18,11 @@ import org.apache.spark.shuffle.adaptive.push.owner.MergeStore
  * tasks all run on executor 0, so every byte the other executors merged was pushed there. Each
  * executor owns a third of the partitions (unless a case has them placed again by size).
  */
-class PushClusterSuite extends SparkFunSuite with LocalSparkContext with Eventually {
+class PushClusterSuite
+    extends SparkFunSuite
+    with LocalSparkContext
+    with SparkLogsCheck
+    with Eventually {
   import SkewedShuffles.shuffledDigest
 
   private val MiB = 1024L * 1024
@@ -150,7 +154,7 @@ class PushClusterSuite extends SparkFunSuite with LocalSparkContext with Eventua
     }.sum
     assert(crossedTwice > 0 && app("bytes_crossed_twice") === crossedTwice, byExecutor)
 
-    sc.killAndReplaceExecutor("2")
+    killAndReplaceExecutor("2")
     awaitLost("2")
     assert(shuffledDigest(shuffled) === SkewedShuffles.expected(sc, spec))
     val again = application()
@@ -225,7 +229,7 @@ class PushClusterSuite extends SparkFunSuite with LocalSparkContext with Eventua
     assert(app("chunks_at_peers").asInstanceOf[Long] > 0, app)
 
     val host = hosted.filter(_._2 > 0).keys.min
-    sc.killAndReplaceExecutor(host)
+    killAndReplaceExecutor(host)
     awaitLost(host)
     assert(shuffledDigest(shuffled) === SkewedShuffles.expected(sc, spec))
     assert(application()("chunk_fallbacks").asInstanceOf[Long] > 0, "its chunks were asked for")
@@ -282,7 +286,7 @@ class PushClusterSuite extends SparkFunSuite with LocalSparkContext with Eventua
       assert(merged(Seq("1"))("1") > 0)
     }
     assert(!mapStage.isCompleted, "the map stage ended before the first push: nothing was tested")
-    sc.killAndReplaceExecutor("1")
+    killAndReplaceExecutor("1")
     mapStage.get()
     awaitLost("1")
     assert(shuffledDigest(shuffled) === SkewedShuffles.expected(sc, spec))

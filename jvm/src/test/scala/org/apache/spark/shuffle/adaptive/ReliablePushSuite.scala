@@ -21,7 +21,11 @@ import org.apache.spark.shuffle.adaptive.sql.{AdaptiveShuffleExchangeExec, Adapt
  * then lost (killed by the driver, its files gone with it) after the map stage; what runs again
  * to read the shuffle is counted.
  */
-class ReliablePushSuite extends SparkFunSuite with LocalSparkContext with Eventually {
+class ReliablePushSuite
+    extends SparkFunSuite
+    with LocalSparkContext
+    with SparkLogsCheck
+    with Eventually {
   import SkewedShuffles.shuffledDigest
 
   private val MiB = 1024L * 1024
@@ -87,7 +91,7 @@ class ReliablePushSuite extends SparkFunSuite with LocalSparkContext with Eventu
 
   /** Kills `executorId` (the master starts another) and waits until the driver has lost it. */
   private def lose(executorId: String): Unit = {
-    sc.killAndReplaceExecutor(executorId)
+    killAndReplaceExecutor(executorId)
     eventually(timeout(60.seconds), interval(100.millis)) {
       assert(!sc.env.blockManager.master.getMemoryStatus.keys.exists(_.executorId == executorId))
     }
@@ -218,6 +222,7 @@ class ReliablePushSuite extends SparkFunSuite with LocalSparkContext with Eventu
       "executors it releases first hand their map outputs to the one that stays (Spark's " +
       "decommissioning); no map task runs again") {
     // Spark refuses the same settings when a lost executor's map outputs would be lost.
+    expectInLogs(SparkLogs.Expected(errors = Seq("Dynamic allocation of executors requires")))
     val refused = intercept[org.apache.spark.SparkException] {
       sc = new SparkContext("local-cluster[3,1,1024]", "test", dynamic(Reliability.None))
     }

@@ -20,7 +20,11 @@ import org.apache.spark.shuffle.adaptive.transport.ucx.UcxRegistry
  * I/O encryption and with `spark.authenticate`, merged chunks of mode=push, and an executor lost
  * after its map outputs were registered.
  */
-class UcxClusterSuite extends SparkFunSuite with LocalSparkContext with Eventually {
+class UcxClusterSuite
+    extends SparkFunSuite
+    with LocalSparkContext
+    with SparkLogsCheck
+    with Eventually {
 
   private def ucxLibraries: String = sys.props.getOrElse(UCX_LIBRARY_PATH.key, "")
 
@@ -96,6 +100,7 @@ class UcxClusterSuite extends SparkFunSuite with LocalSparkContext with Eventual
 
   test("ucx without the UCX libraries fails the job with an error that says what to do") {
     sc = new SparkContext("local-cluster[2,1,1024]", "test", conf("ucx", "/nonexistent/ucx"))
+    expectInLogs(SparkLogs.Expected(errors = Seq(s"${TRANSPORT.key}=ucx but /nonexistent/ucx")))
     val e = intercept[SparkException](sums(sc))
     assert(e.getMessage.contains(s"${TRANSPORT.key}=ucx but /nonexistent/ucx/libucm.so.0"), e)
     assert(e.getMessage.contains("pip install 'pyspark-shuffle[ucx]'"), e)
@@ -169,7 +174,7 @@ class UcxClusterSuite extends SparkFunSuite with LocalSparkContext with Eventual
     assert(executors.forall(id => worker(id).isDefined))
     val victim = executors.find(id => regions(id).nonEmpty).get
 
-    sc.killAndReplaceExecutor(victim)
+    killAndReplaceExecutor(victim)
     eventually(timeout(60.seconds), interval(200.millis)) {
       assert(worker(victim).isEmpty && regions(victim).isEmpty)
     }

@@ -8,14 +8,14 @@ import org.scalatest.concurrent.Eventually.{eventually, interval, timeout}
 import org.apache.spark.{LocalSparkContext, MapOutputTrackerMaster, ShuffleDependency, SparkConf, SparkContext, SparkFunSuite, TestUtils}
 import org.apache.spark.internal.config.{AUTH_SECRET, IO_ENCRYPTION_ENABLED, NETWORK_AUTH_ENABLED, SHUFFLE_CHECKSUM_ENABLED, SHUFFLE_MANAGER}
 import org.apache.spark.rdd.RDD
-import org.apache.spark.shuffle.adaptive.{AdaptiveShuffleManager, PluginCounters}
+import org.apache.spark.shuffle.adaptive.{AdaptiveShuffleManager, PluginCounters, SparkLogsCheck}
 
 /**
  * RDD shuffles with map-side combine on two executors (local-cluster), under Spark's sort
  * shuffle and then under the plugin, which combines their map outputs per executor: the same
  * results, with combined records read; a lost executor's map outputs run again.
  */
-class CombiningShuffleSuite extends SparkFunSuite with LocalSparkContext {
+class CombiningShuffleSuite extends SparkFunSuite with LocalSparkContext with SparkLogsCheck {
 
   private def start(manager: String, conf: SparkConf = new SparkConf()): Unit = {
     sc = new SparkContext("local-cluster[2,1,1024]", "test", conf.set(SHUFFLE_MANAGER, manager))
@@ -101,7 +101,7 @@ class CombiningShuffleSuite extends SparkFunSuite with LocalSparkContext {
     sc.submitMapStage(dependency).get()
     val tracker = sc.env.mapOutputTracker.asInstanceOf[MapOutputTrackerMaster]
     val victim = tracker.shuffleStatuses(dependency.shuffleId).mapStatuses.head.location.executorId
-    sc.killAndReplaceExecutor(victim)
+    killAndReplaceExecutor(victim)
     eventually(timeout(60.seconds), interval(100.millis)) {
       assert(!sc.env.blockManager.master.getMemoryStatus.keys.exists(_.executorId == victim))
     }

@@ -4,7 +4,7 @@ import java.util.Random
 
 import org.apache.spark.{LocalSparkContext, SparkConf, SparkContext, SparkFunSuite, TestUtils}
 import org.apache.spark.internal.config.SHUFFLE_MANAGER
-import org.apache.spark.shuffle.adaptive.{AdaptiveShuffleManager, PluginCounters}
+import org.apache.spark.shuffle.adaptive.{AdaptiveShuffleManager, PluginCounters, SparkLogsCheck}
 import org.apache.spark.shuffle.adaptive.config.AdaptiveShuffleConf.{FETCH_EXECUTOR_BUDGET, FETCH_IN_FLIGHT_INCREMENT, FETCH_MAX_IN_FLIGHT}
 
 /**
@@ -12,7 +12,7 @@ import org.apache.spark.shuffle.adaptive.config.AdaptiveShuffleConf.{FETCH_EXECU
  * network (host-local reads off): at its minimum, every task reads right, and no executor ever
  * held more than the budget.
  */
-class FetchBudgetClusterSuite extends SparkFunSuite with LocalSparkContext {
+class FetchBudgetClusterSuite extends SparkFunSuite with LocalSparkContext with SparkLogsCheck {
 
   private val Increment = 64 * 1024L
   private val Slots = 4

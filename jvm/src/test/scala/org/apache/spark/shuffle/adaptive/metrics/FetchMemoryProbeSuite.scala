@@ -5,9 +5,10 @@ import scala.concurrent.duration._
 import org.scalatest.concurrent.Eventually._
 
 import org.apache.spark.{LocalSparkContext, SparkConf, SparkContext, SparkFunSuite, TestUtils}
+import org.apache.spark.shuffle.adaptive.SparkLogsCheck
 
 /** The probe reports, under Spark's own sort shuffle, what each executor's reads held. */
-class FetchMemoryProbeSuite extends SparkFunSuite with LocalSparkContext {
+class FetchMemoryProbeSuite extends SparkFunSuite with LocalSparkContext with SparkLogsCheck {
 
   private def conf = new SparkConf().set("spark.plugins", classOf[FetchMemoryProbe].getName)
 

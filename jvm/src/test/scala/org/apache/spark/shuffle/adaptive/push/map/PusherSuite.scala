@@ -10,13 +10,14 @@ import org.scalatest.concurrent.Eventually._
 
 import org.apache.spark.{LocalSparkContext, SparkConf, SparkContext, SparkEnv, SparkFunSuite}
 import org.apache.spark.network.netty.SparkTransportConf
+import org.apache.spark.shuffle.adaptive.SparkLogsCheck
 import org.apache.spark.shuffle.adaptive.flow.FlowSettings
 import org.apache.spark.shuffle.adaptive.memory.MemoryBound
 import org.apache.spark.shuffle.adaptive.protocol.{OwnerTable, OwnerTableUpdates}
 import org.apache.spark.shuffle.adaptive.push.owner.MergeStore
 
 /** The pusher of one executor that owns every partition: its pushes merge in its own store. */
-class PusherSuite extends SparkFunSuite with LocalSparkContext {
+class PusherSuite extends SparkFunSuite with LocalSparkContext with SparkLogsCheck {
 
   private val Partitions = 4
   private val BlockSize = 100L
