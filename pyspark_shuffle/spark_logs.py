@@ -50,6 +50,7 @@ class Rules:
     error_levels: Tuple[str, ...]
     executor_lost: Tuple["re.Pattern[str]", ...]
     stack_lines: int
+    after_executor_killed: Tuple[str, ...]
 
     @classmethod
     def load(cls, path: Path = RULES_FILE) -> "Rules":
@@ -61,6 +62,7 @@ class Rules:
             error_levels=tuple(data["error_levels"]),
             executor_lost=tuple(re.compile(p) for p in data["executor_lost"]),
             stack_lines=int(data["stack_lines"]),
+            after_executor_killed=tuple(data["after_executor_killed"]),
         )
 
 
@@ -118,20 +120,28 @@ def scan(text: str, source: str, rules: Rules = RULES) -> List[Finding]:
 
 @dataclass(frozen=True)
 class Expected:
-    """What a test causes on purpose: up to ``lost_executors`` executors lost, and errors whose
-    log entries match one of the ``errors`` patterns (``re.search``, the entry's stack included)."""
+    """What a test causes on purpose: up to ``lost_executors`` executors lost per application
+    (as each log reports them), and errors whose log entries match one of the ``errors``
+    patterns (``re.search``, the entry's stack included)."""
 
     lost_executors: int = 0
     errors: Tuple[str, ...] = ()
 
+    def with_killed(self, executors: int = 1) -> "Expected":
+        """And ``executors`` more killed, with what their peers may log of them meanwhile."""
+        errors = self.errors + tuple(p for p in RULES.after_executor_killed if p not in self.errors)
+        return Expected(self.lost_executors + executors, errors)
+
     def unexpected(self, findings: Sequence[Finding]) -> List[Finding]:
         patterns = [re.compile(p) for p in self.errors]
-        lost_ids = sorted({f.executor or f.source for f in findings if f.kind == EXECUTOR_LOST})
-        losses_expected = len(lost_ids) <= self.lost_executors
+        lost: Dict[str, set] = {}
+        for f in findings:
+            if f.kind == EXECUTOR_LOST:
+                lost.setdefault(f.source, set()).add(f.executor)
         return [
             f
             for f in findings
-            if not (f.kind == EXECUTOR_LOST and losses_expected)
+            if not (f.kind == EXECUTOR_LOST and len(lost[f.source]) <= self.lost_executors)
             and not any(p.search(f.text) for p in patterns)
         ]
 
@@ -179,6 +189,11 @@ class ApplicationLogs:
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> "ApplicationLogs":
         return cls(data["app_id"], data.get("driver_log"), tuple(data.get("work_dirs") or ()))
+
+
+def scan_files(files: Mapping[str, str]) -> List[Finding]:
+    """The findings in whole files, path -> what wrote it."""
+    return [f for path, source in files.items() for f in scan(_read(path, 0)[0], f"{source} ({path})")]
 
 
 def _read(path: str, start: int) -> Tuple[str, int]:

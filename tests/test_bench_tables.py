@@ -7,7 +7,14 @@ import pytest
 from pyspark_shuffle.bench import runner
 from pyspark_shuffle.bench.command_line import parse_args
 from pyspark_shuffle.bench.runner import RECORD_FIELDS, empty_record, plan, run_all
-from pyspark_shuffle.bench.tables import format_table, kill_table, median, result_mismatches, summarize
+from pyspark_shuffle.bench.tables import (
+    format_table,
+    kill_table,
+    logs_summary,
+    median,
+    result_mismatches,
+    summarize,
+)
 
 
 def record(manager, skew, wall, workload="dummy", status="ok", peak=100 << 20, result=None):
@@ -93,6 +100,53 @@ def test_result_mismatches():
     differ = same + [record("adaptive", 0, 1.0, result={"checksum": "xyz"})]
     (problem,) = result_mismatches(differ)
     assert "dummy skew=0" in problem and "xyz" in problem
+
+
+HEARTBEATER = (
+    "26/11/26 17:05:50 ERROR Utils: Uncaught exception in thread executor-heartbeater\n"
+    "java.lang.NullPointerException\n\tat org.apache.spark.shuffle.adaptive.metrics.X.isZero(X.scala:1)\n"
+)
+LOST = (
+    "26/11/26 17:10:00 ERROR TaskSchedulerImpl: Lost executor 1 on 10.0.0.2: Command exited with code 137\n"
+)
+
+
+def _logged_run(tmp_path, stderr, driver):
+    (tmp_path / "work" / "app-1" / "1").mkdir(parents=True)
+    (tmp_path / "work" / "app-1" / "1" / "stderr").write_text(stderr)
+    (tmp_path / "driver.log").write_text(driver)
+    return {
+        "logs": {
+            "app_id": "app-1",
+            "driver_log": str(tmp_path / "driver.log"),
+            "work_dirs": [str(tmp_path / "work")],
+        }
+    }
+
+
+def test_a_run_records_what_its_logs_hold_but_what_it_caused(tmp_path):
+    outcome = _logged_run(tmp_path, HEARTBEATER, LOST)
+    found = runner.log_findings(outcome, killed=False)
+    assert [f.splitlines()[0] for f in found] == [
+        "executor lost in driver (%s): %s" % (tmp_path / "driver.log", LOST.strip()),
+        "uncaught exception in executor 1 (%s): %s"
+        % (tmp_path / "work" / "app-1" / "1" / "stderr", HEARTBEATER.splitlines()[0]),
+    ]
+    assert "X.isZero" in found[1]
+    # A run that kills an executor on purpose expects to lose it, not the heartbeater's exception.
+    assert len(runner.log_findings(outcome, killed=True)) == 1
+    assert runner.log_findings({}, killed=False) == []
+
+
+def test_logs_summary():
+    runs = [
+        {"index": 0, "workload": "groupby", "manager": "sort", "log_findings": []},
+        {"index": 1, "workload": "groupby", "manager": "adaptive", "log_findings": ["a\nstack a", "b"]},
+    ]
+    assert logs_summary(runs[:1]) == "Spark's logs: nothing found in 1 runs (driver and every executor)"
+    text = logs_summary(runs)
+    assert text.startswith("Spark's logs: 2 finding(s) in 1 of 2 runs\n- run 2 (groupby adaptive): 2")
+    assert text.endswith("a\nstack a\nb")
 
 
 def test_run_records_schema_and_json(tmp_path, capsys):

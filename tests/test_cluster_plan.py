@@ -188,6 +188,24 @@ def test_state_round_trip_and_lookup_by_master(tmp_path, monkeypatch):
     assert state.load("abc") is None and state.all_states() == []
 
 
+def test_its_logs_are_read_where_its_daemons_and_executors_write_them(tmp_path, monkeypatch):
+    from pyspark_shuffle import spark_logs
+
+    cluster = state.ClusterState(ClusterSpec(workers=2, name="abc"), directory=str(tmp_path))
+    assert cluster.work_dirs == [str(tmp_path / "worker-1" / "work"), str(tmp_path / "worker-2" / "work")]
+    (tmp_path / "logs").mkdir()
+    (tmp_path / "logs" / "worker-1.log").write_text("26/11/26 17:00:00 INFO Worker: started\n")
+    executor = tmp_path / "worker-2" / "work" / "app-7" / "3"
+    executor.mkdir(parents=True)
+    (executor / "stderr").write_text("26/11/26 17:00:01 ERROR Utils: Uncaught exception in thread x\n")
+    (finding,) = lifecycle.log_findings(cluster)
+    assert finding.kind == spark_logs.UNCAUGHT and finding.source.startswith("executor 3 of app-7 (")
+    monkeypatch.setenv(spark_logs.WORK_DIRS_ENV, "/elsewhere")
+    with lifecycle.exported_work_dirs(cluster):
+        assert spark_logs.work_dirs_of("spark://10.231.0.1:7077", None) == tuple(cluster.work_dirs)
+    assert os.environ[spark_logs.WORK_DIRS_ENV] == "/elsewhere"
+
+
 def test_without_privileges_one_clear_error_and_nothing_created(tmp_path, monkeypatch):
     with pytest.raises(system.PrivilegeError, match="needs root .* local-cluster"):
         system.require_privileges(capabilities=0, euid=1000)

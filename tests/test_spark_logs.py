@@ -49,6 +49,12 @@ def test_expected_losses_and_errors_are_not_reported():
     assert expected.unexpected(lost + [injected, other]) == [other]
     two_lost = lost + [_finding(EXECUTOR_LOST, executor="2")]
     assert Expected(lost_executors=1).unexpected(two_lost) == two_lost
+    # Counted per log: another application losing its own executor 1 is one more of its own.
+    elsewhere = spark_logs.Finding(EXECUTOR_LOST, "driver (other)", "x", "1")
+    assert Expected(lost_executors=1).unexpected(lost + [elsewhere]) == []
+    killed = Expected().with_killed()
+    assert killed.lost_executors == 1 and "ExecutorDeadException" in killed.errors
+    assert killed.with_killed().errors == killed.errors and killed.with_killed().lost_executors == 2
 
 
 def test_report_shows_the_first_entries_in_full():

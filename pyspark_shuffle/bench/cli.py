@@ -13,6 +13,7 @@ from .tables import (
     combine_table,
     format_table,
     kill_table,
+    logs_summary,
     memory_table,
     network_table,
     push_table,
@@ -40,6 +41,13 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         except ClusterError as error:
             print(f"error: {error}", file=sys.stderr)
             return 2
+    if config.master_url:
+        from ..cluster import find_by_master, lifecycle
+
+        recorded = find_by_master(config.master_url)
+        if recorded is not None:
+            with lifecycle.exported_work_dirs(recorded):
+                return _run(config, argv)
     return _run(config, argv)
 
 
@@ -69,6 +77,7 @@ def _run(config, argv) -> int:
             print(extra)
     for problem in result_mismatches(records):
         print(f"WARNING: results differ: {problem}")
+    print(logs_summary(records))
     failed = [r for r in records if r["status"] != "ok"]
     if failed:
         print(

@@ -16,6 +16,7 @@ import time
 import traceback
 from typing import Any, Dict, Optional
 
+from .. import spark_logs
 from .._child_process import child_main
 from ..sessions import PLUGIN, SORT, start_session
 from . import sparkmetrics
@@ -51,6 +52,8 @@ def run(job: Dict[str, Any]) -> Dict[str, Any]:
         sc = spark.sparkContext
         sc.setLogLevel("WARN")
         outcome["app_id"] = sc.applicationId
+        # Read by the parent once this process and its executors ended.
+        outcome["logs"] = spark_logs.of_session(spark).to_dict()
         sc.setJobGroup(
             sparkmetrics.WORKLOAD_GROUP, f"{job['workload']} skew={job['skew']}", interruptOnCancel=False
         )

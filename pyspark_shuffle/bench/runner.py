@@ -8,6 +8,7 @@ import tempfile
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, List, Optional
 
+from .. import spark_logs
 from .._child_process import run_module
 from .._jvm import FETCH_MEMORY_PROBE_CLASS
 from ..cluster import plan as cluster_plan
@@ -61,6 +62,7 @@ RECORD_FIELDS = (
     "status",
     "error",
     "process_s",
+    "log_findings",
 ) + _OUTCOME_FIELDS
 
 
@@ -219,9 +221,20 @@ def run_one(config: BenchConfig, spec: RunSpec) -> Dict[str, Any]:
     record["push"] = record["push"] or {}
     record["status"] = outcome.get("status", "failed")
     record["error"] = outcome.get("error")
+    record["log_findings"] = log_findings(outcome, killed=spec.kill is not None)
     if outcome.get("traceback"):
         record["traceback"] = outcome["traceback"]
     return record
+
+
+def log_findings(outcome: Dict[str, Any], killed: bool) -> List[str]:
+    """What the run's driver and executors logged that they should not have (a run that kills an
+    executor on purpose may lose it): each finding's first line and stack."""
+    if not outcome.get("logs"):
+        return []
+    expected = spark_logs.NOTHING.with_killed() if killed else spark_logs.NOTHING
+    found = spark_logs.ApplicationLogs.from_dict(outcome["logs"]).findings()
+    return [f"{f}\n{f.text}" for f in expected.unexpected(found)]
 
 
 def write_json(path: str, env: Dict[str, Any], runs: List[Dict[str, Any]]) -> None:
@@ -278,6 +291,8 @@ def progress_text(record: Dict[str, Any]) -> str:
         parts.append(f"peak executor memory {mib(record['peak_executor_memory_bytes'])}")
     if record.get("process_s") is not None:
         parts.append(f"process {record['process_s']:.1f}s")
+    if record.get("log_findings"):
+        parts.append(f"{len(record['log_findings'])} finding(s) in Spark's logs")
     return head + "ok, " + ", ".join(parts)
 
 

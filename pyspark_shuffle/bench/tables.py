@@ -81,6 +81,22 @@ def result_mismatches(records: Sequence[Dict[str, Any]]) -> List[str]:
     ]
 
 
+def logs_summary(records: Sequence[Dict[str, Any]], shown: int = 3) -> str:
+    """What every run's driver and executors logged that they should not have: a line when
+    nothing, else each run's count and the first findings in full."""
+    with_findings = [r for r in records if r.get("log_findings")]
+    if not with_findings:
+        return f"Spark's logs: nothing found in {len(records)} runs (driver and every executor)"
+    lines = [
+        f"Spark's logs: {sum(len(r['log_findings']) for r in with_findings)} finding(s) in "
+        f"{len(with_findings)} of {len(records)} runs"
+    ]
+    for r in with_findings:
+        lines.append(f"- run {r['index'] + 1} ({r['workload']} {r['manager']}): {len(r['log_findings'])}")
+    first = [finding for r in with_findings for finding in r["log_findings"]][:shown]
+    return "\n".join(lines + [""] + first)
+
+
 def _num(value: Optional[float], scale: float = 1.0, digits: int = 1) -> str:
     return "-" if value is None else f"{value / scale:.{digits}f}"
 

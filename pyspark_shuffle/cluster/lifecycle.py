@@ -12,6 +12,7 @@ children inherit: ``down`` finds them by it even if ``up`` was killed before rec
 from __future__ import annotations
 
 import contextlib
+import glob
 import json
 import os
 import shutil
@@ -22,6 +23,7 @@ import time
 import urllib.request
 from typing import Any, Callable, Dict, Iterator, List, Optional, Set
 
+from .. import spark_logs
 from . import plan, state, system
 from .plan import Resource, Step
 from .spec import ClusterSpec, format_rate
@@ -338,12 +340,26 @@ def _teardown(cluster: ClusterState, log: Log) -> List[str]:
     return errors
 
 
+def log_findings(cluster: ClusterState) -> List[spark_logs.Finding]:
+    """What its master's, workers' and every executor's logs hold (:mod:`~pyspark_shuffle.spark_logs`)."""
+    files: Dict[str, str] = {}
+    for path in sorted(glob.glob(os.path.join(cluster.directory or "", "logs", "*.log"))):
+        files[path] = os.path.basename(path)[: -len(".log")]
+    for work_dir in cluster.work_dirs:
+        for path in sorted(glob.glob(os.path.join(work_dir, "*", "*", "stderr"))):
+            app, executor = path.split(os.sep)[-3:-1]
+            files[path] = f"executor {executor} of {app}"
+    return spark_logs.scan_files(files)
+
+
 def down(name: str = "pss", log: Log = _quiet) -> bool:
-    """Take down the cluster recorded as ``name``; False when none is recorded."""
+    """Take down the cluster recorded as ``name``, saying first what its logs hold; False when
+    none is recorded."""
     cluster = state.load(name)
     if cluster is None:
         return False
     system.require_privileges()
+    log(f"cluster {name}: {spark_logs.report(log_findings(cluster))}")
     errors = _teardown(cluster, log)
     if errors:
         raise ClusterError(
@@ -428,10 +444,27 @@ def status(name: str = "pss") -> Dict[str, Any]:
 
 @contextlib.contextmanager
 def running(spec: ClusterSpec, log: Log = _quiet) -> Iterator[ClusterState]:
-    """A cluster for the ``with`` block, taken down after it (also on errors and Ctrl-C)."""
+    """A cluster for the ``with`` block, taken down after it (also on errors and Ctrl-C). While
+    it runs, the sessions this process and its children start find its executors' logs
+    (:func:`exported_work_dirs`)."""
     cluster = up(spec, log=log)
     try:
-        with _interruptible():
+        with _interruptible(), exported_work_dirs(cluster):
             yield cluster
     finally:
         down(spec.name, log=log)
+
+
+@contextlib.contextmanager
+def exported_work_dirs(cluster: ClusterState) -> Iterator[None]:
+    """Names ``cluster``'s work dirs in ``PYSPARK_SHUFFLE_WORK_DIRS`` for the ``with`` block,
+    where the sessions of this process and its children look for their executors' logs."""
+    before = os.environ.get(spark_logs.WORK_DIRS_ENV)
+    os.environ[spark_logs.WORK_DIRS_ENV] = os.pathsep.join(cluster.work_dirs)
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop(spark_logs.WORK_DIRS_ENV, None)
+        else:
+            os.environ[spark_logs.WORK_DIRS_ENV] = before

@@ -51,6 +51,14 @@ class ClusterState:
     def path(self) -> str:
         return state_path(self.spec.name)
 
+    @property
+    def work_dirs(self) -> List[str]:
+        """Each worker's work dir: ``<application id>/<executor id>/stderr`` in it are the logs
+        of its executors."""
+        if not self.directory:
+            return []
+        return [os.path.join(self.directory, f"worker-{w}", "work") for w in range(1, self.spec.workers + 1)]
+
     def record(self, resource: Resource) -> None:
         """Note ``resource`` as created (before creating it) and save."""
         if resource not in self.resources:

@@ -16,7 +16,7 @@ Fixtures:
   application started so far gained (the driver's and each executor's, also of applications run
   in child processes, :mod:`pyspark_shuffle.spark_logs`) and fails the test on an uncaught
   exception, an ERROR naming the plugin's package or a lost executor. A test that causes one
-  on purpose says so: ``@pytest.mark.spark_logs(lost_executors=1, errors=[r"regex"])``.
+  on purpose says so: ``@pytest.mark.spark_logs(killed=1, errors=[r"regex"])``.
 
 Importing this module imports neither pyspark nor a JVM.
 """
@@ -51,9 +51,10 @@ def pyspark_shuffle_cluster():
 def pytest_configure(config):
     config.addinivalue_line(
         "markers",
-        "spark_logs(lost_executors=0, errors=()): what the test causes in Spark's logs on purpose: "
-        "up to lost_executors executors lost, and errors whose log entries match one of the errors "
-        "patterns (re.search, stack included)",
+        "spark_logs(lost_executors=0, errors=(), killed=0): what the test causes in Spark's logs on "
+        "purpose: up to lost_executors executors lost per application, errors whose log entries "
+        "match one of the errors patterns (re.search, stack included); killed: executors the test "
+        "kills per application, lost with what their peers log of them",
     )
     # One directory of driver logs for this run and its child processes (A/B sides, benchmarks).
     os.environ.setdefault(spark_logs.LOG_DIR_ENV, tempfile.mkdtemp(prefix="pyspark-shuffle-logs-"))
@@ -64,10 +65,11 @@ def expected_logs(node) -> "spark_logs.Expected":
     marker = node.get_closest_marker("spark_logs")
     if marker is None:
         return spark_logs.NOTHING
-    return spark_logs.Expected(
+    expected = spark_logs.Expected(
         lost_executors=int(marker.kwargs.get("lost_executors", 0)),
         errors=tuple(marker.kwargs.get("errors", ())),
     )
+    return expected.with_killed(int(marker.kwargs["killed"])) if "killed" in marker.kwargs else expected
 
 
 def _fail_on_findings(node) -> None:

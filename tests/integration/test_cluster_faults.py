@@ -155,6 +155,8 @@ def on_the_cluster(pyspark_shuffle_cluster):
     yield pyspark_shuffle_cluster
 
 
+# Each application loses worker 2's executor once per kill workload, on purpose.
+@pytest.mark.spark_logs(killed=2)
 @pytest.mark.parametrize(
     "name, ab",
     [

@@ -73,17 +73,23 @@ private[spark] class AdaptiveShuffleManager(conf: SparkConf)
       context,
       metrics)
 
+  // Spark's cleaner and block manager endpoint call it: the shuffle's files go whatever the
+  // plugin's parts do.
   override def unregisterShuffle(shuffleId: Int): Boolean = {
-    driverServices.foreach(_.unregister(shuffleId))
-    executor.removeShuffle(shuffleId)
+    OnSparkThreads.guarded(s"forget shuffle $shuffleId on the driver") {
+      driverServices.foreach(_.unregister(shuffleId))
+    }
+    OnSparkThreads.guarded(s"remove what this executor holds of shuffle $shuffleId") {
+      executor.removeShuffle(shuffleId)
+    }
     sortShuffle.unregisterShuffle(shuffleId)
   }
 
   override def shuffleBlockResolver: ShuffleBlockResolver = executor.resolver
 
   override def stop(): Unit = {
-    driverServices.foreach(_.stop())
-    executor.stop()
+    OnSparkThreads.guarded("stop the plugin's driver services")(driverServices.foreach(_.stop()))
+    OnSparkThreads.guarded("stop the plugin's executor services")(executor.stop())
     sortShuffle.stop()
   }
 }

@@ -28,7 +28,10 @@ object SparkLogs {
       s"$kind in $source: ${text.linesIterator.nextOption().getOrElse("")}"
   }
 
-  /** What a test causes on purpose: executors lost, errors whose entries match a pattern. */
+  /**
+   * What a test causes on purpose: executors lost (per application, as each log reports them),
+   * errors whose entries match a pattern.
+   */
   final case class Expected(lostExecutors: Int = 0, errors: Seq[String] = Nil) {
 
     /** And one executor more killed, with what its peers may log of it while they learn. */
@@ -37,10 +40,11 @@ object SparkLogs {
 
     def unexpected(findings: Seq[Finding]): Seq[Finding] = {
       val patterns = errors.map(Pattern.compile)
-      val lost = findings.filter(_.kind == ExecutorLost).map(f => f.executor.getOrElse(f.source))
-      val lossesExpected = lost.distinct.size <= lostExecutors
+      // Per log, as each application reports its own executors.
+      val lost = findings.filter(_.kind == ExecutorLost).groupMap(_.source)(_.executor)
       findings.filterNot { f =>
-        (f.kind == ExecutorLost && lossesExpected) || patterns.exists(_.matcher(f.text).find())
+        (f.kind == ExecutorLost && lost(f.source).distinct.size <= lostExecutors) ||
+        patterns.exists(_.matcher(f.text).find())
       }
     }
   }

@@ -56,8 +56,9 @@ private[spark] final class PushExecutor(
   // other copy of its blocks from that peer's map outputs: their files.
   private[this] val spillToPeers = conf.get(PUSH_SPILL_TO_PEERS) && !replicated
   @volatile private[this] var handingOff = false
+  @volatile private[this] var stopped = false
 
-  private def changed(): Unit = {
+  private def changed(): Unit = if (!stopped) {
     if (spillToPeers && merges.memory.used > merges.handOffMark) {
       handingOff = true
       handOff.wake()
@@ -120,7 +121,9 @@ private[spark] final class PushExecutor(
     if (pushing) pusher.removeShuffle(shuffleId)
   }
 
+  // Clearing the store changes it: nothing is handed off or reported once stopping began.
   def stop(): Unit = {
+    stopped = true
     if (pushing) pusher.stop()
     if (handingOff) handOff.stop()
     merges.clear()

@@ -1,6 +1,6 @@
 package org.apache.spark.shuffle.adaptive.push.owner
 
-import java.util.concurrent.TimeUnit
+import java.util.concurrent.{RejectedExecutionException, TimeUnit}
 import java.util.concurrent.atomic.AtomicBoolean
 
 import scala.concurrent.Future
@@ -48,19 +48,27 @@ private[spark] final class ChunkHandOff(
   private def memory = merges.memory
 
   /**
-   * Starts a round if the store is past its mark, unless one is under way or the last found no
-   * room less than `pause` ago; answers whether it started one.
+   * Starts a round if the store is past its mark, unless one is under way, the last found no
+   * room less than `pause` ago or it was stopped; answers whether it started one.
    */
   def wake(): Boolean = {
-    val start = memory.used > merges.handOffMark && clock.nanoTime() >= notBefore &&
-      scheduled.compareAndSet(false, true)
-    if (start) thread.execute { () =>
-      try round()
-      catch {
-        case NonFatal(e) => logWarning("Could not hand merged chunks off to peers", e)
-      } finally scheduled.set(false)
+    val start = !thread.isShutdown && memory.used > merges.handOffMark &&
+      clock.nanoTime() >= notBefore && scheduled.compareAndSet(false, true)
+    if (!start) return false
+    try
+      thread.execute { () =>
+        try round()
+        catch {
+          case NonFatal(e) => logWarning("Could not hand merged chunks off to peers", e)
+        } finally scheduled.set(false)
+      }
+    catch {
+      // Stopped meanwhile (the executor stops, its store is cleared).
+      case _: RejectedExecutionException =>
+        scheduled.set(false)
+        return false
     }
-    start
+    true
   }
 
   /** One round, on the calling thread (see the class). */

@@ -108,4 +108,13 @@ class ChunkHandOffSuite extends AnyFunSuite with Eventually {
       assert(s.memory.used === 700 && !handOff.wake())
     } finally handOff.stop()
   }
+
+  test("once stopped (its executor stopping, its store cleared), a wake starts nothing") {
+    val s = fullStore()
+    val p = new Peers(Map("1" -> 1000))
+    val handOff = p.handOff(s)
+    handOff.stop()
+    assert(s.memory.used > s.handOffMark && !handOff.wake())
+    assert(p.asked.isEmpty)
+  }
 }

@@ -3,6 +3,7 @@ package org.apache.spark.shuffle.adaptive.transport.ucx
 import org.scalatest.funsuite.AnyFunSuite
 
 import org.apache.spark.storage.{RDDBlockId, ShuffleBlockBatchId, ShuffleBlockId}
+import org.apache.spark.shuffle.adaptive.protocol.BlockMessage
 import org.apache.spark.shuffle.adaptive.transport.RemoteRegion
 
 /** How blocks map to byte ranges of a region and to one-sided reads; no UCX needed. */
@@ -24,13 +25,15 @@ class UcxReadPlanSuite extends AnyFunSuite {
   }
 
   test("an exposed block is one read of its whole region, its key kept under its own id") {
-    val chunk = ShuffleBlockBatchId(3, -9, 5, 6)
-    assert(UcxRegion.mapOutputOf(chunk) === None, "no map output has a negative id")
+    val chunk = BlockMessage.ChunkRequest(3, 5, 9).blockId
+    assert(UcxRegion.mapOutputOf(chunk) === None, "a merged chunk is no map output")
     val read = UcxBlockTransport.wholeRead(chunk, RemoteRegion(1L << 30, Array[Byte](4), 700L)).get
-    assert((read.shuffleId, read.mapId, read.offset, read.length) === ((3, -9L, 0L, 700L)))
+    assert((read.shuffleId, read.mapId, read.offset, read.length) === ((3, chunk.mapId, 0L, 700L)))
     assert(read.region.address === (1L << 30) && read.blocks.map(_.id) === Seq(chunk))
     assert(
-      UcxBlockTransport.wholeRead(ShuffleBlockId(3, -9, 5), RemoteRegion(0L, Array(), 1)).isEmpty)
+      UcxBlockTransport
+        .wholeRead(ShuffleBlockId(3, chunk.mapId, 5), RemoteRegion(0L, Array(), 1))
+        .isEmpty)
   }
 
   test("adjacent blocks of a map output are one read, gaps split reads") {
