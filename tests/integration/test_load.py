@@ -182,9 +182,23 @@ def run_rounds(spark, rounds):
         "jobs": len(jobs),
         "tasks": sum(s.numCompletedTasks for s in stages),
         "failed_tasks": sum(s.numFailedTasks for s in stages),
+        "speculative_tasks": _speculative_tasks(sc),
         "seconds": round(time.monotonic() - started, 1),
     }
     return results, figures
+
+
+def _speculative_tasks(sc):
+    """Speculative copies the scheduler launched, as Spark's status store lists them."""
+    store, jvm = sc._jsc.sc().statusStore(), sc._jvm
+    none = jvm.java.util.Collections.emptyList()
+    stages = store.stageList(none, False, False, sc._gateway.new_array(jvm.double, 0), none)
+    count = 0
+    for i in range(stages.size()):
+        stage = stages.apply(i)
+        tasks = store.taskList(stage.stageId(), stage.attemptId(), 1 << 30)
+        count += sum(1 for j in range(tasks.size()) if tasks.apply(j).speculative())
+    return count
 
 
 def _plain(value):

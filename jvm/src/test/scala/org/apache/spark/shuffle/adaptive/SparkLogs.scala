@@ -12,8 +12,9 @@ import org.json4s._
 import org.json4s.jackson.JsonMethods
 import org.scalactic.source.Position
 import org.scalatest.Tag
+import org.scalatest.funsuite.AnyFunSuite
 
-import org.apache.spark.{LocalSparkContext, SparkFunSuite}
+import org.apache.spark.{LocalSparkContext, SparkContext}
 
 /**
  * What a Spark log must not hold after a test: an uncaught exception, an ERROR whose stack names
@@ -148,44 +149,65 @@ object SparkLogs {
 }
 
 /**
- * At the end of each test, the logs of the application it ran (stopped first: what its executors
- * log while they stop counts too) and what the driver logged meanwhile: an uncaught exception, an
- * ERROR naming the plugin's package or an executor lost fails the test, unless the test said it
- * causes them (`expectInLogs`). A test that failed already is not checked.
+ * At the end of each test, what the logs of its application (`underTest`) and the driver's
+ * gained meanwhile: an uncaught exception, an ERROR naming the plugin's package or an executor
+ * lost fails the test, unless the test said it causes them (`expectInLogs`). A test that failed
+ * already is not checked.
  */
-trait SparkLogsCheck extends SparkFunSuite { self: LocalSparkContext =>
+trait ReadsSparkLogs extends AnyFunSuite {
 
   private[this] val watch = new SparkLogs.Watch
-  private[this] var expected = SparkLogs.Expected()
+  private[this] var expectedNow = SparkLogs.Expected()
+
+  /** The application whose executors' logs are read. */
+  protected def underTest: Option[SparkContext]
+
+  /** Before its logs are read at a test's end (stopping it, so its stop is read too). */
+  protected def beforeReading(): Unit = ()
 
   /** This test causes, on purpose, what `e` says. */
-  protected def expectInLogs(e: SparkLogs.Expected): Unit = expected = e
+  protected def expectInLogs(e: SparkLogs.Expected): Unit = expectedNow = e
+
+  /** What this test said it causes so far. */
+  protected def expectedInLogs: SparkLogs.Expected = expectedNow
 
   /** What the test named `testName` causes on purpose, unless it says otherwise. */
   protected def expectedInLogs(testName: String): SparkLogs.Expected = SparkLogs.Expected()
 
-  /** Kills `executorId` (the master starts another): one executor lost, on purpose. */
-  protected def killAndReplaceExecutor(executorId: String): Unit = {
-    expected = expected.withKilled
-    sc.killAndReplaceExecutor(executorId)
+  /** Fails with what the logs gained since the last read that `expected` does not allow. */
+  protected def checkLogs(): Unit = {
+    val app = underTest.map(_.applicationId)
+    beforeReading()
+    val unexpected = expectedNow.unexpected(
+      watch.readNew((SparkLogs.driverLog -> "driver") +: app.toSeq.flatMap(SparkLogs.executorLogs)))
+    if (unexpected.nonEmpty)
+      fail(
+        s"Spark's logs: ${unexpected.size} finding(s)\n" +
+          unexpected.take(5).map(f => s"$f\n${f.text}").mkString("\n\n"))
   }
 
   override protected def test(testName: String, testTags: Tag*)(testFun: => Any)(implicit
       pos: Position): Unit =
     super.test(testName, testTags: _*) {
-      expected = expectedInLogs(testName)
+      expectedNow = expectedInLogs(testName)
       watch.skip(Seq(SparkLogs.driverLog))
       testFun
-      val app = Option(sc).map(_.applicationId)
-      resetSparkContext()
-      val unexpected = expected.unexpected(
-        watch.readNew(
-          (SparkLogs.driverLog -> "driver") +: app.toSeq.flatMap(SparkLogs.executorLogs)))
-      if (unexpected.nonEmpty)
-        fail(
-          s"Spark's logs: ${unexpected.size} finding(s)\n" +
-            unexpected.take(5).map(f => s"$f\n${f.text}").mkString("\n\n"))
+      checkLogs()
     }
+}
+
+/** [[ReadsSparkLogs]] of a suite's `sc`, stopped at each test's end. */
+trait SparkLogsCheck extends ReadsSparkLogs { self: LocalSparkContext =>
+
+  override protected def underTest: Option[SparkContext] = Option(sc)
+
+  override protected def beforeReading(): Unit = resetSparkContext()
+
+  /** Kills `executorId` (the master starts another): one executor lost, on purpose. */
+  protected def killAndReplaceExecutor(executorId: String): Unit = {
+    expectInLogs(expectedInLogs.withKilled)
+    sc.killAndReplaceExecutor(executorId)
+  }
 }
 
 /** Spark's ShuffleSuite run against the plugin: its tests that corrupt blocks on purpose. */

@@ -3,7 +3,7 @@ package org.apache.spark.shuffle.adaptive.sql
 import org.scalatest.BeforeAndAfterAll
 import org.scalatest.funsuite.AnyFunSuite
 
-import org.apache.spark.TestUtils
+import org.apache.spark.{SparkContext, TestUtils}
 import org.apache.spark.internal.config.SHUFFLE_MANAGER
 import org.apache.spark.scheduler.ExecutorCacheTaskLocation
 import org.apache.spark.sql.{DataFrame, SparkSession}
@@ -13,16 +13,18 @@ import org.apache.spark.sql.execution.exchange.{ReusedExchangeExec, ShuffleExcha
 import org.apache.spark.sql.functions._
 import org.apache.spark.shuffle.adaptive.compat.SqlExchanges
 import org.apache.spark.shuffle.adaptive.config.AdaptiveShuffleConf.{MODE, PUSH_MAX_BLOCK_SIZE}
-import org.apache.spark.shuffle.adaptive.{AdaptiveShuffleHandle, AdaptiveShuffleManager, PluginCounters}
+import org.apache.spark.shuffle.adaptive.{AdaptiveShuffleHandle, AdaptiveShuffleManager, PluginCounters, ReadsSparkLogs}
 
 /**
  * mode=push in Spark SQL on two executors: every exchange is the plugin's, keeps Spark's
  * canonical form (so it is reused), and its reduce tasks prefer, and run at, the owners that
  * merged their partitions.
  */
-class OwnerPlacedExchangeSuite extends AnyFunSuite with BeforeAndAfterAll {
+class OwnerPlacedExchangeSuite extends AnyFunSuite with BeforeAndAfterAll with ReadsSparkLogs {
 
   private var spark: SparkSession = _
+
+  override protected def underTest: Option[SparkContext] = Option(spark).map(_.sparkContext)
 
   override def beforeAll(): Unit = {
     super.beforeAll()
@@ -41,7 +43,12 @@ class OwnerPlacedExchangeSuite extends AnyFunSuite with BeforeAndAfterAll {
   }
 
   override def afterAll(): Unit =
-    try if (spark != null) spark.stop()
+    try
+      if (spark != null) {
+        spark.stop()
+        // What its executors logged while they stopped.
+        checkLogs()
+      }
     finally super.afterAll()
 
   private def withAqe[T](on: Boolean)(body: => T): T = {
