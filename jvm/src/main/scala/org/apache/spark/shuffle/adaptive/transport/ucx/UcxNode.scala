@@ -35,6 +35,13 @@ private[spark] final class UcxNode(timeoutMs: Long) extends Logging {
   /** This worker's address, as peers connect to it. */
   val address: Array[Byte] = bytesOf(worker.getAddress)
 
+  // The worker may be signalled from any thread, but not once the progress thread closed it
+  // (its native handle is gone: signal throws). Work added after the close would never run.
+  private[this] val closing = new Object
+  private[this] var closed = false // guarded by `closing`
+
+  private def wake(): Unit = closing.synchronized(if (!closed) worker.signal())
+
   private[this] val work = new ConcurrentLinkedQueue[Runnable]
   @volatile private[this] var stopped = false
   private[this] val reading = new AtomicInteger
@@ -53,14 +60,14 @@ private[spark] final class UcxNode(timeoutMs: Long) extends Logging {
     ThreadUtils.newDaemonSingleThreadScheduledExecutor("pyspark-shuffle-ucx-timeouts")
   private[this] val tick = math.max(1L, math.min(timeoutMs / 4, 1000L))
   ticker.scheduleWithFixedDelay(
-    () => if (reading.get > 0) worker.signal(),
+    () => if (reading.get > 0) wake(),
     tick,
     tick,
     TimeUnit.MILLISECONDS)
 
   /** Runs `op` on the progress thread. */
-  def submit(op: => Unit): Unit = {
-    if (stopped) throw new IllegalStateException("the UCX node is stopped")
+  def submit(op: => Unit): Unit = closing.synchronized {
+    if (stopped || closed) throw new IllegalStateException("the UCX node is stopped")
     work.add(() => op)
     worker.signal()
   }
@@ -107,7 +114,7 @@ private[spark] final class UcxNode(timeoutMs: Long) extends Logging {
   def stop(): Unit = if (!stopped) {
     stopped = true
     ticker.shutdownNow()
-    worker.signal()
+    wake()
     progress.join(timeoutMs)
   }
 
@@ -243,6 +250,7 @@ private[spark] final class UcxNode(timeoutMs: Long) extends Logging {
 
   private def close(): Unit = {
     stopped = true
+    closing.synchronized { closed = true }
     pending.keys.toList.foreach(_.finish(Failure(new UcxException("the UCX node stopped"))))
     var op = work.poll()
     while (op != null) {

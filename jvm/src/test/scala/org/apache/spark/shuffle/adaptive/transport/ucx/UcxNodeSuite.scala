@@ -125,4 +125,39 @@ class UcxNodeSuite extends AnyFunSuite with BeforeAndAfterAll {
     pool.close()
     assert(freed.last === a.memory)
   }
+
+  test(
+    "stopped while other threads hand it work: each op runs or is refused, none is lost, nothing else throws") {
+    (1 to 40).foreach { round =>
+      val node = new UcxNode(timeoutMs)
+      val ran = new java.util.concurrent.atomic.AtomicInteger
+      val refused = new java.util.concurrent.atomic.AtomicInteger
+      val attempted = new java.util.concurrent.atomic.AtomicInteger
+      val failures = new java.util.concurrent.ConcurrentLinkedQueue[Throwable]
+      val started = new CountDownLatch(2)
+      val threads = (1 to 2).map { _ =>
+        val t = new Thread(() => {
+          started.countDown()
+          var go = true
+          while (go) {
+            attempted.incrementAndGet()
+            try node.submit(ran.incrementAndGet())
+            catch {
+              case _: IllegalStateException => refused.incrementAndGet(); go = false
+              case e: Throwable => failures.add(e); go = false
+            }
+          }
+        })
+        t.start()
+        t
+      }
+      started.await()
+      // Stopped after a different number of submits each round.
+      while (attempted.get < round * 25 && failures.isEmpty && refused.get == 0) Thread.onSpinWait()
+      node.stop()
+      threads.foreach(_.join(timeoutMs))
+      assert(failures.isEmpty, s"round $round: ${failures.peek()}")
+      assert(ran.get + refused.get === attempted.get, s"round $round")
+    }
+  }
 }
