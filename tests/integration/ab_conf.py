@@ -5,7 +5,7 @@ from pyspark_shuffle.testing import ShuffleComparison
 
 #: Common to all modules: small blocks travel in several requests, few SQL partitions. Spark
 #: turns host-local reads off on local-cluster unless they are set; they are set here, as on a
-#: real host with several executors (the "naive" variant below turns them off).
+#: real host with several executors (the local push variant below turns them off).
 COMMON_CONF = {
     "spark.shuffle.readHostLocalDisk": "true",
     "spark.reducer.maxSizeInFlight": "1m",
@@ -28,13 +28,8 @@ SQL_AQE_CONF = dict(
     },
 )
 
-#: The plugin runs once per exchange order; each must return the sort shuffle's results. The
-#: naive variant also turns the elastic limit off (Spark's fixed limit). The pairwise and critical
-#: orders are taken by the push variants below (one application less each).
-FETCH_ORDER_VARIANTS = {
-    "adaptive": {"order": "adaptive"},
-    "naive": {"order": "naive", "elastic": False},
-}
+#: The default fetch order, with Spark's reader features on (Spark's defaults).
+ADAPTIVE_VARIANT = {"order": "adaptive"}
 
 #: Spark's reader features the plugin mirrors, turned off: blocks of the other executor (on the
 #: same host under local-cluster) then travel through Netty, and AQE's coalesced reads fetch
@@ -44,15 +39,16 @@ READER_PARITY_OFF_CONF = {
     "spark.sql.adaptive.fetchShuffleBlocksInBatch": "false",
 }
 
-#: UCX one-sided reads over shared memory (the transports UCX uses between processes of one
-#: host), with host-local reads on (UCX comes first); UCX over TCP is compared across the hosts of
-#: the namespace cluster (test_cluster_ab). They need the UCX libraries (the test extra installs
-#: libucx-cu11); without them the variant is left out and the UCX tests say so.
+#: UCX one-sided reads are compared over shared memory here (push-ucx below: its reduce tasks read
+#: the other executor's files one-sided too, and every shuffle that combines is read in pull
+#: mode) and over TCP across the hosts of the namespace cluster (test_cluster_ab). They need the
+#: UCX libraries (the test extra installs libucx-cu11); without them the variant is left out and
+#: the UCX tests say so.
 UCX_AVAILABLE = _ucx.library_dir() is not None
-UCX_VARIANTS = {"ucx-shm": "posix,cma,self"} if UCX_AVAILABLE else {}
 
 #: mode="push" over UCX (shared memory), with stores large enough to hold every merged chunk:
-#: owners expose the chunks they merged and reduce tasks read them one-sided.
+#: owners expose the chunks they merged and reduce tasks read them one-sided. Its reads take the
+#: critical order.
 UCX_PUSH_VARIANTS = (
     {"push-ucx": {"order": "critical", "mode": "push", "transport": "ucx"}} if UCX_AVAILABLE else {}
 )
@@ -63,8 +59,10 @@ UCX_PUSH_VARIANTS = (
 #: to disk when that one is full too), left in their files by a full push queue, or pushed after
 #: their partition was read (sealed). The blocks of test_rdd_ab's large records (incompressible,
 #: 300 KiB each) are over the block limit, so they are always read from their files; every other
-#: block of these small workloads is under it. Its reads take the critical order, which no other
-#: variant takes (one application less than a variant of its own).
+#: block of these small workloads is under it. On local-cluster it also takes what no other
+#: variant does (an application less than a variant of its own): Spark's random fetch order with
+#: the elastic limit off (Spark's fixed limit), and the reader features above off, so what is
+#: not merged crosses Netty.
 PUSH_VARIANT = {
     "order": "critical",
     "mode": "push",
@@ -72,6 +70,7 @@ PUSH_VARIANT = {
     "push_chunk_size": "16k",
     "push_max_block_size": "256k",
 }
+NAIVE_PUSH_VARIANT = dict(PUSH_VARIANT, order="naive", elastic=False)
 
 #: mode="push" with push_reliability="replicated": every non-empty block pushed (the block limit
 #: does not apply), an executor's own partitions to the other executor, and each map task
@@ -84,19 +83,16 @@ REPLICATED_PUSH_VARIANT = {
     "push_reliability": "replicated",
 }
 
-#: On local-cluster the adaptive order runs with those features on (Spark's defaults) and the
-#: naive order with them off, so the network path is checked A/B there too; then mode="push"
-#: (critical order, and pairwise when replicated) and UCX (adaptive order).
+#: On local-cluster: the adaptive order with Spark's reader features on, push with them off,
+#: replicated push and push over UCX: every fetch order, both reader settings, each once.
 LOCAL_VARIANTS = dict(
-    FETCH_ORDER_VARIANTS,
-    push=PUSH_VARIANT,
+    adaptive=ADAPTIVE_VARIANT,
+    push=NAIVE_PUSH_VARIANT,
     **{"push-replicated": REPLICATED_PUSH_VARIANT},
-    **{name: {"order": "adaptive", "transport": "ucx"} for name in UCX_VARIANTS},
     **UCX_PUSH_VARIANTS,
 )
 LOCAL_VARIANT_CONF = dict(
-    {"naive": READER_PARITY_OFF_CONF},
-    **{name: {"spark.executorEnv.UCX_TLS": tls} for name, tls in UCX_VARIANTS.items()},
+    {"push": READER_PARITY_OFF_CONF},
     **{name: {"spark.executorEnv.UCX_TLS": "posix,cma,self"} for name in UCX_PUSH_VARIANTS},
 )
 

@@ -6,7 +6,7 @@ import pytest
 import test_rdd_ab  # noqa: F401  (registers its workloads in LOCAL_AB)
 import test_sql_ab  # noqa: F401
 from ab_conf import (
-    FETCH_ORDER_VARIANTS,
+    ADAPTIVE_VARIANT,
     LOCAL_AB,
     PUSH_VARIANT,
     SQL_AQE_CONF,
@@ -36,7 +36,7 @@ UCX_VARIANT = {"ucx-tcp": {"order": "critical", "transport": "ucx"}} if UCX_AVAI
 #: suite's links-bound time down.
 ab = ShuffleComparison(
     conf=CLUSTER_CONF,
-    variants=dict(adaptive=FETCH_ORDER_VARIANTS["adaptive"], push=PUSH_VARIANT, **UCX_VARIANT),
+    variants=dict(adaptive=ADAPTIVE_VARIANT, push=PUSH_VARIANT, **UCX_VARIANT),
     variant_conf={name: {"spark.executorEnv.UCX_TLS": "tcp,self"} for name in UCX_VARIANT},
 )
 ab.extend(LOCAL_AB)

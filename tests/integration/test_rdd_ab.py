@@ -5,7 +5,7 @@ import random
 from operator import add
 
 import pytest
-from ab_conf import LOCAL_AB, UCX_AVAILABLE, UCX_PUSH_VARIANTS, UCX_VARIANTS, read_from_files_but_combined
+from ab_conf import LOCAL_AB, UCX_AVAILABLE, UCX_PUSH_VARIANTS, read_from_files_but_combined
 
 pytestmark = pytest.mark.integration
 
@@ -110,14 +110,7 @@ def test_same_result(name):
 def test_both_sides_ran_their_manager():
     result = ab.run()
     assert result.sort.manager_class.endswith("SortShuffleManager")
-    assert set(result.plugins) == {
-        "adaptive",
-        "naive",
-        "push",
-        "push-replicated",
-        *UCX_VARIANTS,
-        *UCX_PUSH_VARIANTS,
-    }
+    assert set(result.plugins) == {"adaptive", "push", "push-replicated", *UCX_PUSH_VARIANTS}
     for side in result.plugins.values():
         assert side.manager_class.endswith("AdaptiveShuffleManager")
 
@@ -129,7 +122,8 @@ def test_same_host_blocks_are_read_from_files_unless_turned_off():
     assert set(read_from_files_but_combined(counters)) == {"local", "host-local"}, counters
     assert set(counters["requests_by_transport"]) <= {"host-local", "netty"}, counters
     assert counters["transport_fallbacks"] == 0
-    network = result.plugins["naive"].metrics["application"]
+    # The push variant turns them off: the other executor's files and stores cross Netty.
+    network = result.plugins["push"].metrics["application"]
     assert set(network["bytes_by_transport"]) == {"local", "netty"}, network
     assert set(network["requests_by_transport"]) == {"netty"}, network
     assert result.sort.metrics == {
@@ -144,7 +138,7 @@ def test_same_host_blocks_are_read_from_files_unless_turned_off():
 
 def test_aggregations_are_combined_per_executor_unless_every_shuffle_is_pushed():
     result = ab.run()
-    for variant in ("adaptive", "naive", "push", *UCX_VARIANTS, *UCX_PUSH_VARIANTS):
+    for variant in ("adaptive", "push", *UCX_PUSH_VARIANTS):
         metrics = result.plugins[variant].metrics
         combine = metrics["application"]["combine"]
         assert combine["segments_read"] > 0 and combine["rows_merged"] > 0, (variant, combine)
@@ -185,18 +179,6 @@ def test_replicated_push_merges_every_map_output_before_its_stage_ends():
     # a map output pushed in part would bring a summary well below that.
     ratios = [s["merged_ratio"] for s in metrics["push"].values()]
     assert ratios and min(ratios) > 0.9, metrics["push"]
-
-
-@pytest.mark.skipif(not UCX_AVAILABLE, reason="no UCX libraries: pip install 'pyspark-shuffle[ucx]'")
-def test_ucx_variants_read_the_other_executor_through_ucx_only():
-    result = ab.run()
-    assert set(UCX_VARIANTS) == {"ucx-shm"}
-    for variant in UCX_VARIANTS:
-        counters = result.plugins[variant].metrics["application"]
-        # UCX comes before host-local reads: every remote byte of a file is a one-sided read.
-        assert set(read_from_files_but_combined(counters)) == {"local", "ucx"}, (variant, counters)
-        assert set(counters["requests_by_transport"]) <= {"ucx", "netty"}, (variant, counters)
-        assert counters["transport_fallbacks"] == 0, (variant, counters)
 
 
 @pytest.mark.skipif(not UCX_AVAILABLE, reason="no UCX libraries: pip install 'pyspark-shuffle[ucx]'")

@@ -1,29 +1,25 @@
 package org.apache.spark.shuffle.adaptive
 
-import org.scalatest.BeforeAndAfterAll
-
-import org.apache.spark.{ShuffleSuite, SparkContext, TestUtils}
+import org.apache.spark.{LocalSparkContext, SparkConf, SparkContext, SparkFunSuite, TestUtils}
 import org.apache.spark.internal.config.{SHUFFLE_HOST_LOCAL_DISK_READING_ENABLED, SHUFFLE_MANAGER, SHUFFLE_SERVICE_ENABLED, SHUFFLE_SERVICE_PORT}
 import org.apache.spark.network.TransportContext
 import org.apache.spark.network.netty.SparkTransportConf
 import org.apache.spark.network.shuffle.ExternalBlockHandler
 
 /**
- * Apache Spark's `ShuffleSuite` once more with host-local reads on (Spark turns them off on
- * local-cluster unless set): the executors of its local-cluster cases share this host, so every
- * block of another executor is read from that executor's files by
- * [[transport.HostLocalTransport]] instead of crossing Netty.
+ * Host-local reads on (Spark turns them off on local-cluster unless set): the two executors share
+ * this host, so every block of the other executor is read from its files by
+ * [[transport.HostLocalTransport]] instead of crossing Netty. (Spark's `ShuffleSuite` runs with
+ * them on in [[AdaptiveSecureShuffleSuite]].)
  */
 class AdaptiveHostLocalShuffleSuite
-    extends ShuffleSuite
-    with BeforeAndAfterAll
-    with ShuffleSuiteLogsCheck {
+    extends SparkFunSuite
+    with LocalSparkContext
+    with SparkLogsCheck {
 
-  override def beforeAll(): Unit = {
-    super.beforeAll()
-    conf.set(SHUFFLE_MANAGER, classOf[AdaptiveShuffleManager].getName)
-    conf.set(SHUFFLE_HOST_LOCAL_DISK_READING_ENABLED, true)
-  }
+  private val conf = new SparkConf()
+    .set(SHUFFLE_MANAGER, classOf[AdaptiveShuffleManager].getName)
+    .set(SHUFFLE_HOST_LOCAL_DISK_READING_ENABLED, true)
 
   /**
    * Runs a shuffle on two executors; returns the application's plugin counters. Its values are

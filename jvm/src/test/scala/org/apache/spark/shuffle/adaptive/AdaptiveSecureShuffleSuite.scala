@@ -6,9 +6,11 @@ import org.apache.spark.ShuffleSuite
 import org.apache.spark.internal.config.{AUTH_SECRET, IO_ENCRYPTION_ENABLED, NETWORK_AUTH_ENABLED, SHUFFLE_HOST_LOCAL_DISK_READING_ENABLED, SHUFFLE_MANAGER}
 
 /**
- * Apache Spark's `ShuffleSuite` with `spark.authenticate` and `spark.io.encryption.enabled` on:
- * shuffle files are written encrypted, fetched over authenticated connections, and read from the
- * files of the other local-cluster executor (host-local reads on), decrypted by the reader.
+ * Apache Spark's `ShuffleSuite` with `spark.authenticate`, `spark.io.encryption.enabled` and
+ * host-local reads on: shuffle files are written encrypted, fetched over authenticated
+ * connections, and read from the files of the other local-cluster executor
+ * ([[transport.HostLocalTransport]], which Spark turns off on local-cluster unless set), decrypted
+ * by the reader.
  */
 class AdaptiveSecureShuffleSuite
     extends ShuffleSuite
