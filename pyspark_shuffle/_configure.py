@@ -6,14 +6,16 @@ from pathlib import Path
 from typing import Any, Callable, List, Optional, Tuple, TypeVar
 
 from . import _jars, _jvm, _ucx
-from ._jvm import PLUGIN_CLASSES, RELIABLE_DATA_IO_CLASS, SHUFFLE_MANAGER_CLASS, SQL_EXTENSIONS_CLASS
-from .configure_options import OPTIONS, validate_options
+from ._jvm import (
+    EXPLAIN_PROVIDER_CLASS,
+    PLUGIN_CLASSES,
+    SHUFFLE_MANAGER_CLASS,
+    SQL_EXTENSIONS_CLASS,
+)
+from .configure_options import COMBINATIONS, KEYWORDS, OPTIONS, PREFIX, validate_options
 from .values import format_size, parse_size
 
 B = TypeVar("B")
-
-MAX_SIZE_IN_FLIGHT_KEY = "spark.reducer.maxSizeInFlight"
-MAX_SIZE_IN_FLIGHT_DEFAULT = "48m"  # Spark's default; a value without unit is in MiB
 
 
 def configure(builder: B, **options: Any) -> B:
@@ -49,7 +51,9 @@ def configure(builder: B, **options: Any) -> B:
       the heap one executor uses for it.
 
     It also appends the plugin's Spark SQL extension to ``spark.sql.extensions`` (never twice),
-    which local reduction needs for Spark SQL aggregations.
+    which local reduction needs for Spark SQL aggregations, and its explain provider to
+    ``spark.sql.extendedExplainProviders``: ``explain()`` then says of each exchange whether it
+    is the plugin's, or why it is Spark's.
 
     ``conf/configuration.md`` describes each key.
 
@@ -73,6 +77,7 @@ def configure(builder: B, **options: Any) -> B:
     _locate_ucx(settings, get)
     set_("spark.shuffle.manager", _jvm.serving_class(SHUFFLE_MANAGER_CLASS, delay))
     set_(SQL_EXTENSIONS_KEY, append_extension(get(SQL_EXTENSIONS_KEY), SQL_EXTENSIONS_CLASS))
+    set_(EXPLAIN_PROVIDERS_KEY, append_extension(get(EXPLAIN_PROVIDERS_KEY), EXPLAIN_PROVIDER_CLASS))
     for key, value in settings.items():
         set_(key, value)
     return builder
@@ -137,55 +142,68 @@ def _locate_ucx(settings: dict, get: Callable[[str], Optional[str]]) -> None:
 
 
 def check_combinations(settings: dict, get: Callable[[str], Optional[str]]) -> None:
-    """The rules across keys, which the JVM applies as well (config/Modes, flow/FlowSettings),
-    applied to the validated ``settings`` and what ``get`` reads from the builder, so that a
-    refused pair fails here, before a JVM starts. Adds the ShuffleDataIO replicated push needs."""
-    _check_in_flight(settings, get(MAX_SIZE_IN_FLIGHT_KEY))
-    _check_push_mode(settings, get)
-    _set_reliability(settings, get)
+    """The rules across keys (``COMBINATIONS``: declared once, on the JVM side, which applies
+    them too), applied to the validated ``settings`` and what ``get`` reads from the builder, so
+    that a refused pair fails here, before a JVM starts. Sets what a rule says ``configure()``
+    sets (replicated push's ShuffleDataIO)."""
+    for rule in COMBINATIONS:
+        if rule["kind"] == "needs":
+            _check_needs(rule, settings, get)
+        elif rule["kind"] == "at_most":
+            _check_at_most(rule, settings, get)
 
 
-SHUFFLE_SERVICE_KEY = "spark.shuffle.service.enabled"
+def _describe(key: str, value: str) -> str:
+    """``key=value`` as a user of configure() says it: by keyword where the key has one."""
+    keyword = _KEYWORD_OF.get(key)
+    return f"{keyword}={value!r} ({key})" if keyword else f"{key}={value}"
 
 
-def _check_push_mode(settings: dict, get: Callable[[str], Optional[str]]) -> None:
-    """mode='push' serves merged chunks from executors' memory, which the external shuffle
-    service cannot: the JVM refuses the pair, so refuse it here, before a JVM starts."""
-    mode_key = OPTIONS["mode"].key
-    mode = settings.get(mode_key, get(mode_key) or "pull")
-    if mode != "pull" and (get(SHUFFLE_SERVICE_KEY) or "false").strip().lower() == "true":
-        raise ValueError(
-            f"mode={mode!r} ({mode_key}) needs {SHUFFLE_SERVICE_KEY}=false: the external shuffle "
-            "service serves map-output files only; allowed modes with it: 'pull'"
-        )
-
-
-DATA_IO_KEY = "spark.shuffle.sort.io.plugin.class"
-
-
-def _set_reliability(settings: dict, get: Callable[[str], Optional[str]]) -> None:
-    """push_reliability='replicated' tells Spark, through the plugin's ShuffleDataIO, that map
-    outputs outlive their executors; it needs mode='push', whose merged copies they are, and
-    no other ShuffleDataIO."""
-    key = OPTIONS["push_reliability"].key
-    if settings.get(key, get(key) or "none") != "replicated":
+def _check_needs(rule: dict, settings: dict, get: Callable[[str], Optional[str]]) -> None:
+    key, other = rule["key"], rule["other"]
+    value = str(settings.get(key, get(key) or rule["key_default"])).strip().lower()
+    if value not in rule["values"]:
         return
-    mode_key = OPTIONS["mode"].key
-    mode = settings.get(mode_key, get(mode_key) or "pull")
-    if mode != "push":
+    have = settings.get(other, get(other))
+    if have is None and rule["set_by_configure"]:
+        settings[other] = rule["other_value"]
+        return
+    have = str(have if have is not None else rule["other_default"]).strip()
+    if have.lower() != rule["other_value"].lower():
+        allowed = ", ".join(repr(v) for v in rule["allowed_without"])
         raise ValueError(
-            f"push_reliability='replicated' ({key}) needs mode='push' ({mode_key}), got "
-            f"mode={mode!r}: the copies that make a map output safe are the merged ones; "
-            "allowed push_reliability without it: 'none'"
+            f"{_describe(key, value)} needs {_describe(other, rule['other_value'])}, got "
+            f"{_describe(other, have)}: {rule['why']}; allowed {_KEYWORD_OF.get(key, key)} "
+            f"without it: {allowed}"
         )
-    data_io = get(DATA_IO_KEY)
-    if data_io not in (None, RELIABLE_DATA_IO_CLASS):
+
+
+def _check_at_most(rule: dict, settings: dict, get: Callable[[str], Optional[str]]) -> None:
+    key = rule["key"]
+    if key not in settings:
+        return
+    limit_key = rule["limit"] if settings.get(rule["limit"], get(rule["limit"])) is not None else None
+    if limit_key is not None:
+        raw = settings.get(limit_key, get(limit_key))
+        limit = parse_size(raw)
+        limit_name = f"{_KEYWORD_OF[limit_key]} ({limit_key})"
+    else:
+        raw = get(rule["fallback"]) or rule["fallback_default"]
+        try:
+            # Spark reads sizes without a unit in MiB there.
+            limit = parse_size(raw, default_unit="m")
+        except ValueError as error:
+            raise ValueError(f"invalid {rule['fallback']} {raw!r}: {error}") from None
+        limit_name = rule["fallback"]
+    option = OPTIONS[_KEYWORD_OF[key]]
+    if parse_size(settings[key]) > limit:
         raise ValueError(
-            f"push_reliability='replicated' ({key}) needs {DATA_IO_KEY}={RELIABLE_DATA_IO_CLASS}, "
-            f"and the builder sets {data_io}; allowed push_reliability with another "
-            "ShuffleDataIO: 'none'"
+            f"invalid value {settings[key]!r} for option {option.name!r} (Spark key "
+            f"{key}): it exceeds {limit_name} ({format_size(limit)}); allowed: {option.allowed}"
         )
-    settings[DATA_IO_KEY] = RELIABLE_DATA_IO_CLASS
+
+
+_KEYWORD_OF = {PREFIX + key: keyword for keyword, key in KEYWORDS.items()}
 
 
 def _accessors(builder: Any) -> Tuple[Callable[[str], Optional[str]], Callable[[str, str], Any]]:
@@ -216,35 +234,13 @@ def _accessors(builder: Any) -> Tuple[Callable[[str], Optional[str]], Callable[[
     )
 
 
-def _check_in_flight(settings: dict, max_size_in_flight: Optional[str]) -> None:
-    option = OPTIONS["in_flight_increment"]
-    hard = OPTIONS["max_in_flight"]
-    if option.key not in settings:
-        return
-    if hard.key in settings:
-        limit, limit_name = parse_size(settings[hard.key]), f"max_in_flight ({hard.key})"
-    else:
-        raw = max_size_in_flight if max_size_in_flight is not None else MAX_SIZE_IN_FLIGHT_DEFAULT
-        try:
-            limit = parse_size(raw, default_unit="m")
-        except ValueError as error:
-            raise ValueError(f"invalid {MAX_SIZE_IN_FLIGHT_KEY} {raw!r}: {error}") from None
-        limit_name = MAX_SIZE_IN_FLIGHT_KEY
-    increment = parse_size(settings[option.key])
-    if increment > limit:
-        raise ValueError(
-            f"invalid value {settings[option.key]!r} for option {option.name!r} (Spark key "
-            f"{option.key}): it exceeds {limit_name} ({format_size(limit)}); "
-            f"allowed: {option.allowed}"
-        )
-
-
 SQL_EXTENSIONS_KEY = "spark.sql.extensions"
+EXPLAIN_PROVIDERS_KEY = "spark.sql.extendedExplainProviders"
 
 
 def append_extension(extensions: Optional[str], extension: str) -> str:
-    """``spark.sql.extensions`` value ``extensions`` with ``extension`` appended unless it lists
-    it already."""
+    """A comma-separated class list (``spark.sql.extensions``, ...) ``extensions`` with
+    ``extension`` appended unless it lists it already."""
     entries = [entry.strip() for entry in (extensions or "").split(",") if entry.strip()]
     if extension not in entries:
         entries.append(extension)

@@ -17,6 +17,10 @@ RELIABLE_DATA_IO_CLASS = "org.apache.spark.shuffle.adaptive.AdaptiveShuffleDataI
 #: ``spark.sql.extensions`` entry with the plugin's Spark SQL rules (local reduction's exchange).
 SQL_EXTENSIONS_CLASS = "org.apache.spark.shuffle.adaptive.sql.AdaptiveShuffleExtensions"
 
+#: ``spark.sql.extendedExplainProviders`` entry: what ``explain()`` and the SQL tab say of each
+#: exchange (the plugin's and what it does, or why it is Spark's).
+EXPLAIN_PROVIDER_CLASS = "org.apache.spark.shuffle.adaptive.sql.ExchangesExplained"
+
 #: ``spark.plugins`` entry that samples the direct memory each executor's shuffle reads hold
 #: (Netty's, which Spark's executor metrics miss), under any shuffle manager.
 FETCH_MEMORY_PROBE_CLASS = "org.apache.spark.shuffle.adaptive.metrics.FetchMemoryProbe"

@@ -3,54 +3,35 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any, Dict
 
 from ._jvm import java_spark_context, python_api
 
-#: Counter names of one counters dict (the JVM's FetchCounters.toMap keys), in the order
-#: ``docs/metrics.md`` lists them.
-COUNTER_NAMES = (
-    "reduce_tasks",
-    "bytes_by_source",
-    "blocks_by_source",
-    "bytes_by_transport",
-    "blocks_by_transport",
-    "bytes_from_stores",
-    "blocks_from_stores",
-    "bytes_from_stores_by_source",
-    "bytes_crossed_twice",
-    "stored_reduce_tasks",
-    "stored_reduce_tasks_on_owner",
-    "bytes_at_owner",
-    "chunks_read",
-    "chunk_fallbacks",
-    "chunks_at_peers",
-    "chunks_in_ranges",
-    "chunks_one_sided",
-    "requests",
-    "requests_by_transport",
-    "transport_fallbacks",
-    "direct_memory_deferrals",
-    "corrupt_refetches",
-    "fetch_wait_ms",
-    "requests_to_disk",
-    "executor_fetch_peak_bytes",
-    "peak_bytes_in_flight",
-    "buffered_byte_ms",
-    "fetch_ms",
-    "wait_ms_by_source",
-    "host_by_source",
-    "elastic_limit_min",
-    "elastic_limit_max",
-    "elastic_limit_changes",
-    "tasks_by_remote_sources",
-    "blocks_per_request",
-    "mean_buffered_bytes",
-    "mean_wait_ms_by_source",
-    "observed_rate_by_source",
-    "elastic_limit_mean",
-    "combine",
-)
+#: The counters' names, as the JVM's tables declare them (``counters.json``, generated from
+#: ``metrics/FetchCounters.scala`` and ``metrics/CombineCounters.scala``, which a JVM test keeps
+#: current): those of one counters dict, in the order ``docs/metrics.md`` lists them, and those
+#: of its ``combine`` dict.
+_NAMES = json.loads(Path(__file__).with_name("counters.json").read_text(encoding="utf-8"))
+COUNTER_NAMES = tuple(_NAMES["fetch"])
+COMBINE_COUNTER_NAMES = tuple(_NAMES["combine"])
+
+
+class CounterNames:
+    """The declared counter names as attributes (``FETCH.bytes_by_transport``), so code that
+    reads a counter by name fails on a name no table declares instead of finding nothing."""
+
+    def __init__(self, names):
+        self._names = frozenset(names)
+
+    def __getattr__(self, name: str) -> str:
+        if name.startswith("_") or name not in self._names:
+            raise AttributeError(f"no counter {name!r}; declared: {', '.join(sorted(self._names))}")
+        return name
+
+
+FETCH = CounterNames(COUNTER_NAMES)
+COMBINE = CounterNames(COMBINE_COUNTER_NAMES)
 
 #: Transport name of blocks a reduce task read from its own executor's files.
 LOCAL_TRANSPORT = "local"

@@ -1,10 +1,11 @@
 """The keyword options of :func:`pyspark_shuffle.configure` and the Spark keys they set.
 
 Every ``spark.shuffle.adaptive.*`` key is declared once, on the JVM side
-(``config/AdaptiveShuffleConf.scala``), with the rule its values obey; ``conf_keys.json``, next
-to this file, is generated from those declarations (a JVM test keeps it current). Python keeps
-the keyword name of each key and one normaliser per kind of rule, so a bad value fails here,
-before a JVM starts, with the JVM's words for what is allowed.
+(``config/AdaptiveShuffleConf.scala``), with the rule its values obey and its keyword here, and so
+is every rule across keys (``config/KeyCombinations.scala``); ``conf_keys.json``, next to this
+file, is generated from those declarations (a JVM test keeps it current). Python keeps one
+normaliser per kind of rule, so a bad value fails here, before a JVM starts, with the JVM's words
+for what is allowed.
 """
 
 from __future__ import annotations
@@ -21,38 +22,14 @@ from .values import SIZE_FORMS, format_size, size_between
 
 PREFIX = "spark.shuffle.adaptive."
 
-#: configure()'s keyword for each key (after PREFIX), in the documentation's order.
-KEYWORDS = {
-    "order": "fetch.order",
-    "in_flight_increment": "fetch.inFlightIncrement",
-    "max_in_flight": "fetch.maxInFlight",
-    "executor_budget": "fetch.executorBudget",
-    "elastic": "fetch.elastic.enabled",
-    "elastic_shrink_below": "fetch.elastic.shrinkBelow",
-    "elastic_grow_above": "fetch.elastic.growAbove",
-    "wait_window": "fetch.waitWindow",
-    "score_load_weight": "fetch.score.loadWeight",
-    "score_wait_weight": "fetch.score.waitWeight",
-    "transport": "transport",
-    "ucx_library_path": "ucx.libraryPath",
-    "ucx_timeout": "ucx.timeout",
-    "mode": "mode",
-    "store_max_size": "store.maxSize",
-    "push_queue_size": "push.queueSize",
-    "push_chunk_size": "push.chunkSize",
-    "push_max_block_size": "push.maxBlockSize",
-    "push_spill_to_peers": "push.spillToPeers",
-    "push_place_by_size_after": "push.placeBySizeAfter",
-    "push_reliability": "push.reliability",
-    "combine": "combine.enabled",
-    "combine_max_memory": "combine.maxMemory",
-}
+#: The keys as the JVM declares them: key -> {"keyword", "default", "rule": {"kind", bounds...},
+#: "allowed"}, in the documentation's order; and the rules across keys.
+_DECLARED = json.loads((Path(__file__).with_name("conf_keys.json")).read_text(encoding="utf-8"))
+JVM_KEYS: Dict[str, Dict[str, Any]] = {entry["key"]: entry for entry in _DECLARED["keys"]}
+COMBINATIONS: List[Dict[str, Any]] = _DECLARED["combinations"]
 
-#: The keys as the JVM declares them: key -> {"default", "rule": {"kind", bounds...}, "allowed"}.
-JVM_KEYS: Dict[str, Dict[str, Any]] = {
-    entry["key"]: entry
-    for entry in json.loads((Path(__file__).with_name("conf_keys.json")).read_text(encoding="utf-8"))["keys"]
-}
+#: configure()'s keyword for each key (after PREFIX), in the documentation's order.
+KEYWORDS = {entry["keyword"]: entry["key"][len(PREFIX) :] for entry in _DECLARED["keys"]}
 
 
 def _size(min_bytes: int, max_bytes: int) -> Callable[[Any], str]:

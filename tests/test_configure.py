@@ -5,7 +5,12 @@ from pyspark import SparkConf
 from pyspark.sql import SparkSession
 
 import pyspark_shuffle
-from pyspark_shuffle._jvm import RELIABLE_DATA_IO_CLASS, SHUFFLE_MANAGER_CLASS
+from pyspark_shuffle._jvm import (
+    EXPLAIN_PROVIDER_CLASS,
+    RELIABLE_DATA_IO_CLASS,
+    SHUFFLE_MANAGER_CLASS,
+    SQL_EXTENSIONS_CLASS,
+)
 
 KEY = "spark.shuffle.adaptive.fetch.inFlightIncrement"
 
@@ -40,6 +45,14 @@ def test_configure_appends_to_existing_jars_once():
     builder = SparkSession.builder.config("spark.jars", given)
     pyspark_shuffle.configure(builder)
     assert builder._options["spark.jars"] == given
+
+
+def test_configure_adds_the_sql_extension_and_the_explain_provider_once():
+    conf = SparkConf(loadDefaults=False).set("spark.sql.extendedExplainProviders", "com.example.Mine")
+    pyspark_shuffle.configure(conf)
+    pyspark_shuffle.configure(conf)
+    assert conf.get("spark.sql.extensions") == SQL_EXTENSIONS_CLASS
+    assert conf.get("spark.sql.extendedExplainProviders") == "com.example.Mine," + EXPLAIN_PROVIDER_CLASS
 
 
 def test_configure_spark_conf():

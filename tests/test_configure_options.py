@@ -140,7 +140,7 @@ def test_the_shared_cases_are_judged_as_the_jvm_judges_them():
 
 
 def test_the_shared_combinations_are_judged_as_the_jvm_judges_them():
-    # The JVM's ValueRuleSuite runs the same Spark confs through config/Modes and FlowSettings.
+    # The JVM's ValueRuleSuite runs the same Spark confs through config/Features and FlowSettings.
     name_of = {option.key: name for name, option in OPTIONS.items()}
     for case in SHARED["combinations"]:
         conf = case["conf"]

@@ -85,3 +85,39 @@ def test_the_shuffle_manager_names_nothing_of_dummy_but_its_python_facade():
     importers = {p for p, imported in package_graph().items() if "dummy" in imported}
     assert importers <= {"python"}, importers
     assert "dummy" not in package_graph()
+
+
+def _sources():
+    """Each production file and its code, comments left out."""
+    for root in PRODUCTION:
+        for path in root.rglob("*.scala"):
+            text = path.read_text(encoding="utf-8")
+            yield path, re.sub(r"/\*.*?\*/|//[^\n]*", "", text, flags=re.DOTALL)
+
+
+def test_what_sql_says_of_a_shuffle_reaches_the_manager_in_its_dependency_only():
+    """The SQL exchange tells the shuffle manager how a shuffle combines, where its reduce tasks
+    run and what it is co-partitioned with in one typed dependency, which only the driver reads
+    when the shuffle is registered: no marks found by walking lineage, no plan tags read outside
+    sql/, no driver calls from the plan."""
+    assert "lineage" not in package_graph()
+    readers = set()
+    for path, text in _sources():
+        package = _package_of(text)
+        if re.search(r"\bTreeNodeTag\b|getTagValue|setTagValue", text):
+            assert package == "sql", f"{path.name} ({package}) reads or writes a plan tag"
+        if "AdaptiveShuffleDependency" in text and path.name != "AdaptiveShuffleDependency.scala":
+            readers.add(path.name)
+        assert "RddMarks" not in text and "MarkedRows" not in text, path.name
+    assert readers == {"DriverServices.scala", "AdaptiveShuffleExchangeExec.scala"}, readers
+
+
+def test_each_feature_plans_its_own_part_of_a_read_and_answers_its_own_messages():
+    """The reader joins the read plans of local reduction (combine/) and mode=push (push/);
+    the resolver hands each message to the one feature that handles it."""
+    texts = {path.name: text for path, text in _sources()}
+    services = texts["ExecutorServices.scala"]
+    assert "CombinedReads.plan" in services and ".readPlan(" in services
+    assert "MergedReads.plan" not in services and "new CombinedRead(" not in services
+    handlers = {name for name, text in texts.items() if re.search(r"extends\s+MessageHandler", text)}
+    assert handlers == {"CombineStore.scala", "PushMessages.scala"}, handlers

@@ -48,3 +48,39 @@ def test_the_check_resolves_relative_imports():
     assert {"_configure", "_jvm"} <= _imported(PACKAGE / "sessions.py")
     # "from ..frames import" in bench/tables.py is pyspark_shuffle.frames.
     assert "frames" in _imported(PACKAGE / "bench" / "tables.py")
+
+
+def _modules_imported(path: Path) -> set:
+    """The modules of ``path``'s own subpackage that it imports (at module level or in a function)."""
+    package = path.relative_to(PACKAGE.parent).with_suffix("").parts[:-1]
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if not isinstance(node, ast.ImportFrom) or node.level == 0:
+            continue
+        target = (*package[: len(package) - node.level + 1], *(node.module.split(".") if node.module else ()))
+        if target == package:
+            found.update(alias.name for alias in node.names)
+        elif target[: len(package)] == package and len(target) == len(package) + 1:
+            found.add(target[-1])
+    return found
+
+
+def _reaches(graph, start, goal, seen):
+    return any(n == goal or (n not in seen and _reaches(graph, n, goal, seen | {n})) for n in graph[start])
+
+
+def test_the_modules_of_each_subpackage_import_one_way():
+    """A run never walks back and forth between two modules: within a subpackage, the modules'
+    imports form no cycle (the cluster's lifecycle uses its system calls, never the reverse)."""
+    cycles = []
+    for package in [PACKAGE, *(p for p in PACKAGE.iterdir() if (p / "__init__.py").exists())]:
+        modules = {p.stem: p for p in package.glob("*.py") if p.stem != "__init__"}
+        graph = {name: _modules_imported(path) & set(modules) for name, path in modules.items()}
+
+        cycles += [f"{package.name}/{name}" for name in graph if _reaches(graph, name, name, {name})]
+    assert cycles == []
+
+
+def test_the_cluster_system_calls_import_nothing_of_the_cluster():
+    assert _modules_imported(PACKAGE / "cluster" / "system.py") == set()
+    assert {"system", "plan", "state"} <= _modules_imported(PACKAGE / "cluster" / "lifecycle.py")

@@ -18,6 +18,7 @@ from typing import Any, Dict, Optional
 
 from .. import spark_logs
 from .._child_process import child_main
+from .._metrics import FETCH
 from ..sessions import PLUGIN, SORT, start_session
 from . import sparkmetrics
 from .config import ADAPTIVE
@@ -119,8 +120,8 @@ def fetch_memory(
             "netty_pooled_bytes": probe.get(executor, {}).get("netty_pooled_bytes"),
             "netty_direct_bytes": probe.get(executor, {}).get("netty_direct_bytes"),
             "netty_oom_episodes": probe.get(executor, {}).get("netty_oom_episodes"),
-            "plugin_fetch_bytes": plugin_executors.get(executor, {}).get("executor_fetch_peak_bytes"),
-            "plugin_oom_deferrals": plugin_executors.get(executor, {}).get("direct_memory_deferrals"),
+            "plugin_fetch_bytes": plugin_executors.get(executor, {}).get(FETCH.executor_fetch_peak_bytes),
+            "plugin_oom_deferrals": plugin_executors.get(executor, {}).get(FETCH.direct_memory_deferrals),
             "heap_peak_bytes": spark_peaks.get(executor, {}).get("heap_peak_bytes"),
             "rss_peak_bytes": spark_peaks.get(executor, {}).get("rss_peak_bytes"),
         }

@@ -6,6 +6,7 @@ import statistics
 from dataclasses import dataclass, field
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 
+from .._metrics import COMBINE, FETCH
 from ..frames import RUN_NUMBERS
 from .config import SORT
 from .links import run_figures
@@ -185,7 +186,7 @@ def network_table(records: Sequence[Dict[str, Any]]) -> Optional[str]:
     rows = []
     for (workload, skew, manager), runs in groups.items():
         figures = [run_figures(r.get("links") or {}) for r in runs]
-        buffered = [(r.get("plugin") or {}).get("mean_buffered_bytes") for r in runs]
+        buffered = [(r.get("plugin") or {}).get(FETCH.mean_buffered_bytes) for r in runs]
         rows.append(
             [
                 workload,
@@ -237,7 +238,7 @@ def push_table(records: Sequence[Dict[str, Any]]) -> Optional[str]:
     their partitions' owner and of the chunks' bytes they read there. None when no run read a merged chunk."""
 
     def merged(r: Dict[str, Any]) -> bool:
-        return bool((r.get("plugin") or {}).get("chunks_read"))
+        return bool((r.get("plugin") or {}).get(FETCH.chunks_read))
 
     groups = group_runs(r for r in records if r.get("status") == "ok" and merged(r))
     if not groups:
@@ -246,35 +247,37 @@ def push_table(records: Sequence[Dict[str, Any]]) -> Optional[str]:
     for (workload, skew, manager), runs in groups.items():
         plugin = [r["plugin"] for r in runs]
         share = [
-            p.get("bytes_from_stores", 0) / sum(p["bytes_by_transport"].values())
+            p.get(FETCH.bytes_from_stores, 0) / sum(p[FETCH.bytes_by_transport].values())
             for p in plugin
-            if sum((p.get("bytes_by_transport") or {}).values())
+            if sum((p.get(FETCH.bytes_by_transport) or {}).values())
         ]
-        per_chunk = [p.get("blocks_from_stores", 0) / p["chunks_read"] for p in plugin]
+        per_chunk = [p.get(FETCH.blocks_from_stores, 0) / p[FETCH.chunks_read] for p in plugin]
         by_map_end = [_merged_by_map_end(r.get("push") or {}) for r in runs]
         # Of the reduce tasks that read merged chunks, those that ran at their partitions' owner.
         at_owner = [
-            p.get("stored_reduce_tasks_on_owner", 0) / p["stored_reduce_tasks"]
+            p.get(FETCH.stored_reduce_tasks_on_owner, 0) / p[FETCH.stored_reduce_tasks]
             for p in plugin
-            if p.get("stored_reduce_tasks")
+            if p.get(FETCH.stored_reduce_tasks)
         ]
         # Of the bytes read out of chunks, those the reading task's own executor held.
         bytes_at_owner = [
-            p.get("bytes_at_owner", 0) / p["bytes_from_stores"] for p in plugin if p.get("bytes_from_stores")
+            p.get(FETCH.bytes_at_owner, 0) / p[FETCH.bytes_from_stores]
+            for p in plugin
+            if p.get(FETCH.bytes_from_stores)
         ]
         rows.append(
             [
                 workload,
                 f"{skew:g}",
                 manager,
-                _num(median(p.get("bytes_from_stores") for p in plugin), 1 << 20),
+                _num(median(p.get(FETCH.bytes_from_stores) for p in plugin), 1 << 20),
                 _num(median(share), digits=2),
                 _num(median(s for s in by_map_end if s is not None), digits=2),
-                _num(median(p.get("chunks_read") for p in plugin), digits=0),
+                _num(median(p.get(FETCH.chunks_read) for p in plugin), digits=0),
                 _num(median(per_chunk), digits=1),
-                _num(median(p.get("requests") for p in plugin), digits=0),
-                _num(median(p.get("chunk_fallbacks") for p in plugin), digits=0),
-                _num(median(p.get("bytes_crossed_twice") for p in plugin), 1 << 20),
+                _num(median(p.get(FETCH.requests) for p in plugin), digits=0),
+                _num(median(p.get(FETCH.chunk_fallbacks) for p in plugin), digits=0),
+                _num(median(p.get(FETCH.bytes_crossed_twice) for p in plugin), 1 << 20),
                 _num(median(at_owner), digits=2),
                 _num(median(bytes_at_owner), digits=2),
             ]
@@ -321,7 +324,7 @@ def combine_table(records: Sequence[Dict[str, Any]]) -> Optional[str]:
     read combined records."""
 
     def combined(r: Dict[str, Any]) -> bool:
-        return bool(((r.get("plugin") or {}).get("combine") or {}).get("segments_read"))
+        return bool(((r.get("plugin") or {}).get("combine") or {}).get(COMBINE.segments_read))
 
     shown = {(r["workload"], float(r["skew"])) for r in records if r.get("status") == "ok" and combined(r)}
     if not shown:
@@ -351,9 +354,9 @@ def combine_table(records: Sequence[Dict[str, Any]]) -> Optional[str]:
                 _num(read, 1 << 20),
                 _ratio(read, base_read),
                 _num(median(r.get("shuffle_read_records") for r in runs), digits=0),
-                _num(median(c.get("combine_ratio") for c in combine if c), digits=1),
-                _num(median(c.get("maps_folded") for c in combine if c), digits=0),
-                _num(median(c.get("blocks_from_files") for c in combine if c), digits=0),
+                _num(median(c.get(COMBINE.combine_ratio) for c in combine if c), digits=1),
+                _num(median(c.get(COMBINE.maps_folded) for c in combine if c), digits=0),
+                _num(median(c.get(COMBINE.blocks_from_files) for c in combine if c), digits=0),
                 _num(median(r.get("peak_executor_memory_bytes") for r in runs), 1 << 20, 0),
             ]
         )

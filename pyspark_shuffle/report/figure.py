@@ -8,6 +8,7 @@ import statistics
 from pathlib import Path
 from typing import Any, List, Sequence
 
+from .._metrics import COMBINE
 from .data import ShuffleView
 
 MIB = float(1 << 20)
@@ -154,11 +155,11 @@ def _critical(view: ShuffleView) -> str:
 def _combined(view: ShuffleView) -> str:
     """Local reduction's ratio, and the combined MiB read in place of the blocks' MiB."""
     c = view.combine
-    if not c.get("segments_read"):
+    if not c.get(COMBINE.segments_read):
         return "-"
     return (
-        f"{c.get('combine_ratio', 0.0):.1f}x, "
-        f"{_mib(int(c.get('bytes_out', 0)))} for {_mib(int(c.get('bytes_replaced', 0)))} MiB"
+        f"{c.get(COMBINE.combine_ratio, 0.0):.1f}x, "
+        f"{_mib(int(c.get(COMBINE.bytes_out, 0)))} for {_mib(int(c.get(COMBINE.bytes_replaced, 0)))} MiB"
     )
 
 

@@ -5,7 +5,7 @@ import java.util.{Map => JMap}
 import org.apache.spark.SparkConf
 import org.apache.spark.shuffle.api.{ShuffleDataIO, ShuffleDriverComponents, ShuffleExecutorComponents}
 import org.apache.spark.shuffle.sort.io.LocalDiskShuffleDataIO
-import org.apache.spark.shuffle.adaptive.config.Modes
+import org.apache.spark.shuffle.adaptive.config.Features
 
 /**
  * `spark.shuffle.sort.io.plugin.class` for `push.reliability=replicated`: map outputs are
@@ -24,7 +24,7 @@ class AdaptiveShuffleDataIO(conf: SparkConf) extends ShuffleDataIO {
 
   override def driver(): ShuffleDriverComponents = {
     val components = disk.driver()
-    val reliable = Modes.reliableStorage(conf)
+    val reliable = Features.reliableStorage(conf)
     new ShuffleDriverComponents {
       override def initializeApplication(): JMap[String, String] =
         components.initializeApplication()

@@ -4,16 +4,16 @@ import java.io.ObjectOutputStream
 
 import org.apache.spark.ShuffleDependency
 import org.apache.spark.shuffle.{BaseShuffleHandle, ShuffleHandle}
-import org.apache.spark.shuffle.adaptive.combine.CombineSpec
+import org.apache.spark.shuffle.adaptive.combine.{CombineSpec, CombiningExecutors}
 import org.apache.spark.shuffle.adaptive.metrics.FetchMetricsAccumulator
 import org.apache.spark.shuffle.adaptive.protocol.OwnerTable
 
 /**
  * The handle tasks receive: the sort shuffle's own handle (which picks the map-side writer), the
  * accumulator tasks report their [[metrics.FetchCounters]] through, how its records combine
- * where they do (local reduction, [[combine.CombineSpec]]); in mode=push, the owner of each
- * reduce partition, and whether reduce tasks run at their owners (`reducedAtOwners`, the
- * plugin's SQL exchanges: [[push.reduce.ReducedAtOwners]]).
+ * where they do (local reduction: [[LocalReduction]]); in mode=push, the owner of each reduce
+ * partition, and whether reduce tasks run at their owners (`reducedAtOwners`, the plugin's SQL
+ * exchanges: [[AdaptiveShuffleDependency]]).
  *
  * The owners are placed (by `placeOwners`, on the driver) when the handle is first serialized,
  * which is when its map stage is submitted: the executors that will run the map tasks are known
@@ -30,7 +30,7 @@ private[spark] final class AdaptiveShuffleHandle[K, V, C](
     val writeHandle: ShuffleHandle,
     val fetchMetrics: FetchMetricsAccumulator,
     val numMaps: Int,
-    val combine: Option[CombineSpec],
+    val combine: Option[LocalReduction],
     val reducedAtOwners: Boolean,
     @transient private[this] val placeOwners: () => Option[OwnerTable],
     @transient private[this] val liveExecutors: () => Set[String])
@@ -40,8 +40,9 @@ private[spark] final class AdaptiveShuffleHandle[K, V, C](
 
   /**
    * Local reduction: the executors whose map tasks' folds met keys held there, as the driver's
-   * accumulator had them when the handle was last serialized (a reduce stage's submission,
-   * which follows its map tasks' updates): a reduce task asks only them for combined records.
+   * [[combine.CombiningExecutors]] had them when the handle was last serialized (a reduce
+   * stage's submission, which follows its map tasks' updates): a reduce task asks only them for
+   * combined records.
    */
   private[this] var combining: Set[String] = Set.empty
 
@@ -79,8 +80,14 @@ private[spark] final class AdaptiveShuffleHandle[K, V, C](
       placed =
         if (placed == null) ownerVersions
         else placed.map(_.map(_.keepingOnly(liveExecutors())))
-      if (combine.isDefined) combining = fetchMetrics.value.combine.combining.toSet
+      combine.foreach(c => combining = c.executors.executors)
     }
     out.defaultWriteObject()
   }
 }
+
+/**
+ * How a shuffle's records combine (`spec`), and the accumulator map tasks name their executor in
+ * when a fold met keys held there (`executors`).
+ */
+private[spark] final case class LocalReduction(spec: CombineSpec, executors: CombiningExecutors)

@@ -5,7 +5,7 @@ import org.apache.spark.internal.Logging
 import org.apache.spark.shuffle._
 import org.apache.spark.shuffle.sort.SortShuffleManager
 import org.apache.spark.shuffle.adaptive.compat.ServingShuffleManager
-import org.apache.spark.shuffle.adaptive.config.Modes
+import org.apache.spark.shuffle.adaptive.config.Features
 
 /**
  * The plugin's entry point: `spark.shuffle.manager=org.apache.spark.shuffle.adaptive.AdaptiveShuffleManager`.
@@ -14,13 +14,13 @@ import org.apache.spark.shuffle.adaptive.config.Modes
  * encryption, block migration and cleanup are Spark's own); what the plugin adds runs in
  * [[ExecutorServices]] (each map task's serving and pushing, each reduce task's reader) and
  * [[DriverServices]] (counters, reports, registries, push's placement), what runs being
- * [[config.Modes]]. docs/how-it-works.md says how each part works.
+ * [[config.Features]]. docs/how-it-works.md says how each part works.
  */
 private[spark] class AdaptiveShuffleManager(conf: SparkConf)
     extends ServingShuffleManager
     with Logging {
 
-  private[this] val modes = Modes(conf)
+  private[this] val features = Features(conf)
   private[this] val sortShuffle = new SortShuffleManager(conf)
 
   /**
@@ -30,7 +30,11 @@ private[spark] class AdaptiveShuffleManager(conf: SparkConf)
   protected def mapOutputFiles(spark: IndexShuffleBlockResolver): IndexShuffleBlockResolver = spark
 
   private[spark] val executor =
-    new ExecutorServices(conf, modes, sortShuffle, mapOutputFiles(sortShuffle.shuffleBlockResolver))
+    new ExecutorServices(
+      conf,
+      features,
+      sortShuffle,
+      mapOutputFiles(sortShuffle.shuffleBlockResolver))
 
   @volatile private[this] var driverServices: Option[DriverServices] = None
 
@@ -43,7 +47,7 @@ private[spark] class AdaptiveShuffleManager(conf: SparkConf)
       dependency: ShuffleDependency[K, V, C]): ShuffleHandle = {
     val services = synchronized {
       if (driverServices.isEmpty)
-        driverServices = Some(new DriverServices(dependency.rdd.context, modes))
+        driverServices = Some(new DriverServices(dependency.rdd.context, features))
       driverServices.get
     }
     services.handle(shuffleId, dependency, sortShuffle.registerShuffle(shuffleId, dependency))

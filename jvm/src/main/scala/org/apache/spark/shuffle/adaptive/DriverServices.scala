@@ -2,18 +2,15 @@ package org.apache.spark.shuffle.adaptive
 
 import java.util.concurrent.ConcurrentHashMap
 
-import org.apache.spark.{ShuffleDependency, SparkContext}
+import org.apache.spark.{Aggregator, ShuffleDependency, SparkContext}
 import org.apache.spark.rpc.RpcEndpointRef
 import org.apache.spark.shuffle.ShuffleHandle
 import org.apache.spark.storage.BlockManagerId
-import org.apache.spark.shuffle.adaptive.combine.Combinable
+import org.apache.spark.shuffle.adaptive.combine.{AggregatorCombine, CombineSpec, CombiningExecutors}
 import org.apache.spark.shuffle.adaptive.compat.SparkCompat
-import org.apache.spark.shuffle.adaptive.config.Modes
-import org.apache.spark.shuffle.adaptive.lineage.RddMarks
+import org.apache.spark.shuffle.adaptive.config.Features
 import org.apache.spark.shuffle.adaptive.metrics.{FetchCounters, FetchMetricsAccumulator, FetchMetricsListener, PluginMetricsSource, ShuffleReadReporter}
-import org.apache.spark.shuffle.adaptive.protocol.OwnerTable
-import org.apache.spark.shuffle.adaptive.push.driver.{PushDriver, ShuffleMergeSummary}
-import org.apache.spark.shuffle.adaptive.push.reduce.ReducedAtOwners
+import org.apache.spark.shuffle.adaptive.push.driver.{Placement, PushDriver, ShuffleMergeSummary}
 import org.apache.spark.shuffle.adaptive.transport.ucx.UcxRegistry
 
 /**
@@ -23,7 +20,7 @@ import org.apache.spark.shuffle.adaptive.transport.ucx.UcxRegistry
  * handle here. Built with the first shuffle, because it needs the SparkContext and the shuffle
  * manager is made before it.
  */
-private[spark] final class DriverServices(sc: SparkContext, modes: Modes) {
+private[spark] final class DriverServices(sc: SparkContext, features: Features) {
 
   private[this] val metricsSource = new PluginMetricsSource
 
@@ -42,23 +39,28 @@ private[spark] final class DriverServices(sc: SparkContext, modes: Modes) {
   sc.addSparkListener(readReports)
 
   private[this] val ucxRegistry: Option[RpcEndpointRef] =
-    if (modes.ucxMayRun) Some(UcxRegistry.start(sc)) else None
+    if (features.ucxMayRun) Some(UcxRegistry.start(sc)) else None
 
   private[this] val pushDriver: Option[PushDriver] =
-    if (modes.push)
+    if (features.push)
       Some(
         new PushDriver(
           sc,
           () => taskExecutors,
           partitionBytes(_).sum,
           s => metricsSource.update("push.", Map(s.shuffleId.toString -> s.toMap)),
-          modes.replicated))
+          features.replicated))
     else None
 
   /** The block managers of the executors that run tasks (the driver's, in local mode). */
   private def taskExecutors: Seq[BlockManagerId] =
     sc.env.blockManager.master.getMemoryStatus.keys.filter(a => !a.isDriver || sc.isLocal).toSeq
 
+  /**
+   * The handle of `dependency`'s shuffle. What it says of the shuffle beyond Spark's dependency
+   * comes from that dependency alone: an RDD shuffle's map-side combine, or the plugin's SQL
+   * exchange's [[AdaptiveShuffleDependency]].
+   */
   def handle[K, V, C](
       shuffleId: Int,
       dependency: ShuffleDependency[K, V, C],
@@ -67,8 +69,16 @@ private[spark] final class DriverServices(sc: SparkContext, modes: Modes) {
     sc.register(accumulator, FetchMetricsAccumulator.NamePrefix + shuffleId)
     val numPartitions = dependency.partitioner.numPartitions
     reducers.put(shuffleId, numPartitions)
+    val (spec, reducedAtOwners, coPartitionKey) = dependency match {
+      case d: AdaptiveShuffleDependency[_, _, _] => (d.combine, d.reducedAtOwners, d.coPartitionKey)
+      case d => (DriverServices.aggregatorCombine(d), false, None)
+    }
+    val combine = spec.filter(_ => features.combine).map { s =>
+      val executors = new CombiningExecutors
+      sc.register(executors, CombiningExecutors.NamePrefix + shuffleId)
+      LocalReduction(s, executors)
+    }
     // A shuffle that combines is read where it was combined, so it is not pushed.
-    val combine = if (modes.combine) Combinable.of(dependency) else None
     val pushed = pushDriver.filter(_ => combine.isEmpty)
     val handle = new AdaptiveShuffleHandle(
       shuffleId,
@@ -77,16 +87,18 @@ private[spark] final class DriverServices(sc: SparkContext, modes: Modes) {
       accumulator,
       dependency.rdd.partitions.length,
       combine,
-      RddMarks.find[ReducedAtOwners](dependency.rdd).isDefined,
-      () => if (pushed.isDefined) Some(OwnerTable.uniform(numPartitions, taskExecutors)) else None,
+      reducedAtOwners,
+      () => if (pushed.isDefined) Some(Placement.uniform(numPartitions, taskExecutors)) else None,
       () => taskExecutors.map(_.executorId).toSet)
-    pushed.foreach(
-      _.register(
+    pushed.foreach { push =>
+      push.register(
         shuffleId,
         handle.numMaps,
         numPartitions,
         () => handle.placedVersions,
-        handle.addOwnerVersion))
+        handle.addOwnerVersion)
+      coPartitionKey.foreach(push.coPartitioned(shuffleId, _))
+    }
     handle
   }
 
@@ -113,13 +125,6 @@ private[spark] final class DriverServices(sc: SparkContext, modes: Modes) {
   /** Under push.reliability=replicated: lost executors and their map outputs. */
   def losses: Map[String, Long] = pushDriver.fold(Map.empty[String, Long])(_.losses)
 
-  /**
-   * In mode=push: shuffles given the same `key` are co-partitioned (a join's sides), and get the
-   * same owners, so that their reduce tasks run at one owner.
-   */
-  def coPartitioned(shuffleId: Int, key: Long): Unit =
-    pushDriver.foreach(_.coPartitioned(shuffleId, key))
-
   def unregister(shuffleId: Int): Unit = {
     reducers.remove(shuffleId)
     pushDriver.foreach(_.remove(shuffleId))
@@ -130,6 +135,12 @@ private[spark] final class DriverServices(sc: SparkContext, modes: Modes) {
 }
 
 private[spark] object DriverServices {
+
+  /** How an RDD shuffle's records combine: by its map-side combine's aggregator, if it has one. */
+  def aggregatorCombine(dependency: ShuffleDependency[_, _, _]): Option[CombineSpec] =
+    dependency.aggregator
+      .filter(_ => dependency.mapSideCombine)
+      .map(a => new AggregatorCombine(a.asInstanceOf[Aggregator[Any, Any, Any]]))
 
   /** The counters before any shuffle: those of no task. */
   def noMetrics: Map[String, Any] =

@@ -4,17 +4,18 @@ import org.apache.spark.{SparkConf, SparkContext, SparkEnv, TaskContext}
 import org.apache.spark.network.netty.SparkTransportConf
 import org.apache.spark.shuffle._
 import org.apache.spark.shuffle.sort.SortShuffleManager
-import org.apache.spark.storage.{BlockId, BlockManagerId, ShuffleBlockId}
-import org.apache.spark.util.{RpcUtils, SystemClock}
-import org.apache.spark.shuffle.adaptive.combine.{CombineMemory, CombineStore, CombinedRead, CombinedShuffle, CombiningBlockResolver, CombiningShuffleWriter}
+import org.apache.spark.util.SystemClock
+import org.apache.spark.shuffle.adaptive.combine.{CombineMemory, CombineStore, CombinedReads, CombinedShuffle, CombiningShuffleWriter}
 import org.apache.spark.shuffle.adaptive.compat.SparkCompat
-import org.apache.spark.shuffle.adaptive.config.Modes
-import org.apache.spark.shuffle.adaptive.fetch.{AdaptiveShuffleReader, BatchFetch, BlockManagerLocalBlocks, DirectMemoryBackoff, ExecutorFetch, ShuffleBlockFetcher, TaskFetch, WholeRead}
-import org.apache.spark.shuffle.adaptive.flow.{BlockRef, FlowSettings, PeerTraffic}
-import org.apache.spark.shuffle.adaptive.metrics.{CombineCounters, ExecutorShuffleMetrics, FetchCounters}
+import org.apache.spark.shuffle.adaptive.config.AdaptiveShuffleConf.COMBINE_MAX_MEMORY
+import org.apache.spark.shuffle.adaptive.config.Features
+import org.apache.spark.shuffle.adaptive.fetch.{AdaptiveShuffleReader, BatchFetch, BlockManagerLocalBlocks, DirectMemoryBackoff, ExecutorFetch, ReadPlan, ShuffleBlockFetcher, TaskFetch, BundlesTransport}
+import org.apache.spark.shuffle.adaptive.flow.{FlowSettings, PeerTraffic}
+import org.apache.spark.shuffle.adaptive.memory.MemoryBound
+import org.apache.spark.shuffle.adaptive.metrics.{ExecutorShuffleMetrics, FetchCounters}
+import org.apache.spark.shuffle.adaptive.protocol.MessageResolver
 import org.apache.spark.shuffle.adaptive.push.PushExecutor
-import org.apache.spark.shuffle.adaptive.push.reduce.{MergedReads, MergedTransport}
-import org.apache.spark.shuffle.adaptive.transport.{BlockTransport, MapOutputListener, NotifyingShuffleWriter, RemoteRegion}
+import org.apache.spark.shuffle.adaptive.transport.{MapOutputListener, NotifyingShuffleWriter}
 
 /**
  * The plugin's executor (and a local-mode driver): the transports, this executor's metrics
@@ -26,7 +27,7 @@ import org.apache.spark.shuffle.adaptive.transport.{BlockTransport, MapOutputLis
  */
 private[spark] final class ExecutorServices(
     conf: SparkConf,
-    modes: Modes,
+    features: Features,
     sortShuffle: SortShuffleManager,
     files: => IndexShuffleBlockResolver) {
 
@@ -47,7 +48,7 @@ private[spark] final class ExecutorServices(
   private[this] lazy val mapOutputFiles = files
 
   lazy val push: Option[PushExecutor] =
-    if (modes.push)
+    if (features.push)
       Some(
         new PushExecutor(
           conf,
@@ -55,23 +56,23 @@ private[spark] final class ExecutorServices(
           metrics,
           () => transports.remoteMemory,
           flow,
-          modes.replicated))
+          features.replicated))
     else None
 
   private[this] lazy val combines: Option[CombineStore] =
-    if (modes.combine)
+    if (features.combine)
       Some(
         new CombineStore(
-          new CombineMemory(CombineStore.capacity(conf)),
+          new CombineMemory(MemoryBound.capacity(conf, COMBINE_MAX_MEMORY)),
           SparkEnv.get.serializerManager.wrapStream(_, _),
           () => SparkEnv.get.blockManager.diskBlockManager.createTempLocalBlock()._2,
           SparkTransportConf.fromSparkConf(conf, "shuffle")))
     else None
 
   lazy val resolver: ShuffleBlockResolver = {
-    val served = push.map(_.resolver).getOrElse(mapOutputFiles)
-    combines.fold[ShuffleBlockResolver](served)(
-      new CombiningBlockResolver(conf, mapOutputFiles, served, _))
+    val handlers = combines.toSeq ++ push.map(_.messages)
+    if (handlers.isEmpty) mapOutputFiles
+    else new MessageResolver(conf, mapOutputFiles, handlers)
   }
 
   def writer[K, V](
@@ -96,7 +97,7 @@ private[spark] final class ExecutorServices(
           mapId,
           sortShuffle.shuffleBlockResolver,
           listeners)
-    combining(handle).fold(served) { case (h, shuffle) =>
+    combining(handle).fold(served) { case (h, reduction, shuffle) =>
       new CombiningShuffleWriter(
         served,
         h.dependency.partitioner,
@@ -104,25 +105,31 @@ private[spark] final class ExecutorServices(
         context.partitionId(),
         SparkEnv.get.executorId,
         shuffle,
-        h.fetchMetrics.value.combine)
+        h.fetchMetrics.value.combine,
+        reduction.executors)
     }
   }
 
   /** A shuffle whose records this executor combines, with its combined records here. */
-  private def combining(
-      handle: ShuffleHandle): Option[(AdaptiveShuffleHandle[_, _, _], CombinedShuffle)] =
+  private def combining(handle: ShuffleHandle)
+      : Option[(AdaptiveShuffleHandle[_, _, _], LocalReduction, CombinedShuffle)] =
     for {
       store <- combines
       h <- Some(handle).collect { case h: AdaptiveShuffleHandle[_, _, _] => h }
-      spec <- h.combine
+      reduction <- h.combine
       shuffle <- store.shuffle(
         h.shuffleId,
         h.dependency.partitioner.numPartitions,
-        spec,
+        reduction.spec,
         h.dependency.serializer)
       if shuffle.combining
-    } yield (h, shuffle)
+    } yield (h, reduction, shuffle)
 
+  /**
+   * A reduce task's reader. What it reads is the map output tracker's view, rewritten by each
+   * feature's part of the plan in turn: local reduction's ([[CombinedReads]]), then mode=push's
+   * ([[PushExecutor.readPlan]]); the requests they read whole go through the block server.
+   */
   def reader[K, C](
       handle: ShuffleHandle,
       startMapIndex: Int,
@@ -133,10 +140,8 @@ private[spark] final class ExecutorServices(
       readMetrics: ShuffleReadMetricsReporter): ShuffleReader[K, C] = {
     val env = SparkEnv.get
     val settings = flow
-    val counters = handle match {
-      case h: AdaptiveShuffleHandle[_, _, _] => h.fetchMetrics.value
-      case _ => new FetchCounters
-    }
+    val adaptive = Some(handle).collect { case h: AdaptiveShuffleHandle[_, _, _] => h }
+    val counters = adaptive.fold(new FetchCounters)(_.fetchMetrics.value)
     counters.startPartition = startPartition
     counters.endPartition = endPartition
     metrics.foreach(_.taskReads(context, counters))
@@ -148,50 +153,43 @@ private[spark] final class ExecutorServices(
       endPartition,
       context)
     def newFetcher() = {
-      val listed = SparkCompat
-        .mapSizesByExecutorId(
-          handle.shuffleId,
-          startMapIndex,
-          endMapIndex,
-          startPartition,
-          endPartition)
-        .toSeq
-      val combined = combinedReads(
-        handle,
-        listed,
+      val listed = ReadPlan(
+        SparkCompat
+          .mapSizesByExecutorId(
+            handle.shuffleId,
+            startMapIndex,
+            endMapIndex,
+            startPartition,
+            endPartition)
+          .toSeq)
+      val combined = (for {
+        _ <- combines
+        h <- adaptive if h.combine.isDefined && startMapIndex == 0 && endMapIndex >= h.numMaps
+      } yield CombinedReads.plan(
+        h.shuffleId,
+        h.combiningExecutors,
+        startPartition,
+        endPartition,
+        counters.combine)(listed)).getOrElse(listed)
+      val plan = (for {
+        p <- push
+        h <- adaptive
+        owners <- h.ownerVersions
+      } yield p.readPlan(
+        env,
+        h.shuffleId,
+        owners,
+        h.numMaps,
         startMapIndex,
         endMapIndex,
         startPartition,
         endPartition,
-        counters.combine)
-      val blocks = combined.fold(listed)(_._1)
+        transports.readsOneSided,
+        counters)(combined)).getOrElse(combined)
       val chain = transports.forReduceTask(env)
-      val merged = push.flatMap(
-        mergedReads(
-          _,
-          env,
-          handle,
-          blocks,
-          startMapIndex,
-          endMapIndex,
-          startPartition,
-          endPartition))
-      merged.foreach { m =>
-        counters.add(FetchCounters.ChunksAtPeers, m.chunksAtPeers)
-        counters.add(FetchCounters.ChunksInRanges, m.chunksInRanges)
-        counters.add(FetchCounters.ChunksOneSided, m.exposed.size)
-      }
-      val transport: BlockTransport =
-        if (merged.isEmpty && combined.isEmpty) chain
-        else
-          new MergedTransport(
-            transports.forExposedBlocks(
-              env,
-              merged.fold(Map.empty[(BlockManagerId, BlockId), RemoteRegion])(_.exposed)),
-            chain)
-      val wholeReads =
-        merged.fold(Map.empty[(BlockManagerId, BlockId), WholeRead])(_.chunks) ++
-          combined.fold(Map.empty[(BlockManagerId, BlockId), WholeRead])(_._2)
+      val transport =
+        if (plan.bundles.isEmpty) chain
+        else new BundlesTransport(transports.forExposedBlocks(env, plan.exposed), chain)
       new ShuffleBlockFetcher(
         context,
         ExecutorFetch(
@@ -204,104 +202,17 @@ private[spark] final class ExecutorServices(
           fetchBudget),
         TaskFetch(
           transport,
-          merged.fold(blocks)(_.blocks).iterator,
+          plan.blocks.iterator,
           settings.elasticLimit(),
-          wholeReads,
+          plan.bundles,
           batch,
-          concatenate = wholeReads.nonEmpty &&
+          concatenate = plan.bundles.nonEmpty &&
             BatchFetch.concatenable(env.conf, baseHandle.dependency.serializer)),
         readMetrics,
         counters)
     }
     new AdaptiveShuffleReader[K, C](baseHandle, context, readMetrics, () => newFetcher())
   }
-
-  /**
-   * Local reduction: a task that reads every map output of a shuffle that combines reads, from
-   * each executor with blocks for it, what that executor combined of its partitions, in one
-   * request in place of those blocks ([[CombinedRead]]); the listed blocks with those requests
-   * in their place, and the requests. A task that reads only some map outputs (AQE's skew
-   * splits and local reads) would find no segment it can use, so it reads the files.
-   */
-  private def combinedReads(
-      handle: ShuffleHandle,
-      listed: Seq[(BlockManagerId, MergedReads.Blocks)],
-      startMapIndex: Int,
-      endMapIndex: Int,
-      startPartition: Int,
-      endPartition: Int,
-      counters: CombineCounters): Option[
-    (Seq[(BlockManagerId, MergedReads.Blocks)], Map[(BlockManagerId, BlockId), WholeRead])] =
-    for {
-      _ <- combines
-      h <- Some(handle).collect { case h: AdaptiveShuffleHandle[_, _, _] => h }
-      if h.combine.isDefined && startMapIndex == 0 && endMapIndex >= h.numMaps
-    } yield {
-      val reads = listed.iterator
-        // Only where folds met keys held: what decommissioned executors left in the fallback
-        // storage, for one, was combined nowhere.
-        .filter { case (home, _) => h.combiningExecutors(home.executorId) }
-        .map { case (home, blocks) =>
-          val needed = blocks.iterator.collect {
-            case (id: ShuffleBlockId, size, mapIndex) if size > 0 => BlockRef(id, size, mapIndex)
-          }.toIndexedSeq
-          home -> new CombinedRead(
-            h.shuffleId,
-            startPartition,
-            endPartition,
-            home,
-            needed,
-            counters)
-        }
-        .filter(_._2.blocks > 0)
-        .toMap
-      val blocks = listed.map { case (home, homeBlocks) =>
-        reads.get(home).fold(home -> homeBlocks) { read =>
-          home -> Seq[(BlockId, Long, Int)]((read.id, read.ref.size, read.ref.mapIndex))
-        }
-      }
-      (blocks, reads.map { case (home, read) => (home, read.id) -> (read: WholeRead) })
-    }
-
-  /**
-   * mode=push: which of `blocks` a reduce task reads out of merged chunks, asked of the owners
-   * of its partitions; none when the task reads too few map outputs for chunks to pay.
-   */
-  private def mergedReads(
-      push: PushExecutor,
-      env: SparkEnv,
-      handle: ShuffleHandle,
-      blocks: Seq[(BlockManagerId, MergedReads.Blocks)],
-      startMapIndex: Int,
-      endMapIndex: Int,
-      startPartition: Int,
-      endPartition: Int): Option[MergedReads] = for {
-    h <- Some(handle).collect { case h: AdaptiveShuffleHandle[_, _, _] => h }
-    owners <- h.ownerVersions
-    lostHomes = owners.iterator.flatMap(_.lost).toSet
-    // A chunk is read when at least half its bytes are needed: a task reading fewer than half
-    // the map outputs (AQE's local reader, narrow skew splits) would read none, so it neither
-    // asks for layouts nor seals partitions; unless, replicated, a chunk is the only copy of
-    // some of its blocks left.
-    if 2L * (math.min(endMapIndex, h.numMaps) - startMapIndex) >= h.numMaps ||
-      push.replicated && blocks.exists { case (home, _) => lostHomes(home.executorId) }
-  } yield MergedReads.plan(
-    handle.shuffleId,
-    blocks,
-    MergedReads.layouts(
-      env,
-      push.merges,
-      handle.shuffleId,
-      owners,
-      startPartition,
-      endPartition,
-      push.replicated,
-      RpcUtils.askRpcTimeout(env.conf).duration),
-    rangeBytes = push.chunkSize,
-    oneSided = transports.readsOneSided,
-    lostHomes = lostHomes,
-    // Replicated, a replica's chunk holds the blocks of one executor's map outputs only.
-    reader = Some(env.executorId).filter(_ => push.replicated))
 
   def removeShuffle(shuffleId: Int): Unit = {
     combines.foreach(_.removeShuffle(shuffleId))

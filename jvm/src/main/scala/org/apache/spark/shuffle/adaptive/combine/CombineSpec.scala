@@ -4,8 +4,8 @@ import org.apache.spark.serializer.SerializationStream
 
 /**
  * How the records of one shuffle combine: two records of one key into one, as the reduce side
- * would combine them (local reduction, see [[CombineStore]]). Found on the driver when the
- * shuffle is registered ([[Combinable]]) and carried to executors by its handle.
+ * would combine them (local reduction, see [[CombineStore]]). Decided on the driver when the
+ * shuffle is registered (from its dependency) and carried to executors by its handle.
  */
 private[spark] trait CombineSpec extends Serializable {
 

@@ -3,26 +3,26 @@ package org.apache.spark.shuffle.adaptive.combine
 import java.io.{File, OutputStream}
 import java.util.concurrent.ConcurrentHashMap
 
-import org.apache.spark.SparkConf
-import org.apache.spark.internal.config.EXECUTOR_MEMORY
 import org.apache.spark.network.buffer.{ManagedBuffer, NioManagedBuffer}
 import org.apache.spark.network.util.TransportConf
 import org.apache.spark.serializer.Serializer
-import org.apache.spark.shuffle.adaptive.config.AdaptiveShuffleConf.{COMBINE_MAX_MEMORY, DefaultStoreFraction}
 import org.apache.spark.storage.BlockId
 import org.apache.spark.shuffle.adaptive.memory.{MemoryBound, SpillFile}
-import org.apache.spark.shuffle.adaptive.protocol.Payloads
+import org.apache.spark.network.client.StreamCallbackWithID
+import org.apache.spark.shuffle.adaptive.protocol.{BlockMessage, MessageHandler, Payloads}
 
 /**
  * One executor's local reduction: the combined records of each shuffle whose records combine
  * ([[CombinedShuffle]]), in `memory`, their segments on disk (files from `newFile`, one per
- * shuffle) when memory is short. Thread-safe.
+ * shuffle) when memory is short; what it answers of the plugin's messages: combined reads.
+ * Thread-safe.
  */
 private[spark] final class CombineStore(
     val memory: CombineMemory,
     wrap: => (BlockId, OutputStream) => OutputStream,
     newFile: () => File,
-    transport: TransportConf) {
+    transport: TransportConf)
+    extends MessageHandler {
 
   private[this] val shuffles = new ConcurrentHashMap[Int, CombinedShuffle]
   private[this] val removed = ConcurrentHashMap.newKeySet[Integer]()
@@ -56,6 +56,13 @@ private[spark] final class CombineStore(
     Option(shuffles.get(shuffleId))
       .fold[ManagedBuffer](new NioManagedBuffer(Payloads.encodeHeader(Nil)))(_.read(start, end))
 
+  override val answer: PartialFunction[BlockMessage.Request, ManagedBuffer] = {
+    case BlockMessage.CombinedReadRequest(shuffleId, start, end) => read(shuffleId, start, end)
+  }
+
+  override val receive: PartialFunction[BlockMessage.Upload, StreamCallbackWithID] =
+    PartialFunction.empty
+
   def removeShuffle(shuffleId: Int): Unit = {
     removed.add(shuffleId)
     Option(shuffles.remove(shuffleId)).foreach(_.remove())
@@ -88,12 +95,4 @@ private[spark] final class CombineMemory(capacity: Long) {
 
   /** Whether sealed combined records left room to fold into; if not, segments go to disk. */
   def roomForFolds: Boolean = store.used <= capacity / 2
-}
-
-private[spark] object CombineStore {
-
-  /** `combine.maxMemory`, or a fraction of the executor's memory. */
-  def capacity(conf: SparkConf): Long = conf
-    .get(COMBINE_MAX_MEMORY)
-    .getOrElse((conf.get(EXECUTOR_MEMORY) * 1024 * 1024 * DefaultStoreFraction).toLong)
 }

@@ -6,7 +6,7 @@ import scala.collection.mutable
 
 import org.apache.spark.network.buffer.ManagedBuffer
 import org.apache.spark.storage.{BlockId, BlockManagerId, ShuffleBlockId}
-import org.apache.spark.shuffle.adaptive.fetch.{ChunkPart, WholeRead}
+import org.apache.spark.shuffle.adaptive.fetch.{BundledPart, BundledRead}
 import org.apache.spark.shuffle.adaptive.flow.BlockRef
 import org.apache.spark.shuffle.adaptive.metrics.CombineCounters
 import org.apache.spark.shuffle.adaptive.protocol.{BlockMessage, CombinedSegment, Payloads}
@@ -26,7 +26,7 @@ private[spark] final class CombinedRead(
     home: BlockManagerId,
     needed: Seq[BlockRef],
     counters: CombineCounters)
-    extends WholeRead {
+    extends BundledRead {
 
   val id: BlockId = BlockMessage.CombinedReadRequest(shuffleId, start, end).blockId
 
@@ -36,19 +36,22 @@ private[spark] final class CombinedRead(
   // Which blocks its segments stand for is known once it arrives: it is one block fetched.
   override def blocks: Int = 1
 
-  override def fellBack(): Seq[(BlockManagerId, BlockRef)] = {
+  override def unbundled(): Seq[(BlockManagerId, BlockRef)] = {
     counters.add(CombineCounters.ReadFallbacks, 1)
     counters.add(CombineCounters.BlocksFromFiles, needed.size)
     needed.map(home -> _)
   }
 
+  // It stands for every block of `home`'s map outputs the task reads.
+  override def unbundledAcrossGaps: Boolean = true
+
   // Each segment is written as the map side writes a block: where the serializer and codec read
   // blocks back to back (Spark's batch fetch), so do they segments.
   override def joinable: Boolean = true
 
-  override def merged: Boolean = false
+  override def served(part: BundledPart, holder: BlockManagerId, reader: BlockManagerId): Unit = ()
 
-  override def cut(bytes: ManagedBuffer): Option[WholeRead.Cut] = {
+  override def cut(bytes: ManagedBuffer): Option[BundledRead.Cut] = {
     val data = bytes.nioByteBuffer()
     val (segments, headerBytes) = Payloads.decodeHeader(data)
     if (headerBytes + segments.iterator.map(_.length).sum != bytes.size) return None
@@ -79,15 +82,15 @@ private[spark] final class CombinedRead(
         // Served as the block of its first map output: Spark's stream wrapper decompresses and
         // decrypts it as a shuffle block, and a failure while it is read names that map output.
         val first = covered.head
-        Some(ChunkPart(first.copy(size = s.length), home, at, s.length, covered))
+        Some(BundledPart(first.copy(size = s.length), home, at, s.length, covered))
       }
     }
-    val besides = needed.filter {
+    val fromFiles = needed.filter {
       case BlockRef(ShuffleBlockId(_, mapId, p), _, _) => !taken((mapId, p))
       case _ => true
     }
-    counters.add(CombineCounters.BlocksFromFiles, besides.size)
-    Some(WholeRead.Cut(parts.toIndexedSeq, besides.map(home -> _)))
+    counters.add(CombineCounters.BlocksFromFiles, fromFiles.size)
+    Some(BundledRead.Cut(parts.toIndexedSeq, fromFiles.map(home -> _)))
   }
 
   private def matches(data: java.nio.ByteBuffer, at: Long, s: CombinedSegment): Boolean = {

@@ -19,7 +19,8 @@ private[spark] final class CombiningShuffleWriter[K, V](
     mapIndex: Int,
     executorId: String,
     shuffle: CombinedShuffle,
-    counters: CombineCounters)
+    counters: CombineCounters,
+    combining: CombiningExecutors)
     extends ShuffleWriter[K, V] {
 
   private[this] val records = shuffle.newTaskRecords()
@@ -41,7 +42,10 @@ private[spark] final class CombiningShuffleWriter[K, V](
         if (keeping) {
           val fold = shuffle.fold(mapId, mapIndex, records)
           counters.folded(fold.partitionsSkipped, fold.rows, fold.rowsMerged, fold.bytes)
-          if (fold.rowsMerged > 0) counters.combining += executorId
+          if (fold.rowsMerged > 0) {
+            counters.combining += executorId
+            combining.add(executorId)
+          }
         } else counters.add(CombineCounters.MapsNotFolded, 1)
       }
       status

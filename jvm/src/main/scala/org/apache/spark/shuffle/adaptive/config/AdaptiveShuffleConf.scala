@@ -11,23 +11,32 @@ import org.apache.spark.shuffle.adaptive.config.ValueRule._
 
 /**
  * Every configuration key of the plugin, declared once, with the [[ValueRule]] its values
- * obey. `conf/configuration.md` and `pyspark_shuffle/conf_keys.json` (what Python validates
- * with) are generated from [[entries]] and [[ruleOf]] (see ConfigurationDocSuite).
+ * obey and the keyword Python's `configure()` sets it by, and the rules across keys
+ * ([[KeyCombinations]]). `conf/configuration.md` and `pyspark_shuffle/conf_keys.json` (what Python
+ * validates with) are generated from them (see ConfigurationDocSuite).
  */
 private[spark] object AdaptiveShuffleConf {
 
   val Prefix = "spark.shuffle.adaptive."
 
   private[this] val rules = mutable.LinkedHashMap.empty[String, ValueRule[_]]
+  private[this] val keywords = mutable.LinkedHashMap.empty[String, String]
 
   /** The rule `entry`'s values obey. */
   def ruleOf(entry: ConfigEntry[_]): ValueRule[_] = rules(entry.key)
 
+  /** The keyword of `pyspark_shuffle.configure()` that sets `entry`. */
+  def keywordOf(entry: ConfigEntry[_]): String = keywords(entry.key)
+
   private implicit final class Ruled[T](builder: TypedConfigBuilder[T]) {
 
-    /** Values are checked by `rule`, which `conf_keys.json` carries to Python. */
-    def obeying(rule: ValueRule[T]): TypedConfigBuilder[T] = {
+    /**
+     * Values are checked by `rule`; Python's configure() sets the key by `keyword`, and
+     * `conf_keys.json` carries both to it.
+     */
+    def obeying(rule: ValueRule[T], keyword: String): TypedConfigBuilder[T] = {
       rules(builder.parent.key) = rule
+      keywords(builder.parent.key) = keyword
       builder.checkValue(rule.accepts, s"must be ${rule.allowed}")
     }
   }
@@ -59,7 +68,7 @@ private[spark] object AdaptiveShuffleConf {
       .version("0.1.0")
       .stringConf
       .transform(_.toLowerCase(Locale.ROOT))
-      .obeying(Choice(FetchOrder.All))
+      .obeying(Choice(FetchOrder.All), keyword = "order")
       .createWithDefault(FetchOrder.Adaptive)
 
   val FETCH_IN_FLIGHT_INCREMENT: OptionalConfigEntry[Long] =
@@ -72,7 +81,7 @@ private[spark] object AdaptiveShuffleConf {
           "(fetch.executorBudget). Must not exceed the hard limit.")
       .version("0.1.0")
       .bytesConf(ByteUnit.BYTE)
-      .obeying(Size(1, Int.MaxValue))
+      .obeying(Size(1, Int.MaxValue), keyword = "in_flight_increment")
       .createOptional
 
   val FETCH_MAX_IN_FLIGHT: OptionalConfigEntry[Long] =
@@ -83,7 +92,7 @@ private[spark] object AdaptiveShuffleConf {
           "spark.reducer.maxSizeInFlight.")
       .version("0.1.0")
       .bytesConf(ByteUnit.BYTE)
-      .obeying(Size(1, Long.MaxValue))
+      .obeying(Size(1, Long.MaxValue), keyword = "max_in_flight")
       .createOptional
 
   val FETCH_EXECUTOR_BUDGET: OptionalConfigEntry[Long] =
@@ -102,7 +111,7 @@ private[spark] object AdaptiveShuffleConf {
           "reads several shuffles at once (a join), by at most one increment per extra shuffle.")
       .version("0.1.0")
       .bytesConf(ByteUnit.BYTE)
-      .obeying(Size(1, Long.MaxValue))
+      .obeying(Size(1, Long.MaxValue), keyword = "executor_budget")
       .createOptional
 
   val FETCH_ELASTIC: ConfigEntry[Boolean] =
@@ -113,7 +122,7 @@ private[spark] object AdaptiveShuffleConf {
           "average wait, and grows by one increment otherwise. Off: the hard limit throughout.")
       .version("0.1.0")
       .booleanConf
-      .obeying(Bool)
+      .obeying(Bool, keyword = "elastic")
       .createWithDefault(true)
 
   val FETCH_ELASTIC_SHRINK_BELOW: ConfigEntry[Double] =
@@ -122,7 +131,7 @@ private[spark] object AdaptiveShuffleConf {
         "moving-average wait (a task that never waited shrinks too).")
       .version("0.1.0")
       .doubleConf
-      .obeying(Number(0, 1))
+      .obeying(Number(0, 1), keyword = "elastic_shrink_below")
       .createWithDefault(0.5)
 
   val FETCH_ELASTIC_GROW_ABOVE: ConfigEntry[Double] =
@@ -133,7 +142,7 @@ private[spark] object AdaptiveShuffleConf {
           "default) give the paper's rule: shrink when much shorter, grow otherwise.")
       .version("0.1.0")
       .doubleConf
-      .obeying(Number(0, Double.PositiveInfinity))
+      .obeying(Number(0, Double.PositiveInfinity), keyword = "elastic_grow_above")
       .createWithDefault(0.5)
 
   val FETCH_WAIT_WINDOW: ConfigEntry[Int] =
@@ -142,7 +151,7 @@ private[spark] object AdaptiveShuffleConf {
         "the reduce tasks of an executor) and per task (for the elastic limit).")
       .version("0.1.0")
       .intConf
-      .obeying(Whole(1, 100000))
+      .obeying(Whole(1, 100000), keyword = "wait_window")
       .createWithDefault(16)
 
   val FETCH_SCORE_LOAD_WEIGHT: ConfigEntry[Double] =
@@ -154,7 +163,7 @@ private[spark] object AdaptiveShuffleConf {
           "score is asked next.")
       .version("0.1.0")
       .doubleConf
-      .obeying(Number(0, Double.PositiveInfinity))
+      .obeying(Number(0, Double.PositiveInfinity), keyword = "score_load_weight")
       .createWithDefault(1.0)
 
   val FETCH_SCORE_WAIT_WEIGHT: ConfigEntry[Double] =
@@ -165,7 +174,7 @@ private[spark] object AdaptiveShuffleConf {
           "wait count as much as one more increment in flight.")
       .version("0.1.0")
       .doubleConf
-      .obeying(Number(0, Double.PositiveInfinity))
+      .obeying(Number(0, Double.PositiveInfinity), keyword = "score_wait_weight")
       .createWithDefault(0.1)
 
   /** The values of transport. */
@@ -191,7 +200,7 @@ private[spark] object AdaptiveShuffleConf {
       .version("0.1.0")
       .stringConf
       .transform(_.toLowerCase(Locale.ROOT))
-      .obeying(Choice(Transport.All))
+      .obeying(Choice(Transport.All), keyword = "transport")
       .createWithDefault(Transport.Netty)
 
   val UCX_LIBRARY_PATH: ConfigEntry[String] =
@@ -204,7 +213,7 @@ private[spark] object AdaptiveShuffleConf {
           "path.")
       .version("0.1.0")
       .stringConf
-      .obeying(Directory)
+      .obeying(Directory, keyword = "ucx_library_path")
       .createWithDefault("")
 
   val UCX_TIMEOUT: OptionalConfigEntry[Long] =
@@ -213,7 +222,7 @@ private[spark] object AdaptiveShuffleConf {
         "so Spark reruns the map stage). Unset means spark.network.timeout.")
       .version("0.1.0")
       .timeConf(TimeUnit.MILLISECONDS)
-      .obeying(Duration)
+      .obeying(Duration, keyword = "ucx_timeout")
       .createOptional
 
   /** The values of mode. */
@@ -241,7 +250,7 @@ private[spark] object AdaptiveShuffleConf {
       .version("0.1.0")
       .stringConf
       .transform(_.toLowerCase(Locale.ROOT))
-      .obeying(Choice(Mode.All))
+      .obeying(Choice(Mode.All), keyword = "mode")
       .createWithDefault(Mode.Pull)
 
   /** Of spark.executor.memory, when store.maxSize is unset. */
@@ -258,7 +267,7 @@ private[spark] object AdaptiveShuffleConf {
           "to peers with room (push.spillToPeers), then to a merged file on local disk.")
       .version("0.1.0")
       .bytesConf(ByteUnit.BYTE)
-      .obeying(Size(0, Long.MaxValue))
+      .obeying(Size(0, Long.MaxValue), keyword = "store_max_size")
       .createOptional
 
   val PUSH_QUEUE_SIZE: OptionalConfigEntry[Long] =
@@ -270,7 +279,7 @@ private[spark] object AdaptiveShuffleConf {
         "Unset means store.maxSize.")
       .version("0.1.0")
       .bytesConf(ByteUnit.BYTE)
-      .obeying(Size(0, Long.MaxValue))
+      .obeying(Size(0, Long.MaxValue), keyword = "push_queue_size")
       .createOptional
 
   val PUSH_CHUNK_SIZE: ConfigEntry[Long] =
@@ -285,7 +294,7 @@ private[spark] object AdaptiveShuffleConf {
           "is a chunk of its own.")
       .version("0.1.0")
       .bytesConf(ByteUnit.BYTE)
-      .obeying(Size(1, Long.MaxValue))
+      .obeying(Size(1, Long.MaxValue), keyword = "push_chunk_size")
       .createWithDefaultString("4m")
 
   val PUSH_SPILL_TO_PEERS: ConfigEntry[Boolean] =
@@ -301,7 +310,7 @@ private[spark] object AdaptiveShuffleConf {
           "it the blocks of the peer's own map outputs it holds.")
       .version("0.1.0")
       .booleanConf
-      .obeying(Bool)
+      .obeying(Bool, keyword = "push_spill_to_peers")
       .createWithDefault(true)
 
   val PUSH_PLACE_BY_SIZE_AFTER: ConfigEntry[Double] =
@@ -317,7 +326,7 @@ private[spark] object AdaptiveShuffleConf {
           "equal ranges.")
       .version("0.1.0")
       .doubleConf
-      .obeying(Number(0, 1))
+      .obeying(Number(0, 1), keyword = "push_place_by_size_after")
       .createWithDefault(0.1)
 
   /** The values of push.reliability. */
@@ -348,7 +357,7 @@ private[spark] object AdaptiveShuffleConf {
       .version("0.1.0")
       .stringConf
       .transform(_.toLowerCase(Locale.ROOT))
-      .obeying(Choice(Reliability.All))
+      .obeying(Choice(Reliability.All), keyword = "push_reliability")
       .createWithDefault(Reliability.None)
 
   /** The session extension of the plugin's SQL rules, named where a key needs it. */
@@ -387,7 +396,7 @@ private[spark] object AdaptiveShuffleConf {
           "measured where every node shares two cores.")
       .version("0.1.0")
       .bytesConf(ByteUnit.BYTE)
-      .obeying(Size(1, Long.MaxValue))
+      .obeying(Size(1, Long.MaxValue), keyword = "push_max_block_size")
       .createOptional
 
   val COMBINE_ENABLED: ConfigEntry[Boolean] =
@@ -412,7 +421,7 @@ private[spark] object AdaptiveShuffleConf {
           "(which pushes every shuffle).")
       .version("0.1.0")
       .booleanConf
-      .obeying(Bool)
+      .obeying(Bool, keyword = "combine")
       .createWithDefault(true)
 
   val COMBINE_MAX_MEMORY: OptionalConfigEntry[Long] =
@@ -427,7 +436,7 @@ private[spark] object AdaptiveShuffleConf {
           "spark.executor.memory.")
       .version("0.1.0")
       .bytesConf(ByteUnit.BYTE)
-      .obeying(Size(0, Long.MaxValue))
+      .obeying(Size(0, Long.MaxValue), keyword = "combine_max_memory")
       .createOptional
 
   /** In the order the documentation lists them. */

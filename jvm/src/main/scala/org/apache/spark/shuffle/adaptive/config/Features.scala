@@ -1,12 +1,12 @@
 package org.apache.spark.shuffle.adaptive.config
 
 import org.apache.spark.SparkConf
-import org.apache.spark.internal.config.{SHUFFLE_IO_PLUGIN_CLASS, SHUFFLE_SERVICE_ENABLED}
-import org.apache.spark.shuffle.adaptive.config.AdaptiveShuffleConf.{COMBINE_ENABLED, MODE, Mode, PUSH_RELIABILITY, ReliableDataIO, Reliability, TRANSPORT, Transport}
+import org.apache.spark.internal.config.SHUFFLE_SERVICE_ENABLED
+import org.apache.spark.shuffle.adaptive.config.AdaptiveShuffleConf.{COMBINE_ENABLED, MODE, Mode, PUSH_RELIABILITY, Reliability, TRANSPORT, Transport}
 
 /**
- * What runs, decided once from the configuration; the combinations the plugin refuses are
- * refused here, with the keys involved and the values allowed.
+ * What runs, decided once from the configuration; the combinations of keys the plugin refuses
+ * ([[KeyCombinations]]) are refused here, with the keys involved and the values allowed.
  *
  * @param push        mode=push: map outputs are merged at their partitions' owners.
  * @param replicated  push.reliability=replicated: every pushed block counts as its map output.
@@ -16,13 +16,13 @@ import org.apache.spark.shuffle.adaptive.config.AdaptiveShuffleConf.{COMBINE_ENA
  *                    map outputs are held elsewhere, nor with the external shuffle service,
  *                    which serves map outputs from their files only.
  */
-private[spark] final case class Modes(
+private[spark] final case class Features(
     push: Boolean,
     replicated: Boolean,
     ucxMayRun: Boolean,
     combine: Boolean)
 
-private[spark] object Modes {
+private[spark] object Features {
 
   /**
    * Whether Spark may keep a lost executor's map outputs: they are merged elsewhere. Asked by
@@ -31,23 +31,14 @@ private[spark] object Modes {
   def reliableStorage(conf: SparkConf): Boolean =
     conf.get(MODE) == Mode.Push && conf.get(PUSH_RELIABILITY) == Reliability.Replicated
 
-  def apply(conf: SparkConf): Modes = {
-    val mode = conf.get(MODE)
-    require(
-      !(mode != Mode.Pull && conf.get(SHUFFLE_SERVICE_ENABLED)),
-      s"${MODE.key}=$mode needs " +
-        s"${SHUFFLE_SERVICE_ENABLED.key}=false: the external shuffle service serves files only")
+  def apply(conf: SparkConf): Features = {
+    KeyCombinations.All.foreach {
+      case needs: Needs => needs.check(conf)
+      case _ =>
+    }
     val replicated = conf.get(PUSH_RELIABILITY) == Reliability.Replicated
-    val ioPlugin = conf.get(SHUFFLE_IO_PLUGIN_CLASS)
-    require(
-      !replicated || mode == Mode.Push && ioPlugin == ReliableDataIO,
-      s"${PUSH_RELIABILITY.key}=${Reliability.Replicated} needs ${MODE.key}=${Mode.Push} and " +
-        s"${SHUFFLE_IO_PLUGIN_CLASS.key}=$ReliableDataIO (pyspark_shuffle.configure sets it), " +
-        s"which tells Spark that a lost executor's map outputs are held elsewhere; got " +
-        s"${MODE.key}=$mode and ${SHUFFLE_IO_PLUGIN_CLASS.key}=$ioPlugin; " +
-        s"allowed values of ${PUSH_RELIABILITY.key} without them: ${Reliability.None}")
-    Modes(
-      push = mode == Mode.Push,
+    Features(
+      push = conf.get(MODE) == Mode.Push,
       replicated = replicated,
       ucxMayRun = conf.get(TRANSPORT) != Transport.Netty,
       combine = conf.get(COMBINE_ENABLED) && !replicated && !conf.get(SHUFFLE_SERVICE_ENABLED))

@@ -6,32 +6,9 @@ import java.nio.ByteBuffer
 import io.netty.buffer.{ByteBufInputStream, Unpooled}
 
 import org.apache.spark.network.buffer.ManagedBuffer
-import org.apache.spark.storage.BlockManagerId
-import org.apache.spark.shuffle.adaptive.flow.BlockRef
 
-/**
- * A block a reduce task reads out of a request it fetches whole ([[WholeRead]]): `length` bytes
- * at `offset`. `home` is the executor whose map outputs' files serve `instead` when the part is
- * found corrupt, and which a fetch failure names: for a block of a merged partition's chunk (see
- * push/), its map output's executor and the block itself; for a segment of combined records
- * (see combine/), the executor that combined them and the blocks of the map outputs it holds.
- */
-private[spark] final case class ChunkPart(
-    block: BlockRef,
-    home: BlockManagerId,
-    offset: Long,
-    length: Long,
-    instead: IndexedSeq[BlockRef])
-
-private[spark] object ChunkPart {
-
-  /** A block of a merged chunk: read again from its map output when corrupt. */
-  def apply(block: BlockRef, home: BlockManagerId, offset: Long, length: Long): ChunkPart =
-    ChunkPart(block, home, offset, length, IndexedSeq(block))
-}
-
-/** A view of part of a fetched chunk's bytes; it holds a reference to the chunk's buffer. */
-private[spark] final class ChunkSlice private (bytes: ByteBuffer, chunk: ManagedBuffer)
+/** A view of part of a fetched bundle's bytes; it holds a reference to the bundle's buffer. */
+private[spark] final class BundleSlice private (bytes: ByteBuffer, chunk: ManagedBuffer)
     extends ManagedBuffer {
   override def size(): Long = bytes.remaining
   override def nioByteBuffer(): ByteBuffer = bytes.duplicate()
@@ -43,13 +20,13 @@ private[spark] final class ChunkSlice private (bytes: ByteBuffer, chunk: Managed
   override def convertToNettyForSsl(): AnyRef = convertToNetty()
 }
 
-private[spark] object ChunkSlice {
+private[spark] object BundleSlice {
 
   /**
    * One buffer of all the parts of `chunk`, back to back: a view where they lie next to each
    * other in the chunk (the usual case: the task needs every block), else a copy of them.
    */
-  def joined(chunk: ManagedBuffer, parts: Seq[ChunkPart]): ManagedBuffer = {
+  def joined(chunk: ManagedBuffer, parts: Seq[BundledPart]): ManagedBuffer = {
     val adjacent = parts.iterator.sliding(2).forall {
       case Seq(a, b) => a.offset + a.length == b.offset
       case _ => true
@@ -59,25 +36,27 @@ private[spark] object ChunkSlice {
     val length = parts.iterator.map(_.length).sum.toInt
     chunk.retain()
     if (adjacent)
-      new ChunkSlice(bytes.duplicate().position(start).limit(start + length).slice(), chunk)
+      new BundleSlice(bytes.duplicate().position(start).limit(start + length).slice(), chunk)
     else {
       val copy = ByteBuffer.allocate(length)
       parts.foreach { p =>
         val from = bytes.position() + p.offset.toInt
         copy.put(bytes.duplicate().position(from).limit(from + p.length.toInt))
       }
-      new ChunkSlice(copy.flip(), chunk)
+      new BundleSlice(copy.flip(), chunk)
     }
   }
 
   /** A buffer for each part of `chunk`, each holding its own reference to it. */
-  def parts(chunk: ManagedBuffer, parts: Seq[ChunkPart]): Seq[ManagedBuffer] = {
+  def parts(chunk: ManagedBuffer, parts: Seq[BundledPart]): Seq[ManagedBuffer] = {
     // A chunk a fetch streamed to a file is read (or mapped) once, as a whole.
     val bytes = chunk.nioByteBuffer()
     parts.map { p =>
       chunk.retain()
       val start = bytes.position() + p.offset.toInt
-      new ChunkSlice(bytes.duplicate().position(start).limit(start + p.length.toInt).slice(), chunk)
+      new BundleSlice(
+        bytes.duplicate().position(start).limit(start + p.length.toInt).slice(),
+        chunk)
     }
   }
 }

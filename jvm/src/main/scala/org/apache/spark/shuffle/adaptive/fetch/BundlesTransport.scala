@@ -1,4 +1,4 @@
-package org.apache.spark.shuffle.adaptive.push.reduce
+package org.apache.spark.shuffle.adaptive.fetch
 
 import org.apache.spark.network.shuffle.DownloadFileManager
 import org.apache.spark.network.shuffle.checksum.Cause
@@ -7,11 +7,12 @@ import org.apache.spark.shuffle.adaptive.protocol.BlockMessage
 import org.apache.spark.shuffle.adaptive.transport.{BlockTransport, TransportListener}
 
 /**
- * Reads merged chunks through Spark's block server (`network`), whose resolver serves them from
- * the owner's [[MergeStore]] (the files of an owner on this host do not hold them), and every
- * other block through `chain`, as mode=pull reads it.
+ * Reads the bundles a task reads ([[BundledRead]]: merged chunks, combined records) through
+ * `network` (Spark's block server, whose resolver answers them from memory the files of an
+ * executor on this host do not hold; or one-sided where their holder exposed them), and every
+ * other block through `chain`, as a task without them reads it.
  */
-private[spark] final class MergedTransport(network: BlockTransport, chain: BlockTransport)
+private[spark] final class BundlesTransport(network: BlockTransport, chain: BlockTransport)
     extends BlockTransport {
 
   override def name: String = chain.name
@@ -24,9 +25,9 @@ private[spark] final class MergedTransport(network: BlockTransport, chain: Block
       listener: TransportListener,
       downloads: Option[DownloadFileManager]): Unit = {
     // Spark's fetch protocol takes batch blocks or single ones in a request, never both.
-    val (merged, files) = blockIds.partition(BlockMessage.isRequest)
+    val (bundles, files) = blockIds.partition(BlockMessage.isRequest)
     if (files.nonEmpty) chain.fetch(address, files, listener, downloads)
-    if (merged.nonEmpty) network.fetch(address, merged, listener, downloads)
+    if (bundles.nonEmpty) network.fetch(address, bundles, listener, downloads)
   }
 
   override def diagnoseCorruption(

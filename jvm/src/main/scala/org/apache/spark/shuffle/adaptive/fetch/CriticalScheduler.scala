@@ -38,7 +38,7 @@ private[spark] final class CriticalScheduler(
     if (idle.nonEmpty) {
       idle.maxBy(s => shared.remainingSeconds(s.address.executorId, now, unknownRate))
     } else {
-      candidates.minBy(s => AdaptiveScheduler.score(settings, shared, s.address.executorId))
+      candidates.minBy(s => LeastLoadedScheduler.score(settings, shared, s.address.executorId))
     }
   }
 }

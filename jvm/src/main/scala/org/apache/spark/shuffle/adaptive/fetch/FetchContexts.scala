@@ -25,15 +25,15 @@ private[spark] final case class ExecutorFetch(
 
 /**
  * What one reduce task fetches, and how: the blocks of each source (`byAddress`: id, size, map
- * index), through `transport`, within its own `elastic` limit; `wholeReads`, requests read
- * whole and cut into blocks (merged chunks, combined reads); whether each map's blocks are asked
- * for as one batch block, and whether a whole read's blocks may reach the task as one stream
+ * index), through `transport`, within its own `elastic` limit; `bundles`, requests read
+ * whole and cut into blocks (merged chunks, combined records); whether each map's blocks are
+ * asked for as one batch block, and whether a bundle's blocks may reach the task as one stream
  * (`concatenate`).
  */
 private[spark] final case class TaskFetch(
     transport: BlockTransport,
     byAddress: Iterator[(BlockManagerId, collection.Seq[(BlockId, Long, Int)])],
     elastic: ElasticLimit,
-    wholeReads: Map[(BlockManagerId, BlockId), WholeRead],
+    bundles: Map[(BlockManagerId, BlockId), BundledRead],
     batch: Boolean,
     concatenate: Boolean)

@@ -25,7 +25,7 @@ private[spark] object FetchScheduler {
       clock: Clock): FetchScheduler = settings.order match {
     case FetchOrder.Naive => new NaiveScheduler(settings, remote)
     case FetchOrder.Pairwise => new PairwiseScheduler(settings, self, remote)
-    case FetchOrder.Adaptive => new AdaptiveScheduler(settings, self, remote, shared)
+    case FetchOrder.Adaptive => new LeastLoadedScheduler(settings, self, remote, shared)
     case FetchOrder.Critical => new CriticalScheduler(settings, self, remote, shared, clock)
   }
 }

@@ -11,20 +11,20 @@ import org.apache.spark.shuffle.adaptive.flow.{BlockRef, FlowSettings, PeerQueue
  * prefers the closest successor of its own executor in [[ExecutorOrder]], so executors start on
  * different sources.
  */
-private[spark] final class AdaptiveScheduler(
+private[spark] final class LeastLoadedScheduler(
     settings: FlowSettings,
     self: BlockManagerId,
     remote: Seq[(BlockManagerId, IndexedSeq[BlockRef])],
     shared: PeerTraffic)
     extends SourceChoosingScheduler(settings, self, remote) {
 
-  def score(executorId: String): Double = AdaptiveScheduler.score(settings, shared, executorId)
+  def score(executorId: String): Double = LeastLoadedScheduler.score(settings, shared, executorId)
 
   override protected def choose(candidates: Seq[PeerQueue]): PeerQueue =
     candidates.minBy(s => score(s.address.executorId))
 }
 
-private[spark] object AdaptiveScheduler {
+private[spark] object LeastLoadedScheduler {
 
   /**
    * loadWeight * (bytes this executor's tasks have in flight to the source / increment) +

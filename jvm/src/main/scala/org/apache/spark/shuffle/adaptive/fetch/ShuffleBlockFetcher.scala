@@ -67,7 +67,7 @@ private[spark] final class ShuffleBlockFetcher(
   private[this] val elastic = task.elastic
   private[this] val clock = executor.clock
   private[this] val backoff = executor.backoff
-  private[this] val chunks = task.wholeReads
+  private[this] val bundles = new Bundles(task.bundles, local.address)
   private[this] val executorState = executor.traffic
   private[this] val results = new LinkedBlockingDeque[FetchResult]
   private[this] val localQueue = mutable.Queue.empty[BlockRef]
@@ -76,16 +76,9 @@ private[spark] final class ShuffleBlockFetcher(
   private[this] val pendingShare = new TaskShare(executorState.addPending)
   private[this] val corruption = new BlockCorruption(settings, transport)
 
-  /**
-   * Parts of whole reads that arrived, each with its read's executor and whether the read was a
-   * merged chunk, served before any other block.
-   */
-  private[this] val chunkParts =
-    mutable.Queue.empty[(ChunkPart, ManagedBuffer, BlockManagerId, Boolean)]
-
   /** Blocks deferred by the direct-memory back-off, asked for again before any other. */
   private[this] val deferred = mutable.LinkedHashMap.empty[BlockManagerId, PeerQueue]
-  private[this] val fellBack = new AtomicLong
+  private[this] val transportFallbacks = new AtomicLong
   private[this] val openStreams = mutable.LinkedHashSet.empty[BlockInputStream]
   private[this] val ledger =
     new InFlightLedger(executorState, elastic.current, executor.budget.map(_.join()))
@@ -94,8 +87,15 @@ private[spark] final class ShuffleBlockFetcher(
   private[this] val toDisk = mutable.HashSet.empty[BlockId]
   private[this] val startNanos = clock.nanoTime()
   private[this] var integratedUntil = startNanos
+
+  /** Blocks the task is served, and has yet to be: each planned one, and what replaces one. */
   private[this] var served = 0
   private[this] var totalBlocks = 0
+
+  private def expect(blocks: Int): Unit = totalBlocks += blocks
+
+  /** One expected block (a bundle, a corrupt block) is served as `blocks` others instead. */
+  private def replaceOne(blocks: Int): Unit = totalBlocks += blocks - 1
   private[this] val scheduler: FetchScheduler = plan()
 
   // Guarded by `this`: set once the task is done with the fetcher; late callbacks are dropped.
@@ -120,11 +120,12 @@ private[spark] final class ShuffleBlockFetcher(
       val nonEmpty = infos.iterator.collect {
         case (id, size, mapIndex) if size > 0 => BlockRef(id, size, mapIndex)
       }.toIndexedSeq
-      val (whole, blocks) = nonEmpty.partition(ref => chunks.contains((address, ref.blockId)))
-      // Blocks read out of chunks leave gaps no batch may span.
+      val (whole, blocks) = nonEmpty.partition(ref => bundles.contains(address, ref.blockId))
+      // Blocks read out of bundles leave gaps no batch may span.
       val refs =
-        whole ++ (if (task.batch) BatchFetch.merge(blocks, acrossGaps = chunks.isEmpty) else blocks)
-      totalBlocks += refs.size
+        whole ++ (if (task.batch) BatchFetch.merge(blocks, acrossGaps = bundles.isEmpty)
+                  else blocks)
+      expect(refs.size)
       if (refs.nonEmpty)
         counters.label(FetchCounters.HostBySource, address.executorId, address.host)
       if (localIds(address.executorId)) {
@@ -148,9 +149,9 @@ private[spark] final class ShuffleBlockFetcher(
     var opened: Option[(BlockId, InputStream)] = None
     while (opened.isEmpty) {
       sendRequests()
-      val ready = if (chunkParts.isEmpty) Option(results.pollFirst()) else None
+      val ready = if (!bundles.hasParts) Option(results.pollFirst()) else None
       opened =
-        if (chunkParts.nonEmpty) {
+        if (bundles.hasParts) {
           openPart()
         } else if (ready.isDefined) {
           openRemote(ready.get, waitMs = 0.0)
@@ -291,7 +292,7 @@ private[spark] final class ShuffleBlockFetcher(
       }
 
       override def onFellBack(id: BlockId, e: Throwable): Unit = {
-        fellBack.incrementAndGet()
+        transportFallbacks.incrementAndGet()
         logWarning(
           s"Cannot read block ${BlockMessage.describe(id)} of $address the way ${transport.pathTo(address)} " +
             "reads; fetching it through the next transport instead",
@@ -326,13 +327,8 @@ private[spark] final class ShuffleBlockFetcher(
       result.requestDone,
       inMemory = !toDisk.remove(result.block.blockId))
     result match {
-      case FetchResult.Failed(block, _, _, _) if chunks.contains((address, block.blockId)) =>
-        logWarning(
-          s"Could not fetch ${BlockMessage.describe(block.blockId)} from $address; reading its blocks " +
-            "from their map outputs")
-        val read = chunks((address, block.blockId))
-        if (read.merged) counters.add(FetchCounters.ChunkFallbacks, 1)
-        readInstead(read.fellBack(), acrossGaps = !read.merged)
+      case FetchResult.Failed(block, _, _, _) if bundles.contains(address, block.blockId) =>
+        readFromFiles(bundles.failed(address, block.blockId))
         None
       case FetchResult.Failed(block, _, _, cause) =>
         val why = cause match {
@@ -357,7 +353,7 @@ private[spark] final class ShuffleBlockFetcher(
         counters.add(FetchCounters.WaitMsBySource, address.executorId, waitMs)
         executorState.recordWait(address.executorId, waitMs)
         observeWait(waitMs)
-        if (chunks.contains((address, block.blockId))) openChunk(block, address, buf, via)
+        if (bundles.contains(address, block.blockId)) openBundle(block, address, buf, via)
         else {
           countRead(address, via, buf)
           openStream(block, address, buf, remote = true)
@@ -402,8 +398,8 @@ private[spark] final class ShuffleBlockFetcher(
             s"Failed to read local block ${block.blockId}: ${e.getMessage}")
       }
     buf.retain()
-    if (chunks.contains((local.address, block.blockId))) {
-      openChunk(block, local.address, buf, FetchCounters.Local)
+    if (bundles.contains(local.address, block.blockId)) {
+      openBundle(block, local.address, buf, FetchCounters.Local)
     } else {
       countRead(local.address, FetchCounters.Local, buf)
       openStream(block, local.address, buf, remote = false)
@@ -411,73 +407,55 @@ private[spark] final class ShuffleBlockFetcher(
   }
 
   /**
-   * A whole read arrived from `address` by `via`: each of its parts is served as a block of its
-   * own (before anything else, so its memory goes first); returns the first, if any. What it
-   * counts as read is its parts' bytes: the rest is its protocol's, or bytes no part holds.
+   * A bundle arrived from `address` by `via`: each of its parts is served as a block of its own
+   * (before anything else, so its memory goes first); returns the first, if any. What it counts
+   * as read is its parts' bytes: the rest is its protocol's, or bytes no part holds.
    */
-  private def openChunk(
-      chunk: BlockRef,
+  private def openBundle(
+      bundle: BlockRef,
       address: BlockManagerId,
       buf: ManagedBuffer,
-      via: String): Option[(BlockId, InputStream)] = {
-    val read = chunks((address, chunk.blockId))
-    val cut =
-      try read.cut(buf)
-      catch {
-        case NonFatal(e) =>
-          logWarning(s"Cannot read ${BlockMessage.describe(chunk.blockId)} from $address", e)
-          None
-      }
-    cut match {
-      case None =>
-        logWarning(
-          s"Read ${BlockMessage.describe(chunk.blockId)} from $address (${buf.size} bytes) is not what was asked " +
-            "for; reading its blocks from their map outputs")
-        buf.release()
-        if (read.merged) counters.add(FetchCounters.ChunkFallbacks, 1)
-        readInstead(read.fellBack(), acrossGaps = !read.merged)
+      via: String): Option[(BlockId, InputStream)] =
+    bundles.arrived(address, bundle.blockId, buf) match {
+      case Left(fromFiles) =>
+        readFromFiles(fromFiles)
         None
-      case Some(WholeRead.Cut(parts, besides)) =>
+      case Right((read, cut)) =>
+        val parts = cut.parts
         if (parts.nonEmpty) {
           countRead(address, via, buf, read.blocks, Some(parts.iterator.map(_.length).sum))
         }
-        if (read.merged) counters.add(FetchCounters.ChunksRead, 1)
-        // Where no part was served, every block the read stood for is among `besides`.
-        val extra = fromFiles(besides, acrossGaps = parts.isEmpty)
+        // Where no part was served, every block the bundle stood for is among those.
+        val extra = batched(cut.fromFiles, acrossGaps = parts.isEmpty)
         extra.foreach { case (home, block) => readFromHome(block, home) }
-        totalBlocks += extra.size
+        expect(extra.size)
         if (parts.isEmpty) {
           buf.release()
-          totalBlocks -= 1
+          replaceOne(0)
           None
         } else if (task.concatenate && read.joinable && parts.size > 1) {
-          openJoined(chunk, parts, address, buf, read.merged)
+          openJoined(bundle, read, parts, address, buf)
         } else {
-          try
-            ChunkSlice.parts(buf, parts).zip(parts).foreach { case (slice, part) =>
-              chunkParts += ((part, slice, address, read.merged))
-            }
-          finally buf.release()
-          totalBlocks += parts.size - 1
+          bundles.queue(read, cut, buf, address)
+          replaceOne(parts.size)
           openPart()
         }
     }
-  }
 
   /**
-   * A chunk whose parts the serializer and codec can read back to back (see
+   * A bundle whose parts the serializer and codec can read back to back (see
    * [[BatchFetch.concatenable]]): one stream of all of them, so decompression and
-   * deserialization start once per chunk instead of once per block. Found corrupt when opened,
+   * deserialization start once per bundle instead of once per block. Found corrupt when opened,
    * its blocks are read again from their map outputs.
    */
   private def openJoined(
-      chunk: BlockRef,
-      parts: IndexedSeq[ChunkPart],
+      bundle: BlockRef,
+      read: BundledRead,
+      parts: IndexedSeq[BundledPart],
       address: BlockManagerId,
-      buf: ManagedBuffer,
-      merged: Boolean): Option[(BlockId, InputStream)] = {
+      buf: ManagedBuffer): Option[(BlockId, InputStream)] = {
     val joined =
-      try ChunkSlice.joined(buf, parts)
+      try BundleSlice.joined(buf, parts)
       finally buf.release()
     val first = parts.head
     val in = joined.createInputStream()
@@ -488,62 +466,46 @@ private[spark] final class ShuffleBlockFetcher(
         joined,
         onReadError = e =>
           readFailure(first.block, first.home, e)(
-            s"${chunk.blockId} from $address is corrupt: ${e.getMessage}"),
+            s"${bundle.blockId} from $address is corrupt: ${e.getMessage}"),
         onClose = { closed =>
           openStreams -= closed
           backoff.liftIfFree(settings.maxReqSizeShuffleToMem)
         })
       openStreams += stream
-      if (merged) parts.foreach { part =>
-        counters.servedFromStore(
-          address.executorId,
-          part.length,
-          crossedTwice = address != local.address && address != part.home)
-      }
-      Some((chunk.blockId, stream))
+      bundles.servedJoined(read, parts, address)
+      Some((bundle.blockId, stream))
     } catch {
       case e: IOException =>
         logWarning(
-          s"Chunk ${chunk.blockId} from $address is corrupt, reading its blocks " +
-            "from their map outputs",
+          s"Bundle ${BlockMessage.describe(bundle.blockId)} from $address is corrupt, reading " +
+            "its blocks from their map outputs",
           e)
         closeQuietly(in)
         joined.release()
         counters.add(FetchCounters.CorruptRefetches, 1)
-        readInstead(parts.flatMap(p => p.instead.map(p.home -> _)))
+        readFromFiles(
+          Bundles.FromFiles(parts.flatMap(p => p.holds.map(p.home -> _)), acrossGaps = false))
         None
     }
   }
 
   private def openPart(): Option[(BlockId, InputStream)] = {
-    val (part, slice, owner, merged) = chunkParts.dequeue()
-    if (merged) {
-      counters.servedFromStore(
-        owner.executorId,
-        part.length,
-        crossedTwice = owner != local.address && owner != part.home)
-    }
-    openStream(part.block, part.home, slice, remote = true, instead = part.instead)
+    val (part, slice) = bundles.nextPart()
+    openStream(part.block, part.home, slice, remote = true, holds = part.holds)
   }
 
-  /**
-   * What a whole read stands for, read from the map outputs instead: in place of the one block
-   * the read counted as.
-   */
-  private def readInstead(
-      blocks: Seq[(BlockManagerId, BlockRef)],
-      acrossGaps: Boolean = false): Unit = {
-    val reads = fromFiles(blocks, acrossGaps)
+  /** What a bundle stands for, read from the map outputs in place of the one block it counted as. */
+  private def readFromFiles(fromFiles: Bundles.FromFiles): Unit = {
+    val reads = batched(fromFiles.blocks, fromFiles.acrossGaps)
     reads.foreach { case (home, block) => readFromHome(block, home) }
-    totalBlocks += reads.size - 1
+    replaceOne(reads.size)
   }
 
   /**
-   * Blocks read from their map outputs in place of (part of) a whole read, as batch blocks where
-   * the task fetches in batches; across blocks the task does not read only with `acrossGaps`
-   * (where none of them is one a whole read serves).
+   * Blocks read from their map outputs in place of (part of) a bundle, as batch blocks where
+   * the task fetches in batches; across blocks the task does not read only with `acrossGaps`.
    */
-  private def fromFiles(
+  private def batched(
       blocks: Seq[(BlockManagerId, BlockRef)],
       acrossGaps: Boolean): Seq[(BlockManagerId, BlockRef)] =
     if (!task.batch) blocks
@@ -557,15 +519,15 @@ private[spark] final class ShuffleBlockFetcher(
     else deferred.getOrElseUpdate(home, new PeerQueue(home, Nil)) += block
 
   /**
-   * None when the block was found corrupt and `instead` (the block itself, unless it is a part
-   * of a whole read) was asked for again.
+   * None when the block was found corrupt and asked for again: the block itself, or, a part of
+   * a bundle, the blocks it `holds`.
    */
   private def openStream(
       block: BlockRef,
       address: BlockManagerId,
       buf: ManagedBuffer,
       remote: Boolean,
-      instead: IndexedSeq[BlockRef] = IndexedSeq.empty): Option[(BlockId, InputStream)] = {
+      holds: IndexedSeq[BlockRef] = IndexedSeq.empty): Option[(BlockId, InputStream)] = {
     if (buf.size == 0) {
       buf.release()
       throw fetchFailed(
@@ -601,9 +563,9 @@ private[spark] final class ShuffleBlockFetcher(
         closeQuietly(in)
         buf.release()
         counters.add(FetchCounters.CorruptRefetches, 1)
-        // A part of a whole read is read again from map outputs, which may be this executor's.
-        val again = if (instead.isEmpty) IndexedSeq(block) else instead
-        totalBlocks += again.size - 1
+        // A part of a bundle is read again from map outputs, which may be this executor's.
+        val again = if (holds.isEmpty) IndexedSeq(block) else holds
+        replaceOne(again.size)
         if (address == local.address) localQueue ++= again
         else send(BlockBatch(address, again))
         None
@@ -678,15 +640,14 @@ private[spark] final class ShuffleBlockFetcher(
     counters.limitObserved(elastic.min, settings.maxBytesInFlight, elastic.changes)
     executor.budget.foreach(b => counters.observe(FetchCounters.ExecutorBudgetPeak, b.peak))
     counters.taskRead(local.address.executorId)
-    counters.add(FetchCounters.TransportFallbacks, fellBack.get)
+    counters.add(FetchCounters.TransportFallbacks, transportFallbacks.get)
     // What this task requested and will never consume no longer loads its sources.
     ledger.release()
     pendingShare.release()
     openStreams.toList.foreach(s =>
       try s.close()
       catch { case NonFatal(_) => })
-    chunkParts.foreach(_._2.release())
-    chunkParts.clear()
+    bundles.release()
     var result = results.pollFirst()
     while (result != null) {
       result match {

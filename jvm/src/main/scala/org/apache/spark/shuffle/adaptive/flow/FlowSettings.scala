@@ -3,6 +3,7 @@ package org.apache.spark.shuffle.adaptive.flow
 import org.apache.spark.{SparkConf, SparkContext}
 import org.apache.spark.internal.config
 import org.apache.spark.shuffle.adaptive.config.AdaptiveShuffleConf._
+import org.apache.spark.shuffle.adaptive.config.KeyCombinations
 
 /**
  * The limits and switches every sender of an executor obeys (its reduce tasks' fetchers, its
@@ -56,13 +57,15 @@ private[spark] final case class FlowSettings(
 private[spark] object FlowSettings {
   def apply(conf: SparkConf): FlowSettings = {
     // Spark reads maxSizeInFlight in MiB when the value has no unit.
-    val hardLimit = conf
-      .get(FETCH_MAX_IN_FLIGHT)
-      .getOrElse(conf.get(config.REDUCER_MAX_SIZE_IN_FLIGHT) * 1024 * 1024)
+    val within = KeyCombinations.IncrementWithinLimit
+    val (hardLimit, limitKey) = conf.get(FETCH_MAX_IN_FLIGHT) match {
+      case Some(limit) => (limit, within.limit)
+      case None => (conf.get(config.REDUCER_MAX_SIZE_IN_FLIGHT) * 1024 * 1024, within.fallback)
+    }
     val slots = math.max(1, taskSlots(conf))
     val budget = math.max(conf.get(FETCH_EXECUTOR_BUDGET).getOrElse(hardLimit), slots.toLong)
     val configured = conf.get(FETCH_IN_FLIGHT_INCREMENT).getOrElse(math.max(hardLimit / 5, 1L))
-    require(configured <= hardLimit, incrementTooLarge(configured, hardLimit))
+    require(configured <= hardLimit, incrementTooLarge(configured, hardLimit, limitKey))
     // Each task slot's reserve in the budget is one increment: with many slots per executor the
     // increment shrinks to fit.
     val increment = math.min(configured, budget / slots)
@@ -88,9 +91,12 @@ private[spark] object FlowSettings {
       taskSlots = slots)
   }
 
-  private def incrementTooLarge(increment: Long, hardLimit: Long): String =
+  private def incrementTooLarge(
+      increment: Long,
+      hardLimit: Long,
+      limitKey: String = FETCH_MAX_IN_FLIGHT.key): String =
     s"${FETCH_IN_FLIGHT_INCREMENT.key} ($increment bytes) must be positive " +
-      s"and at most the hard in-flight limit ($hardLimit bytes)"
+      s"and at most the hard in-flight limit, $limitKey ($hardLimit bytes)"
 
   /** Task slots of one executor: its cores (a local master's threads) over the cores a task takes. */
   private def taskSlots(conf: SparkConf): Int = {

@@ -1,4 +1,4 @@
-package org.apache.spark.shuffle.adaptive.protocol
+package org.apache.spark.shuffle.adaptive.flow
 
 import java.util.concurrent.LinkedBlockingQueue
 
@@ -12,10 +12,9 @@ import org.apache.spark.internal.Logging
 import org.apache.spark.network.buffer.ManagedBuffer
 import org.apache.spark.storage.{BlockId, BlockManagerId, StorageLevel}
 import org.apache.spark.util.{Clock, SystemClock}
-import org.apache.spark.shuffle.adaptive.flow.{BlockRef, ElasticLimit, ExecutorOrder, FlowLimits, FlowSettings, InFlightLedger, PeerQueue, PeerTraffic, SendRule}
 
 /**
- * Sends runs of blocks to other executors' stores (a push, see [[RunUpload]], or an owner's
+ * Sends runs of blocks to other executors' stores (a push, see protocol.RunUpload, or an owner's
  * chunks handed off to a peer) under the rules every
  * sender of the plugin follows: batches of about one `increment`, Spark's request and
  * per-address caps, peers in circular order starting after this executor (`self`), and at most
@@ -91,9 +90,7 @@ private[spark] final class RunSender(
         result match {
           case Success(_) => arrived += id
           case Failure(e) =>
-            logWarning(
-              s"Could not send ${BlockMessage.describe(id)} to $address; it stays where it is",
-              e)
+            logWarning(s"Could not send $id to $address; it stays where it is", e)
         }
       }
     } finally ledger.release()

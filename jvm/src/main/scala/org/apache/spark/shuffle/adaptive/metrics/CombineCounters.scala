@@ -51,8 +51,10 @@ private[spark] object CombineCounters {
   final case class Counter(index: Int, name: String, doc: String)
 
   private[this] var declared = Vector.empty[Counter]
+  private[this] var tableRead = false
 
-  private def counter(name: String, doc: String): Counter = {
+  private def counter(name: String, doc: String): Counter = synchronized {
+    require(!tableRead, s"counter $name is declared after CombineCounters.All was read")
     val c = Counter(declared.size, name, doc)
     declared :+= c
     c
@@ -96,7 +98,11 @@ private[spark] object CombineCounters {
     "read_fallbacks",
     "combined reads that could not be fetched; their blocks were read from their map outputs")
 
-  val All: Seq[Counter] = declared
+  /** Every counter, in declaration order; one declared after it is first read fails. */
+  lazy val All: Seq[Counter] = synchronized {
+    tableRead = true
+    declared
+  }
 
   /** What Python receives besides the counters: names and meanings. */
   val Extra: Seq[(String, String)] = Seq(

@@ -203,15 +203,20 @@ private[spark] object FetchCounters {
 
   private[this] var declared = Vector.empty[Counter]
   private[this] val declaredOf = new Array[Int](5)
+  private[this] var tableRead = false
 
   private def declare(c: Counter, slotsOf: Int): Int = synchronized {
+    require(!tableRead, s"counter ${c.name} is declared after FetchCounters.All was read")
     declared :+= c
     declaredOf(slotsOf) += 1
     declaredOf(slotsOf) - 1
   }
 
-  /** How many counters of one kind there are (the `*Slots`). */
-  private def slots(kind: Int): Int = declaredOf(kind)
+  /** How many counters of one kind there are (the `*Slots`), once every one is declared. */
+  private def slots(kind: Int): Int = {
+    All
+    declaredOf(kind)
+  }
 
   val ReduceTasks = new Total("reduce_tasks", "fetchers that ran (one per reduce task)")
   val BytesBySource = new PerKey(
@@ -311,7 +316,11 @@ private[spark] object FetchCounters {
     "how many tasks read blocks from n distinct remote executors, keyed by n (what source " +
       "selection had to choose from; 0 for tasks that read only local blocks)")
 
-  val All: Seq[Counter] = declared
+  /** Every counter, in declaration order; one declared after it is first read fails. */
+  lazy val All: Seq[Counter] = synchronized {
+    tableRead = true
+    declared
+  }
 
   val DerivedValues: Seq[Derived] = Seq(
     new Derived(

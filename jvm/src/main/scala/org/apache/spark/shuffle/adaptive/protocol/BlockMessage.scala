@@ -7,8 +7,11 @@ import org.apache.spark.storage.{BlockId, ShuffleBlockBatchId}
  * batch block id, because Spark's block server hands those to the shuffle manager's resolver (a
  * [[BlockMessage.Request]], fetched: the answer is the block's bytes) or to its
  * `putShuffleBlockAsStream` (an [[BlockMessage.Upload]], streamed), authenticated and encrypted
- * as Spark's own block transfers are. Only this file knows how a message is spelled as an id;
- * everything else matches on the messages, whose `toString` names them in logs.
+ * as Spark's own block transfers are ([[MessageResolver]] hands each to its feature). Only this
+ * file knows how a message is spelled as an id; everything else matches on the messages, whose
+ * `toString` names them in logs. Which way an id travels says how it reads: a run of a map
+ * output's blocks pushed to their owner ([[BlockMessage.PushedRun]]) is spelled as Spark spells
+ * the batch of those blocks, which a fetch of them asks for too.
  *
  * The spelling picks ids no map output has, and that Spark's block server parses under either
  * fetch protocol (the old one, `spark.shuffle.useOldFetchProtocol`, sends ids as names, and
@@ -78,6 +81,14 @@ private[spark] object BlockMessage {
     def blockId: ShuffleBlockBatchId = ShuffleBlockBatchId(shuffleId, CombinedReadId, start, end)
   }
 
+  /**
+   * The blocks of partitions `[start, end)` of map output `mapId`, pushed to the executor that
+   * merges them ([[RunUpload]]: a header with each block's size, then their bytes).
+   */
+  final case class PushedRun(shuffleId: Int, mapId: Long, start: Int, end: Int) extends Upload {
+    def blockId: ShuffleBlockBatchId = ShuffleBlockBatchId(shuffleId, mapId, start, end)
+  }
+
   /** An owner hands chunk `chunkId` of `partition` off to a peer with room for it. */
   final case class HandOffUpload(shuffleId: Int, partition: Int, chunkId: Int) extends Upload {
     def blockId: ShuffleBlockBatchId =
@@ -99,12 +110,24 @@ private[spark] object BlockMessage {
   private val FirstChunkId = FirstRequestId + (1L << 32)
   private val FirstHostedId = FirstRequestId + (2L << 32)
 
-  /** The message `id` spells; none for every other block id (a map output's, Spark's own). */
-  def unapply(id: BlockId): Option[BlockMessage] = id match {
-    case ShuffleBlockBatchId(shuffleId, mapId, start, end) =>
-      if (mapId >= FirstRequestId) request(shuffleId, mapId, start, end)
-      else upload(shuffleId, mapId, start, end)
-    case _ => None
+  object Request {
+
+    /** The request a fetched `id` spells; none for every other block (a map output's). */
+    def unapply(id: BlockId): Option[Request] = id match {
+      case ShuffleBlockBatchId(shuffleId, mapId, start, end) if mapId >= FirstRequestId =>
+        request(shuffleId, mapId, start, end)
+      case _ => None
+    }
+  }
+
+  object Upload {
+
+    /** The upload a streamed `id` spells; none for every other (block migration's files). */
+    def unapply(id: BlockId): Option[Upload] = id match {
+      case ShuffleBlockBatchId(shuffleId, mapId, start, end) if mapId < FirstRequestId =>
+        upload(shuffleId, mapId, start, end)
+      case _ => None
+    }
   }
 
   private def request(shuffleId: Int, mapId: Long, start: Int, end: Int): Option[Request] =
@@ -124,6 +147,7 @@ private[spark] object BlockMessage {
   private def upload(shuffleId: Int, mapId: Long, start: Int, end: Int): Option[Upload] =
     if (start > end) Some(HandOffUpload(shuffleId, end, mapId.toInt))
     else if (start == 0 && end == 0 && mapId > 0) Some(TableUpload(shuffleId, mapId.toInt))
+    else if (start < end) Some(PushedRun(shuffleId, mapId, start, end))
     else None
 
   /**
@@ -136,6 +160,6 @@ private[spark] object BlockMessage {
     case _ => false
   }
 
-  /** The message `id` spells, named, or the id as Spark names it. */
-  def describe(id: BlockId): String = unapply(id).map(_.toString).getOrElse(id.name)
+  /** The request `id` spells, named, or the id as Spark names it. */
+  def describe(id: BlockId): String = Request.unapply(id).map(_.toString).getOrElse(id.name)
 }

@@ -1,7 +1,6 @@
 package org.apache.spark.shuffle.adaptive.protocol
 
 import org.apache.spark.storage.BlockManagerId
-import org.apache.spark.shuffle.adaptive.flow.ExecutorOrder
 
 /**
  * Which executor merges each reduce partition of a shuffle (mode=push): executor `k` of
@@ -13,7 +12,7 @@ import org.apache.spark.shuffle.adaptive.flow.ExecutorOrder
  * was known: nothing is pushed. Owners the driver has since lost (`lost`) are left out of
  * [[ranges]]: their partitions are neither pushed nor asked for, and are read from the files.
  * `version` 0 is the table placed when the map stage is submitted; later versions are placed by
- * the sizes map outputs reported ([[OwnerPlacement]]).
+ * the sizes map outputs reported (the driver's placement: push/driver).
  */
 private[spark] final case class OwnerTable(
     numPartitions: Int,
@@ -69,27 +68,8 @@ private[spark] final case class OwnerTable(
       .filter { case (_, from, until) => from < until }
       .toSeq
 
-  /** The most bytes of `sizes` (one per partition) that one owner's range holds. */
-  def maxLoad(sizes: Array[Double]): Double =
-    if (owners.isEmpty) 0.0 else owners.indices.map(heldBy(_, sizes).sum).max
-
-  /**
-   * The bytes of `sizes` that the owners of partitions larger than an even share hold besides
-   * them: reduce work on the executors whose one partition already bounds the stage. Reduce tasks
-   * run at their owners in partition order, so this work delays the large partition's task and
-   * shares its owner's link.
-   */
-  def besideOversized(sizes: Array[Double]): Double = {
-    val share = sizes.sum / math.max(1, owners.size)
-    owners.indices.iterator.map { k =>
-      val held = heldBy(k, sizes)
-      if (held.nonEmpty && held.max > share) held.sum - held.max else 0.0
-    }.sum
-  }
-
-  /** The sizes of owner `k`'s partitions, of `sizes` (one per partition). */
-  private def heldBy(k: Int, sizes: Array[Double]): IndexedSeq[Double] =
-    (firstPartition(k) until endOf(k)).map(sizes)
+  /** The partitions owner `k` (of `owners`) owns. */
+  def partitionsOf(k: Int): Range = firstPartition(k) until endOf(k)
 
   /** The same owners, less those not among `alive` executors. */
   def keepingOnly(alive: Set[String]): OwnerTable =
@@ -99,37 +79,6 @@ private[spark] final case class OwnerTable(
 private[spark] object OwnerTable {
 
   def empty(numPartitions: Int): OwnerTable = OwnerTable(numPartitions, Vector.empty, Vector.empty)
-
-  /**
-   * Balanced contiguous placement of `predicted` partition sizes on `executors` (in
-   * [[ExecutorOrder]]): each owner's range closes once it holds its share of what is left to
-   * place, so every owner gets at least one partition while there are as many partitions as
-   * owners, and a partition larger than a share is an owner's alone.
-   */
-  def balanced(predicted: Array[Double], executors: Seq[BlockManagerId]): OwnerTable = {
-    val numPartitions = predicted.length
-    val inOrder = executors.distinct.sortBy(_.executorId)(ExecutorOrder.ordering)
-    val count = math.min(inOrder.size, numPartitions)
-    if (count == 0) return empty(numPartitions)
-    val firsts = Array.newBuilder[Int]
-    var next = 0
-    var left = predicted.sum
-    (0 until count).foreach { k =>
-      firsts += next
-      val owners = count - k
-      // Leave at least one partition for each owner still to come.
-      val last = numPartitions - (owners - 1)
-      val share = left / owners
-      var held = predicted(next)
-      next += 1
-      while (next < last && held + predicted(next) / 2 < share) {
-        held += predicted(next)
-        next += 1
-      }
-      left -= held
-    }
-    OwnerTable(numPartitions, inOrder.take(count).toVector, firsts.result().toVector)
-  }
 
   /**
    * The owners of partitions `[start, end)` in any of `versions` (with their replicas where
@@ -155,8 +104,4 @@ private[spark] object OwnerTable {
       joined.result().map { case (from, until) => (owner, from, until) }
     }
   }
-
-  /** With nothing known of the sizes: equal ranges. */
-  def uniform(numPartitions: Int, executors: Seq[BlockManagerId]): OwnerTable =
-    balanced(Array.fill(numPartitions)(1.0), executors)
 }

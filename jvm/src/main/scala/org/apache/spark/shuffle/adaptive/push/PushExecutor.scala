@@ -3,22 +3,22 @@ package org.apache.spark.shuffle.adaptive.push
 import org.apache.spark.{SparkConf, SparkEnv}
 import org.apache.spark.network.netty.SparkTransportConf
 import org.apache.spark.shuffle.IndexShuffleBlockResolver
-import org.apache.spark.internal.config.EXECUTOR_MEMORY
-import org.apache.spark.shuffle.adaptive.config.AdaptiveShuffleConf.{DefaultStoreFraction, PUSH_CHUNK_SIZE, PUSH_MAX_BLOCK_SIZE, PUSH_QUEUE_SIZE, PUSH_SPILL_TO_PEERS, PushMaxBlockSize, STORE_MAX_SIZE}
+import org.apache.spark.shuffle.adaptive.config.AdaptiveShuffleConf.{PUSH_CHUNK_SIZE, PUSH_MAX_BLOCK_SIZE, PUSH_QUEUE_SIZE, PUSH_SPILL_TO_PEERS, PushMaxBlockSize, STORE_MAX_SIZE}
 import org.apache.spark.util.RpcUtils
+import org.apache.spark.shuffle.adaptive.fetch.ReadPlan
 import org.apache.spark.shuffle.adaptive.flow.FlowSettings
 import org.apache.spark.shuffle.adaptive.memory.MemoryBound
-import org.apache.spark.shuffle.adaptive.metrics.ExecutorShuffleMetrics
+import org.apache.spark.shuffle.adaptive.metrics.{ExecutorShuffleMetrics, FetchCounters}
 import org.apache.spark.shuffle.adaptive.protocol.{OwnerTable, OwnerTableUpdates}
 import org.apache.spark.shuffle.adaptive.push.map.{PushQueue, Pusher}
-import org.apache.spark.shuffle.adaptive.push.owner.{ChunkHandOff, MergeStore, MergingBlockResolver}
+import org.apache.spark.shuffle.adaptive.push.owner.{ChunkHandOff, MergeStore, PushMessages}
+import org.apache.spark.shuffle.adaptive.push.reduce.MergedReads
 import org.apache.spark.shuffle.adaptive.transport.{MapOutputListener, RemoteMemory}
 
 /**
  * This executor's end of mode=push: its [[MergeStore]] of the partitions it owns, the owner
- * tables the driver sends ([[OwnerTableUpdates]]), the resolver
- * that serves them ([[MergingBlockResolver]], from the start: any executor may be an owner), its
- * pusher, and its hand-off of chunks to peers once its store is full ([[ChunkHandOff]], unless
+ * tables the driver sends ([[OwnerTableUpdates]]), what it answers and takes of the plugin's
+ * messages ([[PushMessages]], from the start: any executor may be an owner), its pusher, and its hand-off of chunks to peers once its store is full ([[ChunkHandOff]], unless
  * `push.spillToPeers` is off or push.reliability is replicated). Peers read its chunks one-sided where `remoteMemory` lets them
  * (UCX). Its store's usage and its push queue go to `metrics` (this
  * executor's metrics source) as they change.
@@ -44,7 +44,7 @@ private[spark] final class PushExecutor(
 
   val merges =
     new MergeStore(
-      new MemoryBound(PushExecutor.capacity(conf)),
+      new MemoryBound(MemoryBound.capacity(conf, STORE_MAX_SIZE)),
       chunkSize,
       disk,
       remoteMemory,
@@ -69,7 +69,7 @@ private[spark] final class PushExecutor(
   /** The owner tables the driver placed by size after the map tasks' own. */
   val tables = new OwnerTableUpdates
 
-  val resolver = new MergingBlockResolver(conf, files, merges, tables, mapStageEnded)
+  val messages = new PushMessages(merges, tables, mapStageEnded)
 
   private[this] lazy val pusher = new Pusher(
     merges,
@@ -115,6 +115,54 @@ private[spark] final class PushExecutor(
         merges.bytesHostedForPeers))
   }
 
+  /**
+   * mode=push's part of a reduce task's read plan: the blocks it reads out of merged chunks,
+   * asked of the owners of its partitions in any version of the table ([[MergedReads]]), in
+   * place of those blocks. None are read where the task reads fewer than half the map outputs
+   * (AQE's local reader, narrow skew splits: a chunk is read when at least half its bytes are
+   * needed), so it neither asks for layouts nor seals partitions; unless, replicated, a chunk is
+   * the only copy of some of its blocks left.
+   */
+  def readPlan(
+      env: SparkEnv,
+      shuffleId: Int,
+      owners: Seq[OwnerTable],
+      numMaps: Int,
+      startMapIndex: Int,
+      endMapIndex: Int,
+      startPartition: Int,
+      endPartition: Int,
+      oneSided: Boolean,
+      counters: FetchCounters)(plan: ReadPlan): ReadPlan = {
+    val lostHomes = owners.iterator.flatMap(_.lost).toSet
+    val readsHalf = 2L * (math.min(endMapIndex, numMaps) - startMapIndex) >= numMaps
+    if (!readsHalf && !(replicated && plan.blocks.exists(b => lostHomes(b._1.executorId)))) plan
+    else {
+      val merged = MergedReads.plan(
+        counters,
+        shuffleId,
+        plan.blocks,
+        MergedReads.layouts(
+          env,
+          merges,
+          shuffleId,
+          owners,
+          startPartition,
+          endPartition,
+          replicated,
+          RpcUtils.askRpcTimeout(conf).duration),
+        rangeBytes = chunkSize,
+        oneSided = oneSided,
+        lostHomes = lostHomes,
+        // Replicated, a replica's chunk holds the blocks of one executor's map outputs only.
+        reader = Some(env.executorId).filter(_ => replicated))
+      counters.add(FetchCounters.ChunksAtPeers, merged.chunksAtPeers)
+      counters.add(FetchCounters.ChunksInRanges, merged.chunksInRanges)
+      counters.add(FetchCounters.ChunksOneSided, merged.exposed.size)
+      ReadPlan(merged.blocks, plan.bundles ++ merged.chunks, plan.exposed ++ merged.exposed)
+    }
+  }
+
   def removeShuffle(shuffleId: Int): Unit = {
     merges.removeShuffle(shuffleId)
     tables.remove(shuffleId)
@@ -128,12 +176,4 @@ private[spark] final class PushExecutor(
     if (handingOff) handOff.stop()
     merges.clear()
   }
-}
-
-private[spark] object PushExecutor {
-
-  /** `store.maxSize`, or a fraction of the executor's memory. */
-  def capacity(conf: SparkConf): Long = conf
-    .get(STORE_MAX_SIZE)
-    .getOrElse((conf.get(EXECUTOR_MEMORY) * 1024 * 1024 * DefaultStoreFraction).toLong)
 }

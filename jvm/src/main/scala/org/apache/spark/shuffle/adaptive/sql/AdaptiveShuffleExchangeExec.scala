@@ -2,44 +2,40 @@ package org.apache.spark.shuffle.adaptive.sql
 
 import scala.concurrent.Future
 
-import org.apache.spark.{MapOutputStatistics, Partition, PartitionIdPassthrough, ShuffleDependency, SparkEnv, TaskContext}
+import org.apache.spark.{MapOutputStatistics, PartitionIdPassthrough, ShuffleDependency}
 import org.apache.spark.rdd.RDD
 import org.apache.spark.serializer.Serializer
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.plans.logical.Statistics
 import org.apache.spark.sql.catalyst.expressions.UnsafeProjection
-import org.apache.spark.sql.catalyst.plans.physical.{HashPartitioning, Partitioning}
-import org.apache.spark.shuffle.sort.SortShuffleManager
+import org.apache.spark.sql.catalyst.plans.physical.HashPartitioning
 import org.apache.spark.sql.execution.{ShufflePartitionSpec, SparkPlan, SQLExecution, UnsafeRowSerializer}
 import org.apache.spark.sql.execution.exchange.{ShuffleExchangeExec, ShuffleExchangeLike, ShuffleOrigin}
 import org.apache.spark.sql.execution.metric.{SQLMetrics, SQLShuffleReadMetricsReporter, SQLShuffleWriteMetricsReporter}
-import org.apache.spark.sql.internal.SQLConf
 import org.apache.spark.util.MutablePair
-import org.apache.spark.shuffle.adaptive.combine.{CombinableRecords, CombineSpec}
-import org.apache.spark.shuffle.adaptive.AdaptiveShuffleManager
-import org.apache.spark.shuffle.adaptive.compat.{ConfiguredShuffleManager, SqlExchanges}
-import org.apache.spark.shuffle.adaptive.push.reduce.ReducedAtOwners
+import org.apache.spark.shuffle.adaptive.AdaptiveShuffleDependency
+import org.apache.spark.shuffle.adaptive.compat.SqlExchanges
 
 /**
- * Spark's shuffle exchange on the plugin: the same partitioning, serializer, metrics and reads as
- * [[ShuffleExchangeExec]], and its canonical form, so exchange reuse, AQE's query stages,
- * coalescing and skew handling treat it as Spark's. Two things differ:
+ * Spark's shuffle exchange of a hash partitioning, on the plugin: the same partitioning,
+ * serializer, metrics and reads as [[ShuffleExchangeExec]], and its canonical form, so exchange
+ * reuse, AQE's query stages, coalescing and skew handling treat it as Spark's. Its shuffle's
+ * dependency is an [[AdaptiveShuffleDependency]], which says to the shuffle manager what differs:
  *  - `combining` (a partial aggregate's output): its map outputs are combined per executor
- *    before reduce tasks read them (local reduction, see combine/). Its map side marks the
- *    aggregate's rows as combinable ([[CombinableRows]]), which the shuffle manager finds when
- *    the shuffle is registered. Its output is that of Spark's exchange with rows of one key
- *    merged as the aggregate's next step merges them, so that step's result is the same;
- *  - its reduce tasks prefer to run where their partitions were merged, in mode=push
- *    ([[OwnerPlacedShuffledRowRDD]]); exchanges a join reads together get the same owners
- *    ([[AdaptiveExchanges.CoPartitionKey]]). Its map side marks its rows so
- *    ([[ReducedAtOwnersRows]]), and the shuffle pushes larger blocks, as they cross once.
+ *    before reduce tasks read them (local reduction, see combine/), as the aggregate's next step
+ *    merges rows of one key ([[SqlCombine]]), so that step's result is the same;
+ *  - otherwise its reduce tasks run where their partitions were merged, in mode=push
+ *    ([[OwnerPlacedShuffledRowRDD]]), and its blocks are pushed larger, as they cross once;
+ *    exchanges a join reads together share a `coPartitionKey` ([[PluginExchanges]]), and get
+ *    the same owners.
  */
 case class AdaptiveShuffleExchangeExec(
-    override val outputPartitioning: Partitioning,
+    override val outputPartitioning: HashPartitioning,
     child: SparkPlan,
     shuffleOrigin: ShuffleOrigin,
     advisoryPartitionSize: Option[Long],
-    combining: Boolean)
+    combining: Boolean,
+    coPartitionKey: Option[Long] = None)
     extends ShuffleExchangeLike {
 
   private lazy val writeMetrics =
@@ -56,14 +52,7 @@ case class AdaptiveShuffleExchangeExec(
   private lazy val serializer: Serializer =
     new UnsafeRowSerializer(child.output.size, longMetric("dataSize"))
 
-  @transient lazy val inputRDD: RDD[InternalRow] =
-    if (!combining) new ReducedAtOwnersRows(child.execute())
-    else {
-      val spec = AdaptiveShuffleExchangeExec
-        .combineSpec(child)
-        .getOrElse(throw new IllegalStateException(s"$nodeName over rows that do not combine"))
-      new CombinableRows(child.execute(), spec)
-    }
+  @transient lazy val inputRDD: RDD[InternalRow] = child.execute()
 
   @transient
   override lazy val mapOutputStatisticsFuture: Future[MapOutputStatistics] =
@@ -85,54 +74,41 @@ case class AdaptiveShuffleExchangeExec(
 
   override def shuffleId: Int = shuffleDependency.shuffleId
 
+  /**
+   * Spark's exchange copies every row before the shuffle under any shuffle manager but its own
+   * sort shuffle, whose writers (as this plugin's, which writes with them and copies the rows it
+   * keeps) serialize each row before they take the next, so a reused row is safe: the plugin
+   * takes an exchange only where Spark's serialized writer would ([[PluginExchanges]]).
+   */
   @transient
   lazy val shuffleDependency: ShuffleDependency[Int, InternalRow, InternalRow] = {
-    val dep = outputPartitioning match {
-      case hash: HashPartitioning if rowsNeedNoCopy(hash.numPartitions) =>
-        val attributes = child.output
-        val withPartitionIds = inputRDD.mapPartitionsWithIndexInternal { (_, rows) =>
-          val partitionOf = UnsafeProjection.create(hash.partitionIdExpression :: Nil, attributes)
-          val pair = new MutablePair[Int, InternalRow]
-          rows.map(row => pair.update(partitionOf(row).getInt(0), row))
-        }
-        new ShuffleDependency[Int, InternalRow, InternalRow](
-          withPartitionIds,
-          new PartitionIdPassthrough(hash.numPartitions),
-          serializer,
-          shuffleWriterProcessor = ShuffleExchangeExec.createShuffleWriteProcessor(writeMetrics))
-      case _ =>
-        ShuffleExchangeExec.prepareShuffleDependency(
-          inputRDD,
-          child.output,
-          outputPartitioning,
-          serializer,
-          writeMetrics)
+    val attributes = child.output
+    val partitioning = outputPartitioning
+    val withPartitionIds = inputRDD.mapPartitionsWithIndexInternal { (_, rows) =>
+      val partitionOf =
+        UnsafeProjection.create(partitioning.partitionIdExpression :: Nil, attributes)
+      val pair = new MutablePair[Int, InternalRow]
+      rows.map(row => pair.update(partitionOf(row).getInt(0), row))
     }
-    getTagValue(AdaptiveExchanges.CoPartitionKey).foreach { key =>
-      ConfiguredShuffleManager.of(SparkEnv.get) match {
-        case manager: AdaptiveShuffleManager =>
-          manager.driver.foreach(_.coPartitioned(dep.shuffleId, key))
-        case _ =>
-      }
-    }
+    val combine =
+      if (!combining) None
+      else
+        Some(
+          SqlCombine
+            .of(child)
+            .getOrElse(throw new IllegalStateException(s"$nodeName over rows that do not combine")))
+    val dep = new AdaptiveShuffleDependency[Int, InternalRow, InternalRow](
+      withPartitionIds,
+      new PartitionIdPassthrough(partitioning.numPartitions),
+      serializer,
+      ShuffleExchangeExec.createShuffleWriteProcessor(writeMetrics),
+      combine,
+      reducedAtOwners = !combining,
+      coPartitionKey)
     metrics("numPartitions").set(dep.partitioner.numPartitions)
     val executionId = sparkContext.getLocalProperty(SQLExecution.EXECUTION_ID_KEY)
     SQLMetrics.postDriverMetricUpdates(sparkContext, executionId, metrics("numPartitions") :: Nil)
     dep
-  }
-
-  /**
-   * Spark's exchange copies every row before the shuffle under any shuffle manager but its own
-   * sort shuffle, whose writers (as this plugin's, which writes with them and copies the rows it
-   * keeps) serialize each row before they take the next, so a reused row is safe: below the
-   * serialized writer's partition limit, and with none of the checksums SQL computes of the
-   * rows themselves, whose dependency only Spark's exchange makes.
-   */
-  private def rowsNeedNoCopy(numPartitions: Int): Boolean = {
-    val sql = SQLConf.get
-    numPartitions <= SortShuffleManager.MAX_SHUFFLE_OUTPUT_PARTITIONS_FOR_SERIALIZED_MODE &&
-    !Seq(AdaptiveShuffleExchangeExec.RowChecksums, AdaptiveShuffleExchangeExec.FullRetryOnMismatch)
-      .exists(sql.getConfString(_, "false").toBoolean)
   }
 
   protected override def doExecute(): RDD[InternalRow] =
@@ -147,38 +123,3 @@ case class AdaptiveShuffleExchangeExec(
   override protected def withNewChildInternal(newChild: SparkPlan): AdaptiveShuffleExchangeExec =
     copy(child = newChild)
 }
-
-private[spark] object AdaptiveShuffleExchangeExec {
-
-  // Spark SQL's keys (since 4.1) for checksums of a shuffle's rows, by name: older releases
-  // lack them.
-  private val RowChecksums = "spark.sql.shuffle.orderIndependentChecksum.enabled"
-  private val FullRetryOnMismatch =
-    "spark.sql.shuffle.orderIndependentChecksum.enableFullRetryOnMismatch"
-
-  /** How the rows of `child` (a partial aggregate, compiled or not) combine, if they do. */
-  def combineSpec(child: SparkPlan): Option[CombineSpec] = SqlCombine.of(child)
-}
-
-/**
- * The rows of `prev`, unchanged, in an RDD of its own that carries a mark for the shuffle
- * manager ([[org.apache.spark.shuffle.adaptive.lineage.RddMarks]]).
- */
-private[spark] sealed abstract class MarkedRows(prev: RDD[InternalRow])
-    extends RDD[InternalRow](prev) {
-
-  override protected def getPartitions: Array[Partition] = prev.partitions
-
-  override def compute(split: Partition, context: TaskContext): Iterator[InternalRow] =
-    prev.iterator(split, context)
-}
-
-/** Marked as combining by `combineSpec`. */
-private[spark] final class CombinableRows(prev: RDD[InternalRow], val combineSpec: CombineSpec)
-    extends MarkedRows(prev)
-    with CombinableRecords
-
-/** Marked as read by reduce tasks at their owners. */
-private[spark] final class ReducedAtOwnersRows(prev: RDD[InternalRow])
-    extends MarkedRows(prev)
-    with ReducedAtOwners

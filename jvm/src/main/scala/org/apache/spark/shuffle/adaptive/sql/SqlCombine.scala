@@ -48,17 +48,28 @@ private[spark] object SqlCombine {
    * functions' buffers, as Spark plans every partial aggregate, over keys whose equal values
    * have equal bytes (no key of a collation that ignores case or accents, for instance).
    */
-  def of(plan: SparkPlan): Option[SqlCombine] = plan match {
-    case codegen: WholeStageCodegenExec => of(codegen.child)
-    case agg: BaseAggregateExec
-        if !agg.isStreaming && agg.aggregateExpressions.forall(a =>
-          a.mode == Partial || a.mode == PartialMerge) &&
-          agg.groupingExpressions.forall(k => UnsafeRowUtils.isBinaryStable(k.dataType)) =>
-      val layout = agg.groupingExpressions.map(_.toAttribute) ++
+  def of(plan: SparkPlan): Option[SqlCombine] = explained(plan).toOption
+
+  /** As [[of]], or why the rows of `plan` do not combine. */
+  def explained(plan: SparkPlan): Either[String, SqlCombine] = plan match {
+    case codegen: WholeStageCodegenExec => explained(codegen.child)
+    case agg: BaseAggregateExec =>
+      val notPartial =
+        agg.aggregateExpressions.filterNot(a => a.mode == Partial || a.mode == PartialMerge)
+      val unstableKeys =
+        agg.groupingExpressions.filterNot(k => UnsafeRowUtils.isBinaryStable(k.dataType))
+      lazy val layout = agg.groupingExpressions.map(_.toAttribute) ++
         agg.aggregateExpressions.flatMap(_.aggregateFunction.inputAggBufferAttributes)
-      if (layout.map(_.exprId) != agg.output.map(_.exprId)) None
-      else Some(new SqlCombine(agg.aggregateExpressions, agg.output, agg.groupingExpressions.size))
-    case _ => None
+      if (agg.isStreaming) Left("a streaming aggregate's rows")
+      else if (notPartial.nonEmpty)
+        Left(s"not a partial aggregate's rows (${notPartial.map(_.mode).distinct.mkString(", ")})")
+      else if (unstableKeys.nonEmpty)
+        Left(
+          s"keys whose equal values may differ in bytes (${unstableKeys.map(_.dataType.simpleString).mkString(", ")})")
+      else if (layout.map(_.exprId) != agg.output.map(_.exprId))
+        Left("the partial aggregate's output is not its keys then its buffers")
+      else Right(new SqlCombine(agg.aggregateExpressions, agg.output, agg.groupingExpressions.size))
+    case other => Left(s"the rows of ${other.nodeName}, not of a partial aggregate")
   }
 
   /** Bytes of a record's header in a page: its (or its key's and buffer's) lengths. */

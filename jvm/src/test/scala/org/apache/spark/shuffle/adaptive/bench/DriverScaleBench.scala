@@ -11,9 +11,10 @@ import org.roaringbitmap.longlong.Roaring64NavigableMap
 
 import org.apache.spark.scheduler.{HighlyCompressedMapStatus, MapStatus}
 import org.apache.spark.storage.{BlockId, BlockManagerId, ShuffleBlockId}
+import org.apache.spark.shuffle.adaptive.metrics.FetchCounters
 import org.apache.spark.shuffle.adaptive.memory.MemoryBound
 import org.apache.spark.shuffle.adaptive.protocol.{MergedPartition, OwnerTable, Payloads}
-import org.apache.spark.shuffle.adaptive.push.driver.{MergeSummaries, OwnerPlacement, PushDriver}
+import org.apache.spark.shuffle.adaptive.push.driver.{MergeSummaries, OwnerPlacement, Placement, PushDriver}
 import org.apache.spark.shuffle.adaptive.push.owner.{MergeStore, MergeStoreSuite}
 import org.apache.spark.shuffle.adaptive.push.reduce.MergedReads
 
@@ -57,7 +58,7 @@ object DriverScaleBench {
 
     // mode=push, the driver: the table, placed when the map stage is submitted.
     val before = usedHeap()
-    val (table, placeMs) = timed(OwnerTable.uniform(partitions, ids))
+    val (table, placeMs) = timed(Placement.uniform(partitions, ids))
     val tableHeap = usedHeap() - before
     val (_, refreshMs) = timed(table.keepingOnly(ids.map(_.executorId).toSet - "7"))
     println(
@@ -80,7 +81,7 @@ object DriverScaleBench {
     }
     val (next, nextMs) = timed(OwnerPlacement.next(table, predicted))
     val sizes = predicted.map(_.toDouble)
-    def share(t: OwnerTable) = f"${t.maxLoad(sizes) / sizes.sum}%.3f"
+    def share(t: OwnerTable) = f"${Placement.maxLoad(t, sizes) / sizes.sum}%.3f"
     println(
       f"push  driver placement by size: ${statuses.size} MapStatuses read in $predictMs%.0f ms, " +
         f"placed in $nextMs%.1f ms; largest owner share ${share(table)} -> " +
@@ -119,7 +120,9 @@ object DriverScaleBench {
     // The first plan runs cold; a long job's reduce tasks run warm.
     val plans =
       (1 to 5).map(_ =>
-        timed(MergedReads.plan(0, byAddress, Seq(ids.head -> layout), 4L << 20, false)))
+        timed(
+          MergedReads
+            .plan(new FetchCounters, 0, byAddress, Seq(ids.head -> layout), 4L << 20, false)))
     val planMs = plans.map(_._2)
     println(
       f"push  reduce task of $maps blocks: layout from its owner $layoutMs%.1f ms, plan " +

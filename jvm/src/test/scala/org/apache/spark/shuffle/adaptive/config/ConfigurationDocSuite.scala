@@ -134,14 +134,17 @@ private object ConfigurationDocSuite {
       }
       ordered(
         "key" -> entry.key,
+        "keyword" -> AdaptiveShuffleConf.keywordOf(entry),
         "default" -> default,
         "rule" -> ordered(("kind" -> rule.kind) +: rule.bounds.toSeq.sortBy(_._1): _*),
         "allowed" -> rule.allowed)
     }
+    val combinations = KeyCombinations.All.map(c => ordered(c.toMap.toSeq.sortBy(_._1): _*))
     val root = ordered(
-      "generated" -> ("from config/AdaptiveShuffleConf.scala by ConfigurationDocSuite; " +
-        HowToRegenerate),
-      "keys" -> keys)
+      "generated" -> ("from config/AdaptiveShuffleConf.scala and config/KeyCombinations.scala " +
+        "by ConfigurationDocSuite; " + HowToRegenerate),
+      "keys" -> keys,
+      "combinations" -> combinations)
     new ObjectMapper().writerWithDefaultPrettyPrinter().writeValueAsString(root) + "\n"
   }
 }

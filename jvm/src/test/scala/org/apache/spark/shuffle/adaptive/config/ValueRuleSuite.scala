@@ -47,7 +47,7 @@ class ValueRuleSuite extends AnyFunSuite {
       (c \ "conf").asInstanceOf[JObject].obj.foreach { case (key, value) =>
         conf.set(key, value.asInstanceOf[JString].s)
       }
-      val judged = Try { Modes(conf); FlowSettings(conf) }
+      val judged = Try { Features(conf); FlowSettings(conf) }
       assert(
         judged.isSuccess === ((c \ "accepted") == JBool.True),
         s"${conf.getAll.toSeq}: $judged")

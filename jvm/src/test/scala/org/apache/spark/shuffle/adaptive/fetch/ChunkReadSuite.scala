@@ -9,12 +9,14 @@ import org.scalatest.funsuite.AnyFunSuite
 
 import org.apache.spark.{TaskContext, TaskContextImpl}
 import org.apache.spark.executor.TempShuffleReadMetrics
-import org.apache.spark.storage.{BlockId, BlockManagerId, ShuffleBlockBatchId, ShuffleBlockId}
+import org.apache.spark.storage.{BlockId, BlockManagerId, ShuffleBlockId}
 
 import FetcherFakes._
 import org.apache.spark.shuffle.adaptive.config.AdaptiveShuffleConf.FetchOrder
 import org.apache.spark.shuffle.adaptive.flow.{BlockRef, FlowSettings}
 import org.apache.spark.shuffle.adaptive.metrics.FetchCounters
+import org.apache.spark.shuffle.adaptive.protocol.BlockMessage
+import org.apache.spark.shuffle.adaptive.push.reduce.MergedChunkRead
 
 /**
  * A reduce task reading a chunk that holds blocks of several map outputs (a merged partition,
@@ -32,11 +34,11 @@ class ChunkReadSuite extends AnyFunSuite {
   private val fromSelf = ShuffleBlockId(0, 2, 5)
   private val homeBytes = Array.tabulate[Byte](300)(i => (i * 7).toByte)
   private val selfBytes = Array.tabulate[Byte](200)(i => (i * 3 + 1).toByte)
-  private val chunk = ShuffleBlockBatchId(0, -2, 5, 6)
+  private val chunk = BlockMessage.ChunkRequest(0, 5, 2).blockId
   private val chunkBytes = homeBytes ++ selfBytes
   private val parts = IndexedSeq(
-    ChunkPart(BlockRef(fromHome, homeBytes.length, 1), home, 0, homeBytes.length),
-    ChunkPart(BlockRef(fromSelf, selfBytes.length, 2), self, homeBytes.length, selfBytes.length))
+    BundledPart(BlockRef(fromHome, homeBytes.length, 1), home, 0, homeBytes.length),
+    BundledPart(BlockRef(fromSelf, selfBytes.length, 2), self, homeBytes.length, selfBytes.length))
 
   private class Reading(
       serve: Call => Unit,
@@ -70,7 +72,8 @@ class ChunkReadSuite extends AnyFunSuite {
       settings.elasticLimit(),
       metrics,
       counters,
-      chunks = Map((owner, chunk) -> ChunkRead(parts, chunkBytes.length.toLong)),
+      bundles =
+        Map((owner, chunk) -> new MergedChunkRead(parts, chunkBytes.length.toLong, counters)),
       concatenate = concatenate)
 
     def readAll(): Map[BlockId, Seq[Byte]] = {

@@ -90,7 +90,7 @@ class CombinedReadSuite extends AnyFunSuite {
       metrics,
       counters,
       batch = batch,
-      chunks = Map((home, read.id) -> read),
+      bundles = Map((home, read.id) -> read),
       concatenate = concatenate)
 
     def readAll(): Map[BlockId, Seq[Byte]] = {

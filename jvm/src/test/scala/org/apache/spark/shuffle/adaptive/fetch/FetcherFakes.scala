@@ -27,7 +27,7 @@ private object FetcherFakes {
 
   /**
    * A fetcher with what a test leaves out fresh for this one task: its own executor traffic,
-   * no direct-memory limit, a system clock, no whole reads, no batches.
+   * no direct-memory limit, a system clock, no bundles, no batches.
    */
   def newFetcher(
       context: TaskContext,
@@ -43,7 +43,7 @@ private object FetcherFakes {
       shared: PeerTraffic = null,
       batch: Boolean = false,
       backoff: DirectMemoryBackoff = new DirectMemoryBackoff(() => Long.MaxValue),
-      chunks: Map[(BlockManagerId, BlockId), WholeRead] = Map.empty,
+      bundles: Map[(BlockManagerId, BlockId), BundledRead] = Map.empty,
       concatenate: Boolean = false,
       budget: Option[FetchBudget] = None): ShuffleBlockFetcher =
     new ShuffleBlockFetcher(
@@ -56,7 +56,7 @@ private object FetcherFakes {
         streamWrapper,
         clock,
         budget),
-      TaskFetch(transport, blocksByAddress, elastic, chunks, batch, concatenate),
+      TaskFetch(transport, blocksByAddress, elastic, bundles, batch, concatenate),
       readMetrics,
       counters)
 

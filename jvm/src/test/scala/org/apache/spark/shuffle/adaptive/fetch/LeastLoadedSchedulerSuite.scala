@@ -9,14 +9,14 @@ import AdaptiveFetchTestKit.{exec, randomSettings, settings}
 import SchedulerTestState.{drain, refs}
 import org.apache.spark.shuffle.adaptive.flow.{BlockBatch, FlowSettings, PeerTraffic}
 
-class AdaptiveSchedulerSuite extends AnyFunSuite {
+class LeastLoadedSchedulerSuite extends AnyFunSuite {
 
   private def adaptive(
       self: String,
       remote: Seq[(String, Seq[Long])],
       s: FlowSettings,
-      shared: PeerTraffic): AdaptiveScheduler =
-    new AdaptiveScheduler(
+      shared: PeerTraffic): LeastLoadedScheduler =
+    new LeastLoadedScheduler(
       s,
       exec(self),
       remote.zipWithIndex.map { case ((id, sizes), i) =>

@@ -1,4 +1,4 @@
-package org.apache.spark.shuffle.adaptive.protocol
+package org.apache.spark.shuffle.adaptive.flow
 
 import java.io.IOException
 import java.util.concurrent.{Executors, TimeUnit}

@@ -15,15 +15,30 @@ import org.apache.spark.shuffle.adaptive.metrics.FetchCounters._
 class MetricsDocSuite extends AnyFunSuite {
   import MetricsDocSuite._
 
-  test("docs/metrics.md matches the counter tables") {
-    val expected = render()
+  private def checkGenerated(file: Path, expected: String): Unit =
     if (sys.env.get("REGENERATE_CONF_DOCS").contains("1"))
-      Files.write(DocFile, expected.getBytes(UTF_8))
+      Files.write(file, expected.getBytes(UTF_8))
     else {
       val actual =
-        if (Files.isRegularFile(DocFile)) new String(Files.readAllBytes(DocFile), UTF_8) else ""
-      assert(actual == expected, s"$DocFile is out of date. $HowToRegenerate")
+        if (Files.isRegularFile(file)) new String(Files.readAllBytes(file), UTF_8) else ""
+      assert(actual == expected, s"$file is out of date. $HowToRegenerate")
     }
+
+  test("docs/metrics.md matches the counter tables") {
+    checkGenerated(DocFile, render())
+  }
+
+  test("pyspark_shuffle/counters.json (the names Python reads counters by) matches the tables") {
+    checkGenerated(NamesFile, renderNames())
+  }
+
+  test("every counter declared is in its table: none declared after it was read") {
+    def declaredVals[T](owner: AnyRef, kind: Class[T]): Int =
+      owner.getClass.getDeclaredFields.count(f => kind.isAssignableFrom(f.getType))
+    assert(declaredVals(FetchCounters, classOf[Counter]) === FetchCounters.All.size)
+    assert(
+      declaredVals(CombineCounters, classOf[CombineCounters.Counter]) ===
+        CombineCounters.All.size)
   }
 
   test("every name the table declares is a key Python receives, and only those") {
@@ -60,6 +75,7 @@ class MetricsDocSuite extends AnyFunSuite {
 
 private object MetricsDocSuite {
   val DocFile: Path = Paths.get("docs", "metrics.md")
+  val NamesFile: Path = Paths.get("pyspark_shuffle", "counters.json")
 
   val HowToRegenerate: String =
     "Regenerate it from the repository root with: " +
@@ -78,6 +94,20 @@ private object MetricsDocSuite {
     cells
       .map(_.trim.replaceAll("\\s*\\n\\s*", " ").replace("|", "\\|"))
       .mkString("| ", " | ", " |\n")
+
+  /** The names of the counters Python receives: a counters dict's, and local reduction's. */
+  def renderNames(): String = {
+    val fetch = FetchCounters.All.filterNot(_.internal).map(_.name) ++
+      FetchCounters.DerivedValues.map(_.name) :+ "combine"
+    val combine = CombineCounters.All.map(_.name) ++ CombineCounters.Extra.map(_._1)
+    def list(names: Seq[String]) = names.map(n => s"    \"$n\"").mkString("[\n", ",\n", "\n  ]")
+    "{\n" +
+      s"""  "generated": "from metrics/FetchCounters.scala and metrics/CombineCounters.scala by MetricsDocSuite; ${HowToRegenerate
+          .replace("\"", "\\\"")}",\n""" +
+      s"""  "fetch": ${list(fetch)},\n""" +
+      s"""  "combine": ${list(combine)}\n""" +
+      "}\n"
+  }
 
   def render(): String = {
     val out = new StringBuilder

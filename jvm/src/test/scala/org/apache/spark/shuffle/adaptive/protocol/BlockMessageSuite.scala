@@ -20,21 +20,32 @@ class BlockMessageSuite extends SparkFunSuite {
     HandOffUpload(2, 7, 5),
     HandOffUpload(2, 0, 0),
     TableUpload(2, 1),
-    TableUpload(2, Int.MaxValue))
+    TableUpload(2, Int.MaxValue),
+    PushedRun(2, 5, 4, 9),
+    PushedRun(2, 1L << 40, 0, 1))
 
-  test("every message reads back as itself from its block id") {
-    messages.foreach(m => assert(BlockMessage.unapply(m.blockId) === Some(m), m))
+  /** The message an id spells, read the way its message travels. */
+  private def read(m: BlockMessage, id: BlockId): Option[BlockMessage] = m match {
+    case _: Request => Request.unapply(id)
+    case _: Upload => Upload.unapply(id)
+  }
+
+  test("every message reads back as itself from its block id, the way it travels") {
+    messages.foreach(m => assert(read(m, m.blockId) === Some(m), m))
     assert(messages.map(_.blockId).distinct.size === messages.size)
   }
 
-  test("map outputs' own ids are no message") {
-    val runs = Seq[BlockId](
+  test("a map output's blocks fetched are no request; a run of them pushed is its upload") {
+    val fetched = Seq[BlockId](
       ShuffleBlockBatchId(2, 0, 4, 9),
       ShuffleBlockBatchId(2, 5, 7, 8),
       ShuffleBlockBatchId(2, 1L << 40, 0, 1),
       ShuffleBlockId(2, 5, 7))
-    runs.foreach(id => assert(BlockMessage.unapply(id).isEmpty, id))
-    assert(!runs.exists(BlockMessage.isRequest))
+    fetched.foreach(id => assert(Request.unapply(id).isEmpty, id))
+    assert(!fetched.exists(BlockMessage.isRequest))
+    assert(Upload.unapply(ShuffleBlockBatchId(2, 5, 7, 8)) === Some(PushedRun(2, 5, 7, 8)))
+    // Block migration's uploads are the map output files themselves.
+    assert(Upload.unapply(ShuffleBlockId(2, 5, 7)).isEmpty)
   }
 
   test("requests are fetched and uploads streamed: Spark parses every message's id by its name") {
@@ -43,9 +54,7 @@ class BlockMessageSuite extends SparkFunSuite {
     })
     // Spark's upload path, and its block server under the old fetch protocol, parse the id's
     // name, and only non-negative map ids.
-    messages.foreach { m =>
-      assert(BlockMessage.unapply(BlockId(m.blockId.name)) === Some(m), m)
-    }
+    messages.foreach(m => assert(read(m, BlockId(m.blockId.name)) === Some(m), m))
   }
 
   test("a log line names the message, not its spelling") {

@@ -5,6 +5,7 @@ import org.scalatest.funsuite.AnyFunSuite
 
 import org.apache.spark.internal.config.SHUFFLE_MANAGER
 import org.apache.spark.sql.{Column, DataFrame, Encoder, Encoders, Row, SparkSession}
+import org.apache.spark.sql.execution.SimpleMode
 import org.apache.spark.sql.expressions.Aggregator
 import org.apache.spark.sql.functions._
 import org.apache.spark.shuffle.adaptive.{AdaptiveShuffleManager, PluginCounters}
@@ -28,6 +29,7 @@ class SqlCombineSuite extends AnyFunSuite with BeforeAndAfterAll {
       .config("spark.sql.extensions", classOf[AdaptiveShuffleExtensions].getName)
       .config("spark.sql.shuffle.partitions", "4")
       .config("spark.sql.adaptive.enabled", "true")
+      .config("spark.sql.extendedExplainProviders", classOf[ExchangesExplained].getName)
       .config("spark.ui.enabled", "false")
       .getOrCreate()
   }
@@ -195,5 +197,25 @@ class SqlCombineSuite extends AnyFunSuite with BeforeAndAfterAll {
       joined.count()
       assert(!joined.queryExecution.executedPlan.toString.contains("CombiningExchange"))
     } finally spark.conf.unset("spark.sql.autoBroadcastJoinThreshold")
+  }
+
+  test("explain says of each exchange whether it is the plugin's, or why it stays Spark's") {
+    def explained(df: DataFrame): String = df.queryExecution.explainString(SimpleMode)
+    val grouped = explained(table(8).groupBy("k").agg(sum("v"), count("v")))
+    assert(grouped.contains("== Extended Information (pyspark-shuffle) =="), grouped)
+    assert(
+      grouped.contains("CombiningExchange hashpartitioning(k") &&
+        grouped.contains("combined per executor before reduce tasks read them"),
+      grouped)
+    val global = explained(table(8).agg(sum("v")))
+    assert(
+      global.contains(
+        "Exchange SinglePartition: Spark's: SinglePartition: the plugin's exchange takes hash " +
+          "partitionings"),
+      global)
+    val repartitioned = explained(table(8).repartition(4, col("k")).select("k"))
+    assert(
+      repartitioned.contains("Spark's: its rows are not an aggregate's to combine"),
+      repartitioned)
   }
 }

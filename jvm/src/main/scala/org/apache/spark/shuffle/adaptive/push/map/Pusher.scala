@@ -11,8 +11,8 @@ import org.apache.spark.SparkEnv
 import org.apache.spark.internal.Logging
 import org.apache.spark.storage.{BlockId, BlockManagerId, ShuffleBlockBatchId}
 import org.apache.spark.util.ThreadUtils
-import org.apache.spark.shuffle.adaptive.flow.{ExecutorOrder, FlowSettings}
-import org.apache.spark.shuffle.adaptive.protocol.{OwnerTable, OwnerTableUpdates, RunSender, RunUpload}
+import org.apache.spark.shuffle.adaptive.flow.{ExecutorOrder, FlowSettings, RunSender}
+import org.apache.spark.shuffle.adaptive.protocol.{OwnerTable, OwnerTableUpdates, RunUpload}
 import org.apache.spark.shuffle.adaptive.push.owner.MergeStore
 import org.apache.spark.shuffle.adaptive.transport.MapOutputListener
 

@@ -12,8 +12,8 @@ import org.apache.spark.internal.Logging
 import org.apache.spark.storage.{BlockId, BlockManagerId}
 import org.apache.spark.util.{Clock, SystemClock, ThreadUtils}
 import org.apache.spark.shuffle.adaptive.protocol.BlockMessage.{HandOffUpload, RoomRequest}
-import org.apache.spark.shuffle.adaptive.flow.{ExecutorOrder, FlowSettings}
-import org.apache.spark.shuffle.adaptive.protocol.{Ask, RunSender}
+import org.apache.spark.shuffle.adaptive.flow.{ExecutorOrder, FlowSettings, RunSender}
+import org.apache.spark.shuffle.adaptive.protocol.Ask
 
 /**
  * Remote-memory spill of one owner's merged chunks (DSA w/ SMS; server-less, as the paper's

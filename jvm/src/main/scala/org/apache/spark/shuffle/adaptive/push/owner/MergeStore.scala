@@ -13,7 +13,7 @@ import org.apache.spark.network.buffer.ManagedBuffer
 import org.apache.spark.network.client.StreamCallbackWithID
 import org.apache.spark.network.util.TransportConf
 import org.apache.spark.storage.{BlockManagerId, ShuffleBlockBatchId, StorageUtils}
-import org.apache.spark.shuffle.adaptive.protocol.BlockMessage.HostedChunkRequest
+import org.apache.spark.shuffle.adaptive.protocol.BlockMessage.{HostedChunkRequest, PushedRun}
 import org.apache.spark.shuffle.adaptive.memory.{MemoryBound, SpillFile}
 import org.apache.spark.shuffle.adaptive.protocol.{MergedChunk, MergedPartition, RunStream, RunUpload}
 import org.apache.spark.shuffle.adaptive.transport.RemoteMemory
@@ -154,12 +154,12 @@ private[spark] final class MergeStore(
    * A run of another executor's map output streamed here (see [[RunStream]]); one that does not
    * fit is dropped, its blocks are read from their file.
    */
-  def receiveRun(id: ShuffleBlockBatchId): StreamCallbackWithID =
+  def receiveRun(run: PushedRun): StreamCallbackWithID =
     new RunStream(
-      id,
+      run.blockId,
       memory,
       reserve,
-      (sizes, data) => append(id.shuffleId, id.mapId, id.startReduceId, sizes, data),
+      (sizes, data) => append(run.shuffleId, run.mapId, run.start, sizes, data),
       whenFull = RunStream.Drop)
 
   /**

@@ -9,7 +9,8 @@ import org.apache.spark.SparkEnv
 import org.apache.spark.internal.Logging
 import org.apache.spark.storage.{BlockId, BlockManagerId, ShuffleBlockId}
 import org.apache.spark.shuffle.adaptive.protocol.BlockMessage.{HostedChunkRequest, LayoutRequest, RangeRequest}
-import org.apache.spark.shuffle.adaptive.fetch.{ChunkPart, ChunkRead}
+import org.apache.spark.shuffle.adaptive.fetch.{BundledPart, ReadPlan}
+import org.apache.spark.shuffle.adaptive.metrics.FetchCounters
 import org.apache.spark.shuffle.adaptive.flow.BlockRef
 import org.apache.spark.shuffle.adaptive.protocol.{Ask, BlockMessage, MergedChunk, OwnerTable, Payloads}
 import org.apache.spark.shuffle.adaptive.push.owner.MergeStore
@@ -28,15 +29,13 @@ import org.apache.spark.shuffle.adaptive.transport.RemoteRegion
  * @param exposed the chunks read one-sided, by holder and id, with their regions there
  */
 private[spark] final case class MergedReads(
-    blocks: Seq[(BlockManagerId, MergedReads.Blocks)],
-    chunks: Map[(BlockManagerId, BlockId), ChunkRead],
+    blocks: Seq[(BlockManagerId, ReadPlan.Blocks)],
+    chunks: Map[(BlockManagerId, BlockId), MergedChunkRead],
     chunksAtPeers: Int,
     chunksInRanges: Int,
     exposed: Map[(BlockManagerId, BlockId), RemoteRegion])
 
 private[spark] object MergedReads extends Logging {
-
-  type Blocks = collection.Seq[(BlockId, Long, Int)]
 
   /**
    * Takes from `byAddress` (the map output tracker's view: what the task must read, map
@@ -57,8 +56,9 @@ private[spark] object MergedReads extends Logging {
    * out of its region: a read the holder does not serve costs it nothing per request.
    */
   def plan(
+      counters: FetchCounters,
       shuffleId: Int,
-      byAddress: Seq[(BlockManagerId, Blocks)],
+      byAddress: Seq[(BlockManagerId, ReadPlan.Blocks)],
       layouts: Seq[(BlockManagerId, Seq[MergedChunk])],
       rangeBytes: Long,
       oneSided: Boolean,
@@ -75,12 +75,12 @@ private[spark] object MergedReads extends Logging {
     val taken = mutable.HashSet.empty[(Long, Int)]
     // The parts of `chunk` (held at `holder`) the task reads, if it reads the chunk, which
     // takes their blocks.
-    def select(holder: BlockManagerId, chunk: MergedChunk): Option[IndexedSeq[ChunkPart]] = {
+    def select(holder: BlockManagerId, chunk: MergedChunk): Option[IndexedSeq[BundledPart]] = {
       var offset = 0L
       val keyedParts = chunk.mapIds.indices.flatMap { i =>
         val key = (chunk.mapIds(i), chunk.partition)
         val part = needed.get(key).filterNot(_ => taken(key)).map { case (home, mapIndex) =>
-          key -> ChunkPart(
+          key -> BundledPart(
             BlockRef(ShuffleBlockId(shuffleId, key._1, key._2), chunk.lengths(i), mapIndex),
             home,
             offset,
@@ -103,16 +103,19 @@ private[spark] object MergedReads extends Logging {
         Some(parts)
       } else None
     }
-    val chunks = Map.newBuilder[(BlockManagerId, BlockId), ChunkRead]
+    val chunks = Map.newBuilder[(BlockManagerId, BlockId), MergedChunkRead]
     val reads = Seq.newBuilder[(BlockManagerId, (BlockId, Long, Int))]
     var inRanges = 0
     val exposed = Map.newBuilder[(BlockManagerId, BlockId), RemoteRegion]
-    def read(at: BlockManagerId, id: BlockId, bytes: Long, parts: IndexedSeq[ChunkPart]): Unit = {
-      chunks += (at, id) -> ChunkRead(parts, bytes)
+    def read(at: BlockManagerId, id: BlockId, bytes: Long, parts: IndexedSeq[BundledPart]): Unit = {
+      chunks += (at, id) -> new MergedChunkRead(parts, bytes, counters)
       reads += at -> ((id, bytes, -1))
     }
     // A chunk in a request of its own, where it is held.
-    def readChunk(owner: BlockManagerId, chunk: MergedChunk, parts: IndexedSeq[ChunkPart]): Unit = {
+    def readChunk(
+        owner: BlockManagerId,
+        chunk: MergedChunk,
+        parts: IndexedSeq[BundledPart]): Unit = {
       val holder = chunk.hostedAt.getOrElse(owner)
       val id = chunk.request(shuffleId).blockId
       read(holder, id, chunk.bytes, parts)
@@ -126,7 +129,7 @@ private[spark] object MergedReads extends Logging {
           readChunk(owner, chunk, parts)
         case _ =>
       }
-      val range = mutable.ArrayBuffer.empty[(MergedChunk, IndexedSeq[ChunkPart])]
+      val range = mutable.ArrayBuffer.empty[(MergedChunk, IndexedSeq[BundledPart])]
       var rangeTotal = 0L
       def flush(): Unit = {
         range.toSeq match {
@@ -181,7 +184,7 @@ private[spark] object MergedReads extends Logging {
       merged,
       result,
       result.keys.count { case (_, id) =>
-        BlockMessage.unapply(id).exists(_.isInstanceOf[HostedChunkRequest])
+        BlockMessage.Request.unapply(id).exists(_.isInstanceOf[HostedChunkRequest])
       },
       inRanges,
       exposed.result())

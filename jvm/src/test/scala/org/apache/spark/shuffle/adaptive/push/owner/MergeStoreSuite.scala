@@ -41,8 +41,9 @@ class MergeStoreSuite extends AnyFunSuite {
 
   /** A run of map `mapId`'s blocks for partitions from 0, streamed here by another executor. */
   private def receive(s: MergeStore, mapId: Long, sizes: Long*): Unit = {
-    val id = ShuffleBlockBatchId(0, mapId, 0, sizes.size)
-    val stream = s.receiveRun(id)
+    val pushed = BlockMessage.PushedRun(0, mapId, 0, sizes.size)
+    val id = pushed.blockId
+    val stream = s.receiveRun(pushed)
     stream.onData(id.name, ByteBuffer.wrap(RunUpload.header(sizes.toArray)))
     stream.onData(id.name, run(mapId, sizes: _*))
     stream.onComplete(id.name)

@@ -1,0 +1,47 @@
+package org.apache.spark.shuffle.adaptive.push.reduce
+
+import org.apache.spark.network.buffer.ManagedBuffer
+import org.apache.spark.storage.BlockManagerId
+import org.apache.spark.shuffle.adaptive.fetch.{BundledPart, BundledRead}
+import org.apache.spark.shuffle.adaptive.flow.BlockRef
+import org.apache.spark.shuffle.adaptive.metrics.FetchCounters
+
+/**
+ * A merged chunk's read: `bytes` long, its `parts` known from its owner's layout. It counts the
+ * chunks read, those read from their map outputs instead, and each part served out of a store
+ * (where it crossed the network twice: held neither by the reading executor nor by its map
+ * output's).
+ */
+private[spark] final class MergedChunkRead(
+    val parts: IndexedSeq[BundledPart],
+    val bytes: Long,
+    counters: FetchCounters)
+    extends BundledRead {
+
+  override def blocks: Int = parts.size
+
+  override def unbundled(): Seq[(BlockManagerId, BlockRef)] = {
+    counters.add(FetchCounters.ChunkFallbacks, 1)
+    parts.map(p => p.home -> p.block)
+  }
+
+  // Its blocks are some of their map outputs': the task may not read the blocks between them.
+  override def unbundledAcrossGaps: Boolean = false
+
+  // Another size means not the chunks the layout described (the owner lost them, or a bug):
+  // their offsets would cut blocks wrongly.
+  override def cut(data: ManagedBuffer): Option[BundledRead.Cut] =
+    if (data.size != bytes) None
+    else {
+      counters.add(FetchCounters.ChunksRead, 1)
+      Some(BundledRead.Cut(parts, Nil))
+    }
+
+  override def joinable: Boolean = true
+
+  override def served(part: BundledPart, holder: BlockManagerId, reader: BlockManagerId): Unit =
+    counters.servedFromStore(
+      holder.executorId,
+      part.length,
+      crossedTwice = holder != reader && holder != part.home)
+}
