@@ -1,17 +1,24 @@
 package org.apache.spark.shuffle.adaptive
 
+import java.nio.ByteBuffer
+
+import scala.concurrent.Await
 import scala.concurrent.duration._
+import scala.util.{Failure, Success, Try}
 
 import org.scalatest.concurrent.Eventually
 
 import org.apache.spark.{LocalSparkContext, MapOutputTrackerMaster, Partition, ShuffleDependency, SparkConf, SparkContext, SparkEnv, SparkFunSuite, TaskContext, TestUtils}
 import org.apache.spark.internal.config.{SERIALIZER, SHUFFLE_MANAGER}
+import org.apache.spark.network.buffer.NioManagedBuffer
 import org.apache.spark.rdd.RDD
 import org.apache.spark.serializer.KryoSerializer
 import org.apache.spark.shuffle.adaptive.config.AdaptiveShuffleConf.{MODE, PUSH_MAX_BLOCK_SIZE, PUSH_PLACE_BY_SIZE_AFTER, PUSH_QUEUE_SIZE, PUSH_SPILL_TO_PEERS, STORE_MAX_SIZE}
 import org.apache.spark.shuffle.sort.SortShuffleManager
 import org.apache.spark.shuffle.adaptive.dummy.{DestinationPartitioner, DummySpec, ExecutorProbe, PinnedRDD}
+import org.apache.spark.shuffle.adaptive.protocol.{BlockMessage, RunUpload}
 import org.apache.spark.shuffle.adaptive.push.owner.MergeStore
+import org.apache.spark.shuffle.adaptive.transport.BlockUploads
 
 /**
  * mode=push on three executors: a skewed DummyRDD (Zipf alpha = 1, 80 partitions) whose map
@@ -276,6 +283,37 @@ class PushClusterSuite
     assert(app("chunks_in_ranges") === partitions.toLong, app)
     assert(app("chunks_read") === 3L && app("chunk_fallbacks") === 0L, app)
     assert(app("blocks_from_stores") === 6L * partitions, app)
+  }
+
+  test(
+    "a peer that keeps none of a chunk handed to it answers so over the wire; no side logs " +
+      "an error for it") {
+    start()
+    // Executor 0 hands each other executor the same chunk twice: the second is refused, as a
+    // chunk held already is.
+    val outcomes = ExecutorProbe.onEach(sc, Seq("0")) { () =>
+      val env = SparkEnv.get
+      val data = RunUpload.header(Array(4L)) ++ Array[Byte](1, 2, 3, 4)
+      env.blockManager.master
+        .getPeers(env.blockManager.blockManagerId)
+        .sortBy(_.executorId)
+        .flatMap { peer =>
+          (1 to 2).map { _ =>
+            val upload = BlockUploads.upload(
+              env,
+              peer.host,
+              peer.port,
+              BlockMessage.HandOffUpload(99, 0, 0).blockId,
+              new NioManagedBuffer(ByteBuffer.wrap(data)))
+            Try(Await.result(upload, 30.seconds)) match {
+              case Success(_) => "kept"
+              case Failure(_: BlockUploads.RefusedUpload) => "refused"
+              case other => other.toString
+            }
+          }
+        }
+    }
+    assert(outcomes === Map("0" -> Seq("kept", "refused", "kept", "refused")))
   }
 
   test("an owner lost while pushes are under way: the result is still right") {

@@ -4,14 +4,14 @@ import java.util.concurrent.LinkedBlockingQueue
 
 import scala.collection.mutable
 import scala.concurrent.{ExecutionContext, Future}
-import scala.reflect.ClassTag
 import scala.util.{Failure, Success, Try}
 
 import org.apache.spark.SparkEnv
 import org.apache.spark.internal.Logging
 import org.apache.spark.network.buffer.ManagedBuffer
-import org.apache.spark.storage.{BlockId, BlockManagerId, StorageLevel}
+import org.apache.spark.storage.{BlockId, BlockManagerId}
 import org.apache.spark.util.{Clock, SystemClock}
+import org.apache.spark.shuffle.adaptive.transport.BlockUploads
 
 /**
  * Sends runs of blocks to other executors' stores (a push, see protocol.RunUpload, or an owner's
@@ -89,6 +89,8 @@ private[spark] final class RunSender(
         finish(address, id, size)
         result match {
           case Success(_) => arrived += id
+          case Failure(e: BlockUploads.RefusedUpload) =>
+            logDebug(s"${e.getMessage}; it stays where it is")
           case Failure(e) =>
             logWarning(s"Could not send $id to $address; it stays where it is", e)
         }
@@ -126,14 +128,7 @@ private[spark] object RunSender {
    */
   def apply(env: SparkEnv, settings: FlowSettings): RunSender = {
     def upload(peer: BlockManagerId, id: BlockId, data: ManagedBuffer) =
-      env.blockManager.blockTransferService.uploadBlock(
-        peer.host,
-        peer.port,
-        peer.executorId,
-        id,
-        data,
-        StorageLevel.OFF_HEAP,
-        ClassTag.Byte)
+      BlockUploads.upload(env, peer.host, peer.port, id, data)
     new RunSender(
       upload,
       settings,

@@ -6,6 +6,7 @@ import java.nio.ByteBuffer
 import org.apache.spark.network.client.StreamCallbackWithID
 import org.apache.spark.storage.ShuffleBlockBatchId
 import org.apache.spark.shuffle.adaptive.memory.MemoryBound
+import org.apache.spark.shuffle.adaptive.transport.BlockUploads
 
 /**
  * Receives a run of a map output's blocks that another executor streams here ([[RunUpload]]: a
@@ -17,10 +18,12 @@ import org.apache.spark.shuffle.adaptive.memory.MemoryBound
  * A run that does not fit fails its stream ([[RunStream.Fail]]). Spark's block server closes the
  * connection of a stream that fails while its bytes arrive, failing every other transfer on it,
  * so a receiver may instead read and drop the bytes, and then either succeed
- * ([[RunStream.Drop]]: a push, whose readers learn from the owner what it merged) or fail the
- * upload once it is complete, which leaves the connection open ([[RunStream.Refuse]]: a sender
- * that tries elsewhere). `reserve` is how bytes are reserved in `memory` (a receiver may make
- * room first). `complete` may refuse a run too, by throwing: the upload fails, nothing is kept.
+ * ([[RunStream.Drop]]: a push, whose readers learn from the owner what it merged) or answer
+ * that it keeps none of them ([[RunStream.Refuse]]: a sender that tries elsewhere, told by
+ * [[BlockUploads.Refused]]; an answer, not a failure, so that no side logs an error for an
+ * outcome the protocol expects). `reserve` is how bytes are reserved in `memory` (a receiver may
+ * make room first). `complete` answers the bytes it keeps: none refuses the run where the
+ * sender is told; throwing fails the upload, nothing is kept.
  */
 private[spark] final class RunStream(
     id: ShuffleBlockBatchId,
@@ -36,6 +39,7 @@ private[spark] final class RunStream(
   private[this] var data: ByteBuffer = _
   private[this] var reserved = 0L
   private[this] var dropping = false
+  private[this] var refused = false
 
   override def getID: String = id.name
 
@@ -77,9 +81,7 @@ private[spark] final class RunStream(
   }
 
   override def onComplete(streamId: String): Unit = if (dropping) {
-    if (whenFull == RunStream.Refuse) {
-      throw new IOException(s"$name refused: ${memory.used} of ${memory.capacity} bytes used")
-    }
+    refused = whenFull == RunStream.Refuse
   } else {
     if (data == null || data.hasRemaining) {
       throw new IOException(s"$name ended before the bytes its header announced")
@@ -95,7 +97,11 @@ private[spark] final class RunStream(
       }
     memory.release(reserved - kept)
     reserved = 0
+    refused = kept == 0 && whenFull == RunStream.Refuse
   }
+
+  override def getCompletionResponse(): ByteBuffer =
+    if (refused) BlockUploads.Refused else BlockUploads.Kept
 
   override def onFailure(streamId: String, cause: Throwable): Unit = {
     memory.release(reserved)

@@ -2,18 +2,18 @@ package org.apache.spark.shuffle.adaptive.push.driver
 
 import java.util.concurrent.ConcurrentHashMap
 
-import scala.reflect.ClassTag
 import scala.util.control.NonFatal
 
 import org.apache.spark.{MapOutputTrackerMaster, SparkContext}
 import org.apache.spark.internal.Logging
 import org.apache.spark.network.buffer.NioManagedBuffer
 import org.apache.spark.shuffle.adaptive.config.AdaptiveShuffleConf.PUSH_PLACE_BY_SIZE_AFTER
-import org.apache.spark.storage.{BlockManagerId, StorageLevel}
+import org.apache.spark.storage.BlockManagerId
 import org.apache.spark.util.{RpcUtils, ThreadUtils}
 import org.apache.spark.shuffle.adaptive.protocol.BlockMessage.{SummaryRequest, TableUpload}
 import org.apache.spark.shuffle.adaptive.compat.SparkCompat
 import org.apache.spark.shuffle.adaptive.protocol.{Ask, OwnerTable, Payloads}
+import org.apache.spark.shuffle.adaptive.transport.BlockUploads
 
 /**
  * The driver's end of mode=push: the summaries of what owners merged by each map stage's end
@@ -106,15 +106,13 @@ private[spark] final class PushDriver(
       def failed(e: Throwable) =
         logWarning(s"Could not send shuffle $shuffleId's owners to $executor", e)
       try
-        sc.env.blockManager.blockTransferService
-          .uploadBlock(
+        BlockUploads
+          .upload(
+            sc.env,
             executor.host,
             executor.port,
-            executor.executorId,
             TableUpload(shuffleId, table.version).blockId,
-            new NioManagedBuffer(data.duplicate()),
-            StorageLevel.OFF_HEAP,
-            ClassTag.Byte)
+            new NioManagedBuffer(data.duplicate()))
           .failed
           .foreach(failed)(ThreadUtils.sameThread)
       catch { case NonFatal(e) => failed(e) }

@@ -179,9 +179,11 @@ private[spark] final class MergeStore(
         val kept = merges(shuffleId).fold(0L) { shuffle =>
           shuffle.synchronized(if (shuffle.removed) 0L else shuffle.host(partition, chunkId, data))
         }
-        if (kept == 0) throw new IOException(s"$id refused: held already, or its shuffle is gone")
-        heldForPeers.addAndGet(kept)
-        onChange(this)
+        // Kept nothing (held already, or its shuffle is gone): the owner is told and keeps it.
+        if (kept > 0) {
+          heldForPeers.addAndGet(kept)
+          onChange(this)
+        }
         kept
       },
       whenFull = RunStream.Refuse)

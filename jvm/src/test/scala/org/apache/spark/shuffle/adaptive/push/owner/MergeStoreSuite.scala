@@ -16,7 +16,7 @@ import org.apache.spark.storage.{BlockManagerId, ShuffleBlockBatchId}
 import org.apache.spark.shuffle.adaptive.memory.MemoryBound
 import org.apache.spark.shuffle.adaptive.protocol.{BlockMessage, MergedChunk, Payloads, RunUpload}
 import org.apache.spark.shuffle.adaptive.push.map.Pusher
-import org.apache.spark.shuffle.adaptive.transport.{ExposedBuffer, RemoteMemory, RemoteRegion}
+import org.apache.spark.shuffle.adaptive.transport.{BlockUploads, ExposedBuffer, RemoteMemory, RemoteRegion}
 
 class MergeStoreSuite extends AnyFunSuite {
   import MergeStoreSuite._
@@ -368,14 +368,12 @@ class MergeStoreSuite extends AnyFunSuite {
     val id = BlockMessage.HostedChunkRequest(0, partition, chunkId).blockId.name
     stream.onData(id, ByteBuffer.wrap(RunUpload.header(Array(bytes.toLong))))
     stream.onData(id, ByteBuffer.wrap(Array.fill(bytes)(chunkId.toByte)))
-    try {
-      stream.onComplete(id)
-      true
-    } catch {
-      case _: java.io.IOException =>
-        stream.onFailure(id, new java.io.IOException("refused"))
-        false
-    }
+    // A refusal is an answer (the upload succeeds), never a failed stream: a failed one is
+    // logged by Spark's side as an error.
+    stream.onComplete(id)
+    val answer = stream.getCompletionResponse()
+    assert(answer == BlockUploads.Kept || answer == BlockUploads.Refused, answer)
+    answer == BlockUploads.Kept
   }
 
   test("an executor holds other owners' chunks while at most half its memory is in use") {
@@ -383,7 +381,8 @@ class MergeStoreSuite extends AnyFunSuite {
     assert(s.roomForPeers === 500)
     assert(handOff(s, 4, 0, 300))
     assert(s.roomForPeers === 200 && m.used === 300 && s.bytesHostedForPeers === 300)
-    // Refused at its end, which leaves the connection open: the owner tries elsewhere.
+    // Refused at its end, by an answer, which leaves the connection open: the owner tries
+    // elsewhere.
     assert(!handOff(s, 4, 1, 300))
     assert(m.used === 300)
     val held = s.hostedChunk(0, 4, 0).get.nioByteBuffer()
