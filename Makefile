@@ -64,6 +64,8 @@ $(VENV)/.installed: pyproject.toml $(SPARK_VERSIONS)
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q -e '.[test]' 'pyspark==$(FULL_SPARK)'
+	# async-profiler's jar (Maven Central), for bench --profile and configure(profile_dir=...).
+	$(PY) -c 'from pyspark_shuffle import _profiler; p, why = _profiler.jar(); print(p or why)'
 	touch $@
 
 # A virtualenv per other supported minor: that minor's pyspark over the main virtualenv.

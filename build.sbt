@@ -5,6 +5,8 @@ val sparkBuilds = SparkBuild.read(file("jvm/spark-versions.txt"))
 val scalatestVersion = "3.2.19"
 // UCX's Java binding; UCX itself comes from PyPI (libucx-cu11, the same version), see README.
 val jucxVersion = "1.18.1"
+// async-profiler for metrics/StageProfiler; pyspark_shuffle/_profiler.py fetches the same version.
+val asyncProfilerVersion = "4.6"
 
 // Jars the plugin needs at run time beside its own; `make jar` ships them in the wheel.
 lazy val bundledJars =
@@ -69,6 +71,8 @@ def sparkProject(minor: String): Project = {
     },
     Compile / unmanagedResourceDirectories := Nil,
     libraryDependencies += "org.openucx" % "jucx" % jucxVersion,
+    // metrics/StageProfiler's sampler: on the class path where profiles are asked for, never bundled.
+    libraryDependencies += "tools.profiler" % "async-profiler" % asyncProfilerVersion % Provided,
     libraryDependencies ++= (if (build.fromMaven)
                                Seq(
                                  "org.apache.spark" %% "spark-core" % build.spark % Provided,

@@ -5,12 +5,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Callable, List, Optional, Tuple, TypeVar
 
-from . import _jars, _jvm, _ucx
+from . import _jars, _jvm, _profiler, _ucx
 from ._jvm import (
     EXPLAIN_PROVIDER_CLASS,
     PLUGIN_CLASSES,
     SHUFFLE_MANAGER_CLASS,
     SQL_EXTENSIONS_CLASS,
+    STAGE_PROFILER_CLASS,
 )
 from .configure_options import COMBINATIONS, KEYWORDS, OPTIONS, PREFIX, validate_options
 from .values import format_size, parse_size
@@ -48,7 +49,11 @@ def configure(builder: B, **options: Any) -> B:
     - ``combine``: local reduction (default True): the map outputs of aggregations (Spark SQL
       group-bys, RDD ``reduceByKey``/``aggregateByKey``/``combineByKey``) are combined per
       executor, one row per key, before reduce tasks read them; ``combine_max_memory`` bounds
-      the heap one executor uses for it.
+      the heap one executor uses for it;
+    - ``profile_dir``: profile every executor's CPU stage by stage (async-profiler, fetched from
+      Maven Central once into ``~/.cache/pyspark-shuffle``); the driver writes each stage's
+      stacks there (``pyspark_shuffle.profile`` reads them back), under any shuffle manager;
+      ``profile_interval`` is the CPU time between two samples of a thread (default 10ms).
 
     It also appends the plugin's Spark SQL extension to ``spark.sql.extensions`` (never twice),
     which local reduction needs for Spark SQL aggregations, and its explain provider to
@@ -73,6 +78,10 @@ def configure(builder: B, **options: Any) -> B:
     jars = get("spark.jars")
     for jar in plugin_jars:
         jars = append_jar(jars, jar)
+    profiler_jar = _profiler_jar(settings, get)
+    if profiler_jar:
+        jars = append_jar(jars, profiler_jar)
+        set_(PLUGINS_KEY, append_extension(get(PLUGINS_KEY), STAGE_PROFILER_CLASS))
     set_("spark.jars", jars)
     _locate_ucx(settings, get)
     set_("spark.shuffle.manager", _jvm.serving_class(SHUFFLE_MANAGER_CLASS, delay))
@@ -121,6 +130,20 @@ def _prepare_running_driver(builder: Any, jars: List[str]) -> None:
             "jar, and that JVM's class loader cannot take jars (it was not started by "
             f"spark-submit). {RESTART_HINT}"
         )
+
+
+def _profiler_jar(settings: dict, get: Callable[[str], Optional[str]]) -> Optional[str]:
+    """With ``profile_dir`` set, async-profiler's jar for the stage profiler (fetched from Maven
+    Central once); fails now, with the reason, where it cannot be had."""
+    key = OPTIONS["profile_dir"].key
+    if not (settings.get(key) or get(key) or "").strip():
+        return None
+    path, why = _profiler.jar()
+    if path is None:
+        raise ValueError(
+            f"profile_dir ({key}) needs async-profiler: {why}; leave profile_dir unset to run without"
+        )
+    return path
 
 
 def _locate_ucx(settings: dict, get: Callable[[str], Optional[str]]) -> None:
@@ -235,6 +258,7 @@ def _accessors(builder: Any) -> Tuple[Callable[[str], Optional[str]], Callable[[
 
 
 SQL_EXTENSIONS_KEY = "spark.sql.extensions"
+PLUGINS_KEY = "spark.plugins"
 EXPLAIN_PROVIDERS_KEY = "spark.sql.extendedExplainProviders"
 
 

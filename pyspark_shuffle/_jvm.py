@@ -25,6 +25,10 @@ EXPLAIN_PROVIDER_CLASS = "org.apache.spark.shuffle.adaptive.sql.ExchangesExplain
 #: (Netty's, which Spark's executor metrics miss), under any shuffle manager.
 FETCH_MEMORY_PROBE_CLASS = "org.apache.spark.shuffle.adaptive.metrics.FetchMemoryProbe"
 
+#: ``spark.plugins`` entry that profiles each executor's CPU stage by stage (async-profiler), under
+#: any shuffle manager; ``configure(profile_dir=...)`` adds it.
+STAGE_PROFILER_CLASS = "org.apache.spark.shuffle.adaptive.metrics.StageProfiler"
+
 #: Spark's default shuffle manager (``spark.shuffle.manager=sort``).
 SORT_SHUFFLE_MANAGER_CLASS = "org.apache.spark.shuffle.sort.SortShuffleManager"
 

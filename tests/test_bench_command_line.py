@@ -195,3 +195,9 @@ def test_kill_points_run_per_workload_skew_and_manager(capsys):
 def test_kill_errors_name_the_option(capsys, argv, words):
     err = error_of(capsys, argv)
     assert "argument --kill" in err and words in err
+
+
+def test_profile_is_off_unless_asked_and_defaults_to_bench_profiles():
+    assert parse_args([]).profile_dir is None
+    assert parse_args(["--profile"]).profile_dir == "bench-profiles"
+    assert parse_args(["--profile", "/tmp/p"]).profile_dir == "/tmp/p"

@@ -5,11 +5,13 @@ from pyspark import SparkConf
 from pyspark.sql import SparkSession
 
 import pyspark_shuffle
+from pyspark_shuffle import _profiler
 from pyspark_shuffle._jvm import (
     EXPLAIN_PROVIDER_CLASS,
     RELIABLE_DATA_IO_CLASS,
     SHUFFLE_MANAGER_CLASS,
     SQL_EXTENSIONS_CLASS,
+    STAGE_PROFILER_CLASS,
 )
 
 KEY = "spark.shuffle.adaptive.fetch.inFlightIncrement"
@@ -189,3 +191,26 @@ def test_configure_push_mode_refuses_the_external_shuffle_service():
     assert conf.get("spark.shuffle.adaptive.push.chunkSize") == "1m"
     assert conf.get("spark.shuffle.adaptive.push.maxBlockSize") == "64k"
     assert conf.get("spark.shuffle.adaptive.push.spillToPeers") == "false"
+
+
+def test_configure_profile_dir_adds_the_stage_profiler_and_async_profilers_jar(monkeypatch, tmp_path):
+    jar = tmp_path / "async-profiler-4.6.jar"
+    monkeypatch.setattr(_profiler, "jar", lambda: (str(jar), None))
+    conf = SparkConf(loadDefaults=False).set("spark.plugins", "com.example.Probe")
+    pyspark_shuffle.configure(conf, profile_dir=str(tmp_path / "profiles"))
+    pyspark_shuffle.configure(conf)  # the key set before: once more, nothing twice
+    assert conf.get("spark.plugins") == "com.example.Probe," + STAGE_PROFILER_CLASS
+    assert conf.get("spark.jars").split(",") == [*pyspark_shuffle.jar_paths(), str(jar)]
+    assert conf.get("spark.shuffle.adaptive.profile.dir") == str(tmp_path / "profiles")
+    # Without the key, neither is added.
+    plain = SparkConf(loadDefaults=False)
+    pyspark_shuffle.configure(plain)
+    assert plain.get("spark.plugins") is None
+
+
+def test_configure_profile_dir_without_async_profiler_says_why(monkeypatch, tmp_path):
+    monkeypatch.setattr(_profiler, "jar", lambda: (None, "async-profiler has no agent for Linux sparc64"))
+    conf = SparkConf(loadDefaults=False)
+    with pytest.raises(ValueError, match="profile_dir .*spark.shuffle.adaptive.profile.dir.* sparc64"):
+        pyspark_shuffle.configure(conf, profile_dir=str(tmp_path))
+    assert conf.get("spark.jars") is None

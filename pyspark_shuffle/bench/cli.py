@@ -5,6 +5,8 @@ from __future__ import annotations
 import sys
 from typing import Optional, Sequence
 
+from .. import _profiler
+from . import profiles
 from .command_line import parse_args
 from .environment import environment
 from .plot import PlotUnavailable, require_matplotlib, write_plot, write_skew_reports
@@ -52,6 +54,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
 
 
 def _run(config, argv) -> int:
+    if config.profile_dir:
+        jar, why = _profiler.jar()
+        if jar is None:
+            print(f"profile: {why}; running without --profile", flush=True)
+            config.profile_dir = None
     env = environment(config, argv)
     runs = len(plan(config))
     print(
@@ -75,6 +82,14 @@ def _run(config, argv) -> int:
         if extra:
             print()
             print(extra)
+    if config.profile_dir:
+        for table in profiles.phase_tables(records):
+            print()
+            print(table)
+        for line in filter(None, [profiles.unavailable_summary(records)]):
+            print(line)
+        for path in profiles.write_pages(records, config.profile_dir):
+            print(f"wrote {path}")
     for problem in result_mismatches(records):
         print(f"WARNING: results differ: {problem}")
     print(logs_summary(records))

@@ -340,6 +340,17 @@ def build_parser() -> argparse.ArgumentParser:
         help="the namespace-cluster worker whose executor --kill kills (default 2)",
     )
     add(
+        "--profile",
+        dest="profile_dir",
+        nargs="?",
+        const="bench-profiles",
+        metavar="DIR",
+        help="profile every executor of every run, stage by stage, with async-profiler (fetched "
+        "from Maven Central once): print CPU seconds by phase of the shuffle per kind of stage, "
+        "every manager side by side, and write per workload and skew a page of flame graphs, "
+        "sort's beside the plugin's, under DIR (default bench-profiles)",
+    )
+    add(
         "--timeout",
         type=_positive_float,
         default=1800.0,
@@ -446,6 +457,7 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> BenchConfig:
         pin_hot=ns.pin_hot,
         kills=ns.kills,
         kill_worker=ns.kill_worker,
+        profile_dir=ns.profile_dir,
     )
     try:
         check_with_configure(config)

@@ -71,6 +71,8 @@ class BenchConfig:
     #: namespace-cluster worker ``kill_worker`` is SIGKILLed.
     kills: List[Optional[str]] = field(default_factory=lambda: [None])
     kill_worker: int = 2
+    #: ``--profile``: where each run's executor profiles, the flame-graph pages go (None: off).
+    profile_dir: Optional[str] = None
 
     @property
     def num_partitions(self) -> int:

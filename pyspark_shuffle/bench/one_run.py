@@ -20,7 +20,7 @@ from .. import spark_logs
 from .._child_process import child_main
 from .._metrics import FETCH
 from ..sessions import PLUGIN, SORT, start_session
-from . import sparkmetrics
+from . import profiles, sparkmetrics
 from .config import ADAPTIVE
 from .faults import Kill
 from .links import LinkSampler, usage
@@ -97,6 +97,8 @@ def run(job: Dict[str, Any]) -> Dict[str, Any]:
             outcome["plugin"] = plugin.get("application") or {}
             outcome["push"] = plugin.get("push") or {}
             outcome["shuffles"] = reports_of_session(spark)
+            if job.get("profile_dir"):
+                outcome["profile"] = _profile(job["profile_dir"], outcome, ended_epoch)
         except Exception as error:
             outcome["metrics_error"] = _error_text(error)
             if outcome["status"] == "ok":
@@ -128,6 +130,16 @@ def fetch_memory(
         for executor in sorted(set(probe) | set(spark_peaks))
         if executor != "driver"
     }
+
+
+def _profile(directory: str, outcome: Dict[str, Any], workload_ended_epoch: float) -> Dict[str, Any]:
+    """The run's profile, once every executor that ran a task has sent the segment it was in
+    when the workload ended (each does once no task ran for a moment)."""
+    executors = list(outcome.get("executor_peak_memory_bytes") or {})
+    missing = profiles.wait_for_segments(directory, executors, int(workload_ended_epoch * 1000), 10.0)
+    summary = profiles.summarize_run(directory, outcome.get("stages") or [])
+    summary["missing_last_segment"] = missing
+    return summary
 
 
 def _kill(sc: Any, kill: Dict[str, Any]) -> Kill:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import tempfile
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, List, Optional
@@ -12,8 +13,11 @@ from .. import spark_logs
 from .._child_process import run_module
 from .._jvm import FETCH_MEMORY_PROBE_CLASS
 from ..cluster import plan as cluster_plan
+from ..configure_options import OPTIONS
 from .config import BenchConfig, ManagerSpec
 from .workloads import WORKLOAD_CONF
+
+PROFILE_DIR_KEY = OPTIONS["profile_dir"].key
 
 #: Copied from the child's outcome into the record.
 _OUTCOME_FIELDS = (
@@ -22,6 +26,10 @@ _OUTCOME_FIELDS = (
     "reduce_stage_s",
     "map_task_s",
     "reduce_task_s",
+    "map_cpu_s",
+    "reduce_cpu_s",
+    "map_gc_s",
+    "reduce_gc_s",
     "shuffle_write_bytes",
     "shuffle_read_bytes",
     "shuffle_read_records",
@@ -43,6 +51,7 @@ _OUTCOME_FIELDS = (
     "links",
     "shuffles",
     "fault",
+    "profile",
 )
 
 #: Keys every run record has (``--json`` "runs"); None where a failed run has no value.
@@ -136,7 +145,7 @@ def harness_conf(config: BenchConfig, workload: Optional[str] = None) -> Dict[st
 
 
 def job_for(config: BenchConfig, spec: RunSpec) -> Dict[str, Any]:
-    return {
+    job = {
         "manager": spec.manager.label,
         "manager_kind": spec.manager.kind,
         "options": spec.manager.options_dict(),
@@ -158,6 +167,17 @@ def job_for(config: BenchConfig, spec: RunSpec) -> Dict[str, Any]:
         if spec.kill is None
         else {"point": spec.kill, "worker": config.kill_worker, "cluster": config.cluster.name},
     }
+    if config.profile_dir:
+        job["profile_dir"] = profile_run_dir(config.profile_dir, spec)
+        job["conf"][PROFILE_DIR_KEY] = job["profile_dir"]
+    return job
+
+
+def profile_run_dir(profile_dir: str, spec: RunSpec) -> str:
+    """Where the driver of one run writes its executors' profiles (a directory per application
+    below it)."""
+    name = f"{spec.index + 1:03d}-{spec.workload}-skew{spec.skew:g}-{spec.manager.label}"
+    return os.path.join(os.path.abspath(profile_dir), "runs", re.sub(r"[^A-Za-z0-9_.-]+", "_", name))
 
 
 def cluster_links(config: BenchConfig) -> Dict[str, Dict[str, Any]]:

@@ -130,6 +130,10 @@ def summarize(
     ran = [s for s in stages if s.get("status") in ("COMPLETE", "FAILED") and s.get("submissionTime")]
     spans: Dict[str, List[Tuple[float, float]]] = {"map": [], "reduce": [], "other": []}
     task_s = {"map": 0.0, "reduce": 0.0, "other": 0.0}
+    # Executor CPU and GC time of the tasks (Spark's executorCpuTime, ns; jvmGcTime, ms): the task
+    # threads only, not the executor's other threads (Netty, the plugin's pusher and owners).
+    cpu_s = {"map": 0.0, "reduce": 0.0, "other": 0.0}
+    gc_s = {"map": 0.0, "reduce": 0.0, "other": 0.0}
     stage_rows = []
     for stage in ran:
         kind = stage_kind(stage)
@@ -137,6 +141,8 @@ def summarize(
         if start is not None and end is not None:
             spans[kind].append((start, end))
         task_s[kind] += (stage.get("executorRunTime") or 0) / 1000.0
+        cpu_s[kind] += (stage.get("executorCpuTime") or 0) / 1e9
+        gc_s[kind] += (stage.get("jvmGcTime") or 0) / 1000.0
         stage_rows.append(
             {
                 "stage": stage["stageId"],
@@ -148,6 +154,8 @@ def summarize(
                 "failed": (stage.get("numFailedTasks") or 0) + (stage.get("numKilledTasks") or 0),
                 "duration_s": None if start is None or end is None else round(end - start, 3),
                 "executor_run_s": (stage.get("executorRunTime") or 0) / 1000.0,
+                "executor_cpu_s": round((stage.get("executorCpuTime") or 0) / 1e9, 3),
+                "gc_s": (stage.get("jvmGcTime") or 0) / 1000.0,
                 "shuffle_write_bytes": stage.get("shuffleWriteBytes", 0),
                 "shuffle_read_bytes": stage.get("shuffleReadBytes", 0),
             }
@@ -177,6 +185,10 @@ def summarize(
         "reduce_stage_s": round(interval_union_s(spans["reduce"]), 3),
         "map_task_s": round(task_s["map"], 3),
         "reduce_task_s": round(task_s["reduce"], 3),
+        "map_cpu_s": round(cpu_s["map"], 3),
+        "reduce_cpu_s": round(cpu_s["reduce"], 3),
+        "map_gc_s": round(gc_s["map"], 3),
+        "reduce_gc_s": round(gc_s["reduce"], 3),
         "shuffle_write_bytes": sum(int(s.get("shuffleWriteBytes") or 0) for s in ran),
         "shuffle_read_bytes": sum(int(s.get("shuffleReadBytes") or 0) for s in ran),
         "shuffle_read_records": sum(int(s.get("shuffleReadRecords") or 0) for s in ran),

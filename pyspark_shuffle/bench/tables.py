@@ -24,6 +24,8 @@ class Summary:
     ok: int
     medians: Dict[str, Optional[float]] = field(default_factory=dict)
     ratio_to_sort: Optional[float] = None  # median wall time / sort's, same workload and skew
+    #: Median executor CPU seconds of the map and the reduce stages / sort's (same workload, skew).
+    cpu_to_sort: Dict[str, Optional[float]] = field(default_factory=dict)
 
 
 def median(values: Iterable[Optional[float]]) -> Optional[float]:
@@ -55,11 +57,14 @@ def summarize(records: Sequence[Dict[str, Any]]) -> List[Summary]:
                 {name: median(r.get(name) for r in ok) for name in RUN_NUMBERS},
             )
         )
-    sort_wall = {(s.workload, s.skew): s.medians["wall_s"] for s in summaries if s.manager == SORT}
+    sort = {(s.workload, s.skew): s.medians for s in summaries if s.manager == SORT}
     for s in summaries:
-        base, wall = sort_wall.get((s.workload, s.skew)), s.medians["wall_s"]
-        if base and wall is not None:
-            s.ratio_to_sort = wall / base
+        base = sort.get((s.workload, s.skew), {})
+        if base.get("wall_s") and s.medians["wall_s"] is not None:
+            s.ratio_to_sort = s.medians["wall_s"] / base["wall_s"]
+        for name in ("map_cpu_s", "reduce_cpu_s"):
+            value = s.medians[name]
+            s.cpu_to_sort[name] = value / base[name] if base.get(name) and value is not None else None
     order = {}
     for s in summaries:
         order.setdefault(s.workload, len(order))
@@ -117,6 +122,10 @@ COLUMNS = (
     ("vs sort", ">"),
     ("map s", ">"),
     ("reduce s", ">"),
+    ("map CPU s", ">"),
+    ("vs sort", ">"),
+    ("reduce CPU s", ">"),
+    ("vs sort", ">"),
     ("write MiB", ">"),
     ("max part MiB", ">"),
     ("fetch wait s", ">"),
@@ -138,6 +147,10 @@ def table_rows(summaries: Sequence[Summary]) -> List[List[str]]:
                 "-" if s.ratio_to_sort is None else f"{s.ratio_to_sort:.2f}x",
                 _num(m["map_stage_s"], digits=2),
                 _num(m["reduce_stage_s"], digits=2),
+                _num(m["map_cpu_s"], digits=2),
+                _cpu_ratio(s, "map_cpu_s"),
+                _num(m["reduce_cpu_s"], digits=2),
+                _cpu_ratio(s, "reduce_cpu_s"),
                 _num(m["shuffle_write_bytes"], 1 << 20),
                 _num(m["max_reduce_partition_bytes"], 1 << 20),
                 _num(m["fetch_wait_ms"], 1000.0, 2),
@@ -147,10 +160,16 @@ def table_rows(summaries: Sequence[Summary]) -> List[List[str]]:
     return rows
 
 
+def _cpu_ratio(summary: Summary, name: str) -> str:
+    ratio = summary.cpu_to_sort.get(name)
+    return "-" if ratio is None else f"{ratio:.2f}x"
+
+
 def format_table(summaries: Sequence[Summary]) -> str:
-    """A fixed-width table of medians over the ok runs; ``vs sort`` is the manager's median wall
-    time divided by sort's for the same workload and skew."""
-    return _format(COLUMNS, table_rows(summaries))
+    """A fixed-width table of medians over the ok runs; each ``vs sort`` is the manager's median
+    (wall time, and the executor CPU seconds of the map and the reduce stages' tasks, Spark's
+    executorCpuTime) divided by sort's for the same workload and skew."""
+    return format_columns(COLUMNS, table_rows(summaries))
 
 
 NETWORK_COLUMNS = (
@@ -209,7 +228,7 @@ def network_table(records: Sequence[Dict[str, Any]]) -> Optional[str]:
                 ),
             ]
         )
-    return _format(NETWORK_COLUMNS, rows)
+    return format_columns(NETWORK_COLUMNS, rows)
 
 
 PUSH_COLUMNS = (
@@ -282,7 +301,7 @@ def push_table(records: Sequence[Dict[str, Any]]) -> Optional[str]:
                 _num(median(bytes_at_owner), digits=2),
             ]
         )
-    return _format(PUSH_COLUMNS, rows)
+    return format_columns(PUSH_COLUMNS, rows)
 
 
 KILL_COLUMNS = (
@@ -305,6 +324,8 @@ COMBINE_COLUMNS = (
     ("vs sort", ">"),
     ("map s", ">"),
     ("reduce s", ">"),
+    ("map CPU vs sort", ">"),
+    ("reduce CPU vs sort", ">"),
     ("read MiB", ">"),
     ("read vs sort", ">"),
     ("read records", ">"),
@@ -317,7 +338,8 @@ COMBINE_COLUMNS = (
 
 def combine_table(records: Sequence[Dict[str, Any]]) -> Optional[str]:
     """What local reduction did against sort, medians over the ok runs of each (workload, skew,
-    manager) that has a run with a combined read: wall, map and reduce stage, the shuffle bytes
+    manager) that has a run with a combined read: wall, map and reduce stage (and their executor
+    CPU seconds against sort's), the shuffle bytes
     reduce tasks read (and their ratio to sort's in the same workload and skew) and records, rows
     folded per combined row read, map outputs folded, blocks read from files by tasks that read
     combined records, and peak executor memory. Sort's rows are the baseline. None when no run
@@ -351,6 +373,10 @@ def combine_table(records: Sequence[Dict[str, Any]]) -> Optional[str]:
                 _ratio(wall, base_wall),
                 _num(median(r.get("map_stage_s") for r in runs), digits=2),
                 _num(median(r.get("reduce_stage_s") for r in runs), digits=2),
+                _ratio(median(r.get("map_cpu_s") for r in runs), median(r.get("map_cpu_s") for r in base)),
+                _ratio(
+                    median(r.get("reduce_cpu_s") for r in runs), median(r.get("reduce_cpu_s") for r in base)
+                ),
                 _num(read, 1 << 20),
                 _ratio(read, base_read),
                 _num(median(r.get("shuffle_read_records") for r in runs), digits=0),
@@ -360,7 +386,7 @@ def combine_table(records: Sequence[Dict[str, Any]]) -> Optional[str]:
                 _num(median(r.get("peak_executor_memory_bytes") for r in runs), 1 << 20, 0),
             ]
         )
-    return _format(COMBINE_COLUMNS, rows)
+    return format_columns(COMBINE_COLUMNS, rows)
 
 
 MEMORY_COLUMNS = (
@@ -438,7 +464,7 @@ def memory_table(records: Sequence[Dict[str, Any]]) -> Optional[str]:
                 ),
             ]
         )
-    return _format(MEMORY_COLUMNS, rows)
+    return format_columns(MEMORY_COLUMNS, rows)
 
 
 def kill_table(records: Sequence[Dict[str, Any]]) -> Optional[str]:
@@ -470,7 +496,7 @@ def kill_table(records: Sequence[Dict[str, Any]]) -> Optional[str]:
                 _num(median(r.get("reduce_tasks_rerun") for r in runs), digits=0),
             ]
         )
-    return _format(KILL_COLUMNS, rows)
+    return format_columns(KILL_COLUMNS, rows)
 
 
 def _merged_by_map_end(summaries: Dict[str, Any]) -> Optional[float]:
@@ -479,7 +505,8 @@ def _merged_by_map_end(summaries: Dict[str, Any]) -> Optional[float]:
     return sum(s.get("merged_bytes", 0) for s in summaries.values()) / total if total else None
 
 
-def _format(columns, rows: List[List[str]]) -> str:
+def format_columns(columns, rows: List[List[str]]) -> str:
+    """``rows`` under ``columns`` ((name, "<" or ">") each), fixed width."""
     header = [name for name, _ in columns]
     widths = [max(len(row[i]) for row in [header] + rows) for i in range(len(header))]
 

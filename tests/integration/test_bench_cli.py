@@ -31,6 +31,8 @@ def test_bench_sort_and_adaptive(tmp_path):
             str(out),
             "--plot",
             str(tmp_path / "tmp.png"),
+            "--profile",
+            str(tmp_path / "profiles"),
         ],
         capture_output=True,
         text=True,
@@ -38,6 +40,12 @@ def test_bench_sort_and_adaptive(tmp_path):
     )
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     assert "vs sort" in done.stdout
+    # --profile: CPU by phase of the map and the reduce stages, sort's beside the plugin's, and
+    # their flame graphs.
+    assert "CPU seconds by phase, map stages: dummy skew=0" in done.stdout, done.stdout
+    assert "CPU seconds by phase, reduce stages: dummy skew=0" in done.stdout, done.stdout
+    page = (tmp_path / "profiles" / "dummy-skew0.html").read_text()
+    assert page.count("<svg") >= 4 and "sort</b>" in page and "adaptive</b>" in page
     # --plot draws the skew report of each configuration's first run that kept the plugin's.
     assert list((tmp_path / "tmp-shuffles").glob("*.png")), sorted(p.name for p in tmp_path.iterdir())
     runs = json.loads(out.read_text())["runs"]
@@ -46,6 +54,11 @@ def test_bench_sort_and_adaptive(tmp_path):
     for run in runs:
         assert run["shuffle_write_bytes"] > 0 and run["shuffle_read_bytes"] > 0
         assert run["max_reduce_partition_bytes"] > 0 and run["wall_s"] > 0
+        # Spark's CPU seconds of the stages' tasks, and the profile's of every thread.
+        assert run["map_cpu_s"] > 0 and run["reduce_cpu_s"] > 0
+        profile = run["profile"]
+        assert profile["unavailable"] == {} and profile["missing_last_segment"] == [], profile
+        assert sum(profile["by_kind"]["map"].values()) > 0 and profile["by_kind"]["reduce"], profile
     sort, adaptive = runs
     # same data and the same map-side writer: the same bytes written, give or take framing
     assert (

@@ -20,7 +20,9 @@ private[spark] final class AggregatorCombine(aggregator: Aggregator[Any, Any, An
 
   override def kind: String = "rdd"
 
-  override def newEngine(): CombineEngine = new AggregatorCombine.Engine(aggregator)
+  // The aggregator's functions are compiled already.
+  override def newEngine(compiled: Boolean): CombineEngine =
+    new AggregatorCombine.Engine(aggregator)
 }
 
 private[spark] object AggregatorCombine {

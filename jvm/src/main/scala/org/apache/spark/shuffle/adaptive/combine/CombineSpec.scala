@@ -14,9 +14,10 @@ private[spark] trait CombineSpec extends Serializable {
 
   /**
    * What one thread combines with: it holds the (generated) code and scratch rows, so each
-   * thread makes its own, once per shuffle.
+   * thread makes its own, once per shuffle. `compiled`: it generates code for its expressions
+   * (which costs each executor more than a few folds take); otherwise it interprets them.
    */
-  def newEngine(): CombineEngine
+  def newEngine(compiled: Boolean): CombineEngine
 }
 
 /**

@@ -44,9 +44,14 @@ import org.apache.spark.shuffle.adaptive.protocol.{CombinedSegment, Payloads}
  * memory back for their much smaller segments, and segments go to disk if that is not enough.
  * Combining stops here for good once the maps folded show little reduction: fewer than a tenth
  * of the rows that could meet a key (rows folded into records already holding another map
- * output's) did, over two map outputs or more (keys that do not repeat across map tasks); or
+ * output's) did, over two map outputs, or one of 50,000 rows or more (keys that do not repeat
+ * across map tasks); or
  * when no fold could meet a key in the first [[CombinedShuffle.MapsWithoutRoom]] (the memory
  * holds less than two map outputs' records).
+ *
+ * Until that verdict, map tasks keep and fold one partition in [[CombinedShuffle.SampleStride]]
+ * ([[keeps]]): where keys do not repeat, the verdict costs that share of a fold, and where they
+ * do, the first map outputs' other partitions are read from their files.
  *
  * Thread-safe: each partition under its own lock, the engines one per thread.
  */
@@ -60,7 +65,12 @@ private[spark] final class CombinedShuffle(
     disk: () => SpillFile)
     extends Logging {
 
-  private[this] val engines = ThreadLocal.withInitial[CombineEngine](() => spec.newEngine())
+  // Until folds here show reduction, engines interpret: generating their code would cost more
+  // than the sampled folds it speeds up, and nothing at all where keys do not repeat.
+  private[this] val interpreting =
+    ThreadLocal.withInitial[CombineEngine](() => spec.newEngine(compiled = false))
+  private[this] val compiled =
+    ThreadLocal.withInitial[CombineEngine](() => spec.newEngine(compiled = true))
   private[this] val partitions = new ConcurrentHashMap[Int, PartitionState]
   private[this] val mapsFolded = new AtomicLong
   // Of folds into records that held another map output's rows: what combining is judged by.
@@ -68,11 +78,26 @@ private[spark] final class CombinedShuffle(
   private[this] val rowsJudged = new AtomicLong
   private[this] val rowsMerged = new AtomicLong
   @volatile private[this] var stopped = false
+  // Folds showed enough reduction: map tasks keep every partition from now on.
+  @volatile private[this] var paid = false
+  private[this] val sampleStride =
+    if (numPartitions >= 2 * CombinedShuffle.SampleStride) CombinedShuffle.SampleStride else 1
   @volatile private[this] var removed = false
   private[this] var file: Option[SpillFile] = None
 
   /** Whether map tasks still fold here (see the class comment). */
   def combining: Boolean = !stopped && !removed
+
+  /**
+   * Whether a map task keeps its rows of `partition` to fold them: every partition once folds
+   * here showed reduction, one in [[CombinedShuffle.SampleStride]] until then (keys that do not
+   * repeat cost the verdict that much less; a partition not kept is read from the map output's
+   * file, as without local reduction).
+   */
+  def keeps(partition: Int): Boolean = paid || partition % sampleStride == 0
+
+  /** This thread's engine: any makes the same records, bytes for bytes. */
+  private def engine: CombineEngine = (if (paid) compiled else interpreting).get()
 
   /**
    * A map task's records of this shuffle, to be kept as it writes them; when they find no room,
@@ -90,7 +115,7 @@ private[spark] final class CombinedShuffle(
       }
       override def release(bytes: Long): Unit = memory.forTask.release(bytes)
     }
-    engines.get().newTaskRecords(budget, numPartitions)
+    engine.newTaskRecords(budget, numPartitions)
   }
 
   /**
@@ -99,7 +124,7 @@ private[spark] final class CombinedShuffle(
    * MapStatus leaves.
    */
   def fold(mapId: Long, mapIndex: Int, task: TaskRecords): Fold = {
-    val engine = engines.get()
+    val engine = this.engine
     var folded, skipped = 0
     var rows, merged, judged, judgedMerged = 0L
     task.partitions.foreach { p =>
@@ -126,11 +151,14 @@ private[spark] final class CombinedShuffle(
     val allJudged = rowsJudged.addAndGet(judged)
     val allMerged = rowsMerged.addAndGet(judgedMerged)
     if (!stopped) {
-      if (mapsJudged.get >= CombinedShuffle.MapsBeforeJudging &&
-        allMerged < CombinedShuffle.MinMergedShare * allJudged) {
+      val judgedEnough = mapsJudged.get >= CombinedShuffle.MapsBeforeJudging ||
+        (mapsJudged.get > 0 && allJudged >= CombinedShuffle.RowsBeforeJudging)
+      if (judgedEnough && allMerged < CombinedShuffle.MinMergedShare * allJudged) {
         stop(
           s"$allMerged of the $allJudged rows that could meet a key folded before did, over " +
             s"${mapsJudged.get} map outputs")
+      } else if (judgedEnough) {
+        paid = true
       } else if (mapsJudged.get == 0 && mapsFolded.get >= CombinedShuffle.MapsWithoutRoom) {
         stop(
           s"no fold of its first ${mapsFolded.get} map outputs found another map output's rows " +
@@ -238,7 +266,7 @@ private[spark] final class CombinedShuffle(
           new ChunkedByteBufferOutputStream(CombinedShuffle.SegmentChunkBytes, ByteBuffer.allocate)
         val stream =
           serializer.newInstance().serializeStream(wrap(ShuffleBlockId(shuffleId, 0, p), out))
-        try engines.get().write(p, state.open, stream)
+        try engine.write(p, state.open, stream)
         finally stream.close()
         val chunks = out.toChunkedByteBuffer.getChunks().toSeq
         val crc = new CRC32C
@@ -314,8 +342,20 @@ private[spark] final class CombinedShuffle(
 
 private[spark] object CombinedShuffle {
 
-  /** Map outputs folded into records holding another's before combining is judged. */
+  /**
+   * Combining is judged once this many map outputs folded into records holding another's, or
+   * once one did with [[RowsBeforeJudging]] rows: a large map output says as much as two small
+   * ones, and every map output kept and folded before the verdict costs its rows' copy and
+   * probe when keys do not repeat.
+   */
   val MapsBeforeJudging = 2
+  val RowsBeforeJudging = 50000L
+
+  /**
+   * Until folds showed reduction, map tasks keep one partition in this many (of shuffles with
+   * twice as many partitions or more).
+   */
+  val SampleStride = 8
 
   /** Map outputs folded, none into records holding another's, before combining stops. */
   val MapsWithoutRoom = 8

@@ -7,7 +7,8 @@ import org.apache.spark.shuffle.adaptive.metrics.CombineCounters
 
 /**
  * Spark's writer (with whatever serves its output), plus local reduction: the records written
- * are kept, by reduce partition, as long as they fit in the task's share of combine memory, and
+ * are kept, by reduce partition (those partitions [[CombinedShuffle.keeps]]), as long as they
+ * fit in the task's share of combine memory, and
  * once the map output is committed (and before its MapStatus leaves the task) they are folded
  * into the executor's combined records of the shuffle. A task that fails, or whose records did
  * not fit, folds nothing: its output is read from its file.
@@ -29,8 +30,10 @@ private[spark] final class CombiningShuffleWriter[K, V](
   override def write(in: Iterator[Product2[K, V]]): Unit =
     writer.write(in.map { record =>
       if (keeping) {
-        keeping =
-          records.add(partitioner.getPartition(record._1), record.asInstanceOf[Product2[Any, Any]])
+        val partition = partitioner.getPartition(record._1)
+        if (shuffle.keeps(partition)) {
+          keeping = records.add(partition, record.asInstanceOf[Product2[Any, Any]])
+        }
       }
       record
     })

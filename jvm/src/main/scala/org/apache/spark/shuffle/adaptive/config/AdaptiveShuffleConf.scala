@@ -439,6 +439,30 @@ private[spark] object AdaptiveShuffleConf {
       .obeying(Size(0, Long.MaxValue), keyword = "combine_max_memory")
       .createOptional
 
+  val PROFILE_DIR: ConfigEntry[String] =
+    ConfigBuilder(Prefix + "profile.dir")
+      .doc(
+        "Where the driver writes the CPU profiles of each executor, stage by stage, when " +
+          "spark.plugins holds org.apache.spark.shuffle.adaptive.metrics.StageProfiler (with " +
+          "async-profiler's jar, tools.profiler:async-profiler, on the class path; " +
+          "pyspark_shuffle.configure(profile_dir=...) sets both): a directory per application " +
+          "with each segment's stacks in async-profiler's collapsed format and segments.jsonl " +
+          "saying which stages ran in each. Works under any shuffle manager. Empty: " +
+          "pyspark-shuffle-profiles in the driver's working directory.")
+      .version("0.1.0")
+      .stringConf
+      .obeying(Directory, keyword = "profile_dir")
+      .createWithDefault("")
+
+  val PROFILE_INTERVAL: ConfigEntry[Long] =
+    ConfigBuilder(Prefix + "profile.interval")
+      .doc("How much CPU time a thread spends between two samples of its stack, under " +
+        "org.apache.spark.shuffle.adaptive.metrics.StageProfiler (see profile.dir).")
+      .version("0.1.0")
+      .timeConf(TimeUnit.MILLISECONDS)
+      .obeying(Duration, keyword = "profile_interval")
+      .createWithDefaultString("10ms")
+
   /** In the order the documentation lists them. */
   val entries: Seq[ConfigEntry[_]] = Seq(
     FETCH_ORDER,
@@ -463,5 +487,7 @@ private[spark] object AdaptiveShuffleConf {
     PUSH_PLACE_BY_SIZE_AFTER,
     PUSH_RELIABILITY,
     COMBINE_ENABLED,
-    COMBINE_MAX_MEMORY)
+    COMBINE_MAX_MEMORY,
+    PROFILE_DIR,
+    PROFILE_INTERVAL)
 }

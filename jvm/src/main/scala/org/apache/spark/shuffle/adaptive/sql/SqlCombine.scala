@@ -2,13 +2,15 @@ package org.apache.spark.shuffle.adaptive.sql
 
 import org.apache.spark.serializer.SerializationStream
 import org.apache.spark.sql.catalyst.InternalRow
-import org.apache.spark.sql.catalyst.expressions.{Attribute, JoinedRow, MutableProjection, SpecificInternalRow, UnsafeProjection, UnsafeRow}
+import org.apache.spark.sql.catalyst.expressions.{Attribute, BoundReference, Expression, InterpretedMutableProjection, InterpretedUnsafeProjection, JoinedRow, MutableProjection, SpecificInternalRow, UnsafeProjection, UnsafeRow}
+import org.apache.spark.sql.catalyst.expressions.BindReferences.bindReferences
 import org.apache.spark.sql.catalyst.expressions.aggregate.{AggregateExpression, DeclarativeAggregate, ImperativeAggregate, NoOp, Partial, PartialMerge, TypedImperativeAggregate}
 import org.apache.spark.sql.catalyst.plans.logical.Aggregate
 import org.apache.spark.sql.catalyst.types.DataTypeUtils
 import org.apache.spark.sql.catalyst.util.UnsafeRowUtils
 import org.apache.spark.sql.execution.{SparkPlan, WholeStageCodegenExec}
 import org.apache.spark.sql.execution.aggregate.BaseAggregateExec
+import org.apache.spark.sql.internal.SQLConf
 import org.apache.spark.sql.types.DataType
 import org.apache.spark.unsafe.Platform
 import org.apache.spark.unsafe.array.ByteArrayMethods
@@ -37,7 +39,8 @@ private[spark] final class SqlCombine(
 
   override def kind: String = "sql"
 
-  override def newEngine(): CombineEngine = new SqlCombine.Engine(aggregates, input, numKeys)
+  override def newEngine(compiled: Boolean): CombineEngine =
+    new SqlCombine.Engine(aggregates, input, numKeys, compiled)
 }
 
 private[spark] object SqlCombine {
@@ -269,8 +272,32 @@ private[spark] object SqlCombine {
   private final class Engine(
       aggregates: Seq[AggregateExpression],
       input: Seq[Attribute],
-      numKeys: Int)
+      numKeys: Int,
+      compiled: Boolean)
       extends CombineEngine {
+
+    // Interpreted projections look for common subexpressions when made: on an executor whose
+    // code for that is cold, that took longer than the sampled folds (the profile showed it),
+    // and merge expressions (sums, counts, extrema) share none.
+    private[this] lazy val interpreting = {
+      val conf = new SQLConf
+      conf.setConf(SQLConf.SUBEXPRESSION_ELIMINATION_ENABLED, false)
+      conf
+    }
+
+    private def mutableProjection(exprs: Seq[Expression], schema: Seq[Attribute]) =
+      if (compiled) MutableProjection.create(exprs, schema)
+      else
+        SQLConf.withExistingConf(interpreting) {
+          InterpretedMutableProjection.createProjection(bindReferences(exprs, schema))
+        }
+
+    private def unsafeProjection(exprs: Seq[Expression], schema: Seq[Attribute]) =
+      if (compiled) UnsafeProjection.create(exprs, schema)
+      else
+        SQLConf.withExistingConf(interpreting) {
+          InterpretedUnsafeProjection.createProjection(bindReferences(exprs, schema))
+        }
 
     private[this] val keys = input.take(numKeys)
 
@@ -307,19 +334,20 @@ private[spark] object SqlCombine {
       }.toArray
     }
 
-    private[this] val initial = MutableProjection.create(functions.flatMap {
-      case d: DeclarativeAggregate => d.initialValues
-      case i => Seq.fill(i.aggBufferAttributes.size)(NoOp)
-    })
-    private[this] val merge = MutableProjection.create(
+    private[this] val initial = mutableProjection(
+      functions.flatMap {
+        case d: DeclarativeAggregate => d.initialValues
+        case i => Seq.fill(i.aggBufferAttributes.size)(NoOp)
+      },
+      Nil)
+    private[this] val merge = mutableProjection(
       functions.flatMap {
         case d: DeclarativeAggregate => d.mergeExpressions
         case i => Seq.fill(i.aggBufferAttributes.size)(NoOp)
       },
       bufferAttributes ++ input)
-    private[this] val keyOf = UnsafeProjection.create(keys, input)
-    private[this] val result =
-      UnsafeProjection.create(keys ++ bufferAttributes, keys ++ bufferAttributes)
+    private[this] val keyOf = unsafeProjection(keys, input)
+    private[this] val result = unsafeProjection(keys ++ bufferAttributes, keys ++ bufferAttributes)
     private[this] val joined = new JoinedRow
     private[this] val inputRow = new UnsafeRow(input.size)
     private[this] val keyRow = new UnsafeRow(numKeys)
@@ -331,7 +359,13 @@ private[spark] object SqlCombine {
 
     private[this] val emptyBuffer: Array[Byte] = if (binary) {
       val row = newBuffer()
-      UnsafeProjection.create(bufferTypes).apply(row).getBytes
+      // One row: not worth generating code for.
+      InterpretedUnsafeProjection
+        .createProjection(bufferTypes.toSeq.zipWithIndex.map { case (t, i) =>
+          BoundReference(i, t, nullable = true)
+        })
+        .apply(row)
+        .getBytes
     } else null
 
     private def newBuffer(): SpecificInternalRow = {

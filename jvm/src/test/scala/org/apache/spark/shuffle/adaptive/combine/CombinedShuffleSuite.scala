@@ -28,11 +28,24 @@ class CombinedShuffleSuite extends AnyFunSuite {
   private val dir = Files.createTempDirectory("combined-shuffle-suite").toFile
   dir.deleteOnExit()
 
-  private def newShuffle(memory: CombineMemory, numPartitions: Int = 2): CombinedShuffle =
+  /** [[sum]], counting the engines it made that generate code. */
+  private final class CountingSpec extends CombineSpec {
+    val compiledEngines = new java.util.concurrent.atomic.AtomicInteger
+    override def kind: String = sum.kind
+    override def newEngine(compiled: Boolean): CombineEngine = {
+      if (compiled) compiledEngines.incrementAndGet()
+      sum.newEngine(compiled)
+    }
+  }
+
+  private def newShuffle(
+      memory: CombineMemory,
+      numPartitions: Int = 2,
+      spec: CombineSpec = sum): CombinedShuffle =
     new CombinedShuffle(
       0,
       numPartitions,
-      sum,
+      spec,
       serializer,
       memory,
       (_, out) => out,
@@ -149,6 +162,64 @@ class CombinedShuffleSuite extends AnyFunSuite {
     val repeating = newShuffle(new CombineMemory(1L << 20))
     (1 to 3).foreach(m => fold(repeating, m, (1 to 50).map(_ -> 1)))
     assert(repeating.combining)
+  }
+
+  test("one large map output that meets no key stops combining at once") {
+    val rows = CombinedShuffle.RowsBeforeJudging.toInt
+    val memory = new CombineMemory(1L << 30)
+    val shuffle = newShuffle(memory)
+    fold(shuffle, 1, (1 to rows).map(_ -> 1))
+    fold(shuffle, 2, (1 to rows - 1).map(k => (rows + k) -> 1))
+    assert(shuffle.combining, "judged on one map output smaller than RowsBeforeJudging")
+    fold(shuffle, 3, (1 to rows).map(k => (3 * rows + k) -> 1))
+    assert(!shuffle.combining)
+    assert(memory.used === 0)
+    val large = newShuffle(new CombineMemory(1L << 30))
+    fold(large, 1, (1 to rows).map(_ -> 1))
+    fold(large, 2, (1 to rows).map(k => (rows + k) -> 1))
+    assert(!large.combining)
+  }
+
+  test(
+    "until folds show reduction a map task keeps one partition in SampleStride; once they do, " +
+      "every partition, and where keys do not repeat the verdict cost only the sample") {
+    val stride = CombinedShuffle.SampleStride
+    val partitions = 4 * stride
+    val sampled = (0 until partitions).filter(_ % stride == 0)
+    val repeatingSpec = new CountingSpec
+    val repeating =
+      newShuffle(new CombineMemory(1L << 30), numPartitions = partitions, spec = repeatingSpec)
+    assert((0 until partitions).filter(repeating.keeps) === sampled)
+    val keys = (0 until 2000).map(k => k -> 1)
+    def foldAll(shuffle: CombinedShuffle, mapId: Long, records: Seq[(Int, Int)]): Fold = {
+      val task = shuffle.newTaskRecords()
+      try {
+        records.foreach { case (k, v) =>
+          val p = k % partitions
+          if (shuffle.keeps(p)) assert(task.add(p, (k, v)))
+        }
+        shuffle.fold(mapId, mapId.toInt, task)
+      } finally task.release()
+    }
+    assert(foldAll(repeating, 1, keys).partitions === sampled.size)
+    assert(foldAll(repeating, 2, keys).partitions === sampled.size)
+    assert(foldAll(repeating, 3, keys).partitions === sampled.size)
+    assert(repeating.combining && (0 until partitions).forall(repeating.keeps))
+    // Engines interpret until the verdict, and generate code once combining pays.
+    assert(repeatingSpec.compiledEngines.get === 0)
+    assert(foldAll(repeating, 4, keys).partitions === partitions)
+    assert(repeatingSpec.compiledEngines.get === 1)
+
+    val distinctSpec = new CountingSpec
+    val distinct =
+      newShuffle(new CombineMemory(1L << 30), numPartitions = partitions, spec = distinctSpec)
+    val rows =
+      (1 to 3).map(m => foldAll(distinct, m, keys.map { case (k, v) => (m * 10000 + k, v) }).rows)
+    assert(!distinct.combining)
+    assert(rows.forall(_ === keys.size / stride), rows)
+    assert(distinctSpec.compiledEngines.get === 0)
+    // Few partitions: no sample, every partition is kept from the first map output on.
+    assert((0 until 2).forall(newShuffle(new CombineMemory(1L << 30)).keeps))
   }
 
   /** Bytes a map output's `records` take kept by its task, and folded into fresh records. */
