@@ -22,6 +22,16 @@ class MergedReadsSuite extends AnyFunSuite {
   private def chunk(id: Int, mapIds: Long*) =
     MergedChunk(id, 5, mapIds.toArray, Array.fill(mapIds.size)(100L))
 
+  /** Shuffle 0's plan for `needs` out of `layouts`, read through the block server. */
+  private def planOf(
+      needs: Seq[(BlockManagerId, Seq[(BlockId, Long, Int)])],
+      layouts: Seq[(BlockManagerId, Seq[MergedChunk])],
+      rangeBytes: Long = 1000,
+      oneSided: Boolean = false,
+      lostHomes: Set[String] = Set.empty,
+      reader: Option[String] = None): MergedReads =
+    MergedReads.plan(new FetchCounters, 0, needs, layouts, rangeBytes, oneSided, lostHomes, reader)
+
   private def listed(plan: MergedReads): Map[String, Set[String]] =
     plan.blocks
       .map { case (addr, blocks) => addr.executorId -> blocks.map(_._1.name).toSet }
@@ -30,13 +40,7 @@ class MergedReadsSuite extends AnyFunSuite {
 
   test("merged blocks are read as their chunk at its owner, the others from their homes") {
     val plan =
-      MergedReads.plan(
-        new FetchCounters,
-        0,
-        needed(1, 2, 3, 4),
-        Seq(owner -> Seq(chunk(0, 3, 1, 2))),
-        1000,
-        false)
+      planOf(needed(1, 2, 3, 4), Seq(owner -> Seq(chunk(0, 3, 1, 2))))
     val id = chunk(0, 3, 1, 2).request(0).blockId
     assert(listed(plan) === Map("a" -> Set("shuffle_0_4_5"), "o" -> Set(id.name)))
     val parts = plan.chunks((owner, id)).parts
@@ -52,13 +56,7 @@ class MergedReadsSuite extends AnyFunSuite {
   test("blocks of attempts Spark did not keep or maps outside the range are skipped") {
     // Map 9 is a lost attempt, map 4 outside this task's map range: 2 of 4 blocks needed.
     val plan =
-      MergedReads.plan(
-        new FetchCounters,
-        0,
-        needed(1, 2),
-        Seq(owner -> Seq(chunk(0, 9, 1, 4, 2))),
-        1000,
-        false)
+      planOf(needed(1, 2), Seq(owner -> Seq(chunk(0, 9, 1, 4, 2))))
     val parts = plan.chunks.values.head.parts
     assert(
       parts.map(p => (p.block.blockId.name, p.offset)) ===
@@ -69,45 +67,27 @@ class MergedReadsSuite extends AnyFunSuite {
   test("a chunk holding two attempts of a map output reads the one Spark kept") {
     // Maps 1 and 11 are two attempts of one map task: Spark kept 11.
     val plan =
-      MergedReads.plan(
-        new FetchCounters,
-        0,
-        needed(11, 2),
-        Seq(owner -> Seq(chunk(0, 1, 11, 2))),
-        1000,
-        false)
+      planOf(needed(11, 2), Seq(owner -> Seq(chunk(0, 1, 11, 2))))
     assert(
       plan.chunks.values.head.parts.map(p => (p.block.blockId.name, p.offset)) ===
         Seq(("shuffle_0_11_5", 100L), ("shuffle_0_2_5", 200L)))
   }
 
   test("a chunk naming a map output twice is never read: its blocks come from their files") {
-    val plan = MergedReads.plan(
-      new FetchCounters,
-      0,
-      needed(1, 2),
-      Seq(owner -> Seq(chunk(0, 1, 2, 1))),
-      1000,
-      false)
+    val plan = planOf(needed(1, 2), Seq(owner -> Seq(chunk(0, 1, 2, 1))))
     assert(plan.chunks.isEmpty)
     assert(listed(plan) === Map("a" -> Set("shuffle_0_2_5"), "b" -> Set("shuffle_0_1_5")))
   }
 
   test("a chunk mostly of blocks the task does not need is not read; its blocks come from files") {
-    val plan = MergedReads.plan(
-      new FetchCounters,
-      0,
-      needed(1),
-      Seq(owner -> Seq(chunk(0, 1, 7, 8))),
-      1000,
-      false)
+    val plan = planOf(needed(1), Seq(owner -> Seq(chunk(0, 1, 7, 8))))
     assert(plan.chunks.isEmpty && listed(plan) === Map("b" -> Set("shuffle_0_1_5")))
   }
 
   test("...unless a needed block's map output is lost with its executor: the chunk is its copy") {
     val chunks = Seq(owner -> Seq(chunk(0, 1, 7, 8)))
     val plan =
-      MergedReads.plan(new FetchCounters, 0, needed(1), chunks, 1000, false, lostHomes = Set("b"))
+      planOf(needed(1), chunks, lostHomes = Set("b"))
     assert(listed(plan) === Map("o" -> Set(chunk(0, 1, 7, 8).request(0).blockId.name)))
     assert(plan.chunks.values.head.parts.map(_.block.blockId.name) === Seq("shuffle_0_1_5"))
   }
@@ -116,39 +96,27 @@ class MergedReadsSuite extends AnyFunSuite {
     // A replica's chunk: the blocks of executor b's map outputs, at the owner o.
     val chunks = Seq(owner -> Seq(chunk(0, 1, 3)))
     val onB =
-      MergedReads.plan(new FetchCounters, 0, needed(1, 3), chunks, 1000, false, reader = Some("b"))
+      planOf(needed(1, 3), chunks, reader = Some("b"))
     assert(onB.chunks.isEmpty && listed(onB) === Map("b" -> Set("shuffle_0_1_5", "shuffle_0_3_5")))
     val onA =
-      MergedReads.plan(new FetchCounters, 0, needed(1, 3), chunks, 1000, false, reader = Some("a"))
+      planOf(needed(1, 3), chunks, reader = Some("a"))
     assert(listed(onA) === Map("o" -> Set(chunk(0, 1, 3).request(0).blockId.name)))
     // Held by the reading executor itself: one local read of the chunk.
     val onO =
-      MergedReads.plan(new FetchCounters, 0, needed(1, 3), chunks, 1000, false, reader = Some("o"))
+      planOf(needed(1, 3), chunks, reader = Some("o"))
     assert(onO.chunks.size === 1)
   }
 
   test("a block held by two chunks is read from the first") {
     val plan =
-      MergedReads.plan(
-        new FetchCounters,
-        0,
-        needed(1, 3),
-        Seq(owner -> Seq(chunk(0, 1, 3)), a -> Seq(chunk(1, 3))),
-        1000,
-        oneSided = false)
+      planOf(needed(1, 3), Seq(owner -> Seq(chunk(0, 1, 3)), a -> Seq(chunk(1, 3))))
     assert(plan.chunks.keySet === Set((owner, chunk(0, 1, 3).request(0).blockId: BlockId)))
     assert(listed(plan) === Map("o" -> Set(chunk(0, 1, 3).request(0).blockId.name)))
   }
 
   test("a chunk its owner handed off is read at the peer that holds it") {
     val handedOff = chunk(0, 1, 2).copy(hostedAt = Some(a))
-    val plan = MergedReads.plan(
-      new FetchCounters,
-      0,
-      needed(1, 2, 3),
-      Seq(owner -> Seq(handedOff)),
-      1000,
-      false)
+    val plan = planOf(needed(1, 2, 3), Seq(owner -> Seq(handedOff)))
     val id = handedOff.request(0).blockId
     assert(BlockMessage.Request.unapply(id) === Some(BlockMessage.HostedChunkRequest(0, 5, 0)))
     assert(listed(plan) === Map("a" -> Set(id.name), "b" -> Set("shuffle_0_3_5")))
@@ -168,13 +136,7 @@ class MergedReadsSuite extends AnyFunSuite {
   test("the chunks of consecutive partitions read whole come in one request, up to its size") {
     val layout = (5 to 8).map(p => small(p - 5, p))
     val plan =
-      MergedReads.plan(
-        new FetchCounters,
-        0,
-        coalesced,
-        Seq(owner -> layout),
-        rangeBytes = 600,
-        oneSided = false)
+      planOf(coalesced, Seq(owner -> layout), rangeBytes = 600)
     val range = BlockMessage.RangeRequest(0, 5, 8).blockId
     val last = layout.last.request(0).blockId
     assert(listed(plan) === Map("o" -> Set(range.name, last.name)))
@@ -206,13 +168,7 @@ class MergedReadsSuite extends AnyFunSuite {
       val m = if (home == a) 4L else 3L
       home -> (blocks :+ ((ShuffleBlockId(0, m, 8): BlockId, 100L, m.toInt)))
     }
-    val plan = MergedReads.plan(
-      new FetchCounters,
-      0,
-      needs,
-      Seq(owner -> layout),
-      rangeBytes = 300,
-      oneSided = false)
+    val plan = planOf(needs, Seq(owner -> layout), rangeBytes = 300)
     assert(listed(plan)("o") === Set(0, 1, 3, 4, 5).map(i => layout(i).request(0).blockId.name))
     assert(
       plan.chunks.keys.forall(k =>
@@ -224,13 +180,7 @@ class MergedReadsSuite extends AnyFunSuite {
   test("a chunk handed off is read at its peer and leaves the owner's range whole") {
     val layout = Seq(small(0, 5), small(1, 6).copy(hostedAt = Some(a)), small(2, 7))
     val plan =
-      MergedReads.plan(
-        new FetchCounters,
-        0,
-        coalesced,
-        Seq(owner -> layout),
-        rangeBytes = 1000,
-        oneSided = false)
+      planOf(coalesced, Seq(owner -> layout))
     val range = BlockMessage.RangeRequest(0, 5, 8).blockId
     assert(listed(plan)("o") === Set(range.name))
     assert(listed(plan)("a") contains layout(1).request(0).blockId.name)
@@ -248,7 +198,7 @@ class MergedReadsSuite extends AnyFunSuite {
     // Partitions 5 and 6 exposed; 7 and 8 not (say, on disk at the owner).
     val layout = (5 to 8).map(p => small(p - 5, p).copy(region = Some(region).filter(_ => p < 7)))
     val oneSided =
-      MergedReads.plan(new FetchCounters, 0, coalesced, Seq(owner -> layout), 1000, oneSided = true)
+      planOf(coalesced, Seq(owner -> layout), oneSided = true)
     val exposedIds = layout.take(2).map(c => (owner, c.request(0).blockId: BlockId))
     assert(oneSided.exposed === exposedIds.map(_ -> region).toMap)
     assert(
@@ -256,13 +206,7 @@ class MergedReadsSuite extends AnyFunSuite {
         .map(_._2.name) :+ BlockMessage.RangeRequest(0, 7, 9).blockId.name).toSet)
     assert(oneSided.chunksInRanges === 2)
     // Read through the block server, the same chunks come in one range.
-    val served = MergedReads.plan(
-      new FetchCounters,
-      0,
-      coalesced,
-      Seq(owner -> layout),
-      1000,
-      oneSided = false)
+    val served = planOf(coalesced, Seq(owner -> layout))
     assert(
       served.exposed.isEmpty && listed(served)("o") === Set(
         BlockMessage.RangeRequest(0, 5, 9).blockId.name))
@@ -271,13 +215,8 @@ class MergedReadsSuite extends AnyFunSuite {
   test("chunks of one id at owners of two table versions are told apart by their holder") {
     // Maps 1 and 2 pushed partition 5 to owner o by the first table, maps 3 and 4 to a by the
     // second: each merged it into its own chunk 0.
-    val plan = MergedReads.plan(
-      new FetchCounters,
-      0,
-      needed(1, 2, 3, 4),
-      Seq(owner -> Seq(chunk(0, 1, 2)), a -> Seq(chunk(0, 3, 4))),
-      1000,
-      oneSided = false)
+    val plan =
+      planOf(needed(1, 2, 3, 4), Seq(owner -> Seq(chunk(0, 1, 2)), a -> Seq(chunk(0, 3, 4))))
     val id = chunk(0, 1, 2).request(0).blockId
     assert(plan.chunks.keySet === Set[(BlockManagerId, BlockId)]((owner, id), (a, id)))
     assert(
