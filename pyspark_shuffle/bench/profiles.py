@@ -15,8 +15,7 @@ from pathlib import Path
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 
 from ..profile import PHASES, flamegraph_page, phase_seconds, read_segments, stacks_by_kind
-from .runner import scenario
-from .tables import format_columns
+from .tables import format_columns, group_runs
 
 #: Kinds of stage in the order tables and pages show them ("idle": background work while no
 #: task ran, after a map stage say).
@@ -88,10 +87,8 @@ def _profiled(records: Sequence[Dict[str, Any]]) -> List[Dict[str, Any]]:
 def _groups(records: Sequence[Dict[str, Any]]) -> Dict[Tuple[str, float], Dict[str, List[Dict[str, Any]]]]:
     """Profiled runs by (workload, skew), then by manager, in the order first seen."""
     out: Dict[Tuple[str, float], Dict[str, List[Dict[str, Any]]]] = {}
-    for r in _profiled(records):
-        out.setdefault((scenario(r["workload"], r.get("kill")), float(r["skew"])), {}).setdefault(
-            r["manager"], []
-        ).append(r)
+    for (workload, skew, manager), runs in group_runs(_profiled(records)).items():
+        out.setdefault((workload, skew), {})[manager] = runs
     return out
 
 
