@@ -45,7 +45,8 @@ def metrics(spark: Any) -> Dict[str, Any]:
          "executors": {"<executor id>": {<counters>}},  # per executor the tasks ran on
          "combine": {"<shuffle id>": {<counters>}},  # local reduction, per shuffle combined
          "push": {"<shuffle id>": {<summary>}},     # mode="push", else {}
-         "losses": {<counts>}}                       # push_reliability="replicated", else {}
+         "losses": {<counts>},                       # push_reliability="replicated", else {}
+         "cpu": {"<shuffle id>": {"map": {...}, "reduce": {...}}}}  # executor CPU per stage side
 
     ``spark`` is a running SparkSession (or SparkContext). The driver first waits until its
     listener has handled every event already posted, so every finished task is counted. When the
@@ -75,6 +76,12 @@ def metrics(spark: Any) -> Dict[str, Any]:
     lost whose map outputs it checked, and of those map outputs ``map_outputs_kept`` (every
     non-empty block merged at a live executor: not run again) and ``map_outputs_rerun`` (marked
     for a rerun).
+
+    ``cpu``: per shuffle, what the stages that wrote it (``map``, every attempt of its map stage)
+    and the stages that read it (``reduce``) cost their executors, as Spark's task metrics add up
+    (failed tasks' too): ``executor_cpu_s``, ``jvm_gc_s``, ``executor_run_s`` and ``tasks``. A
+    stage that reads one shuffle and writes the next counts for both, and one that reads two (a
+    join) counts whole for each. Kept, like ``combine``, for the newest 256 shuffles.
     """
     sc = java_spark_context(spark)
     return json.loads(str(python_api(spark).metricsJson(sc)))

@@ -43,6 +43,10 @@ REPORT = {
     "remoteBytesBySource": {"0": 100, "1": 269},
     "rateBySource": {"0": 200.0, "1": 53.8},
     "hostBySource": {"0": "10.231.0.11", "1": "10.231.0.12"},
+    "cpu": {
+        "map": {"executor_cpu_s": 12.34, "jvm_gc_s": 0.5, "executor_run_s": 20.0, "tasks": 4},
+        "reduce": {"executor_cpu_s": 3.21, "jvm_gc_s": 0.1, "executor_run_s": 5.0, "tasks": 2},
+    },
 }
 
 
@@ -130,6 +134,9 @@ def test_bench_records_table_and_figures(tmp_path, capsys):
     assert "at owner" in table[0] and "1/2 (33%)" in table[2]
     # The executor whose Netty pool peaked highest.
     assert "3.0 (1)" in table[2]
+    # Executor CPU seconds of the map stage and of the stage that read the shuffle.
+    assert "CPU s map/reduce" in table[0] and " 12.3/3.2 " in table[2]
+    assert view.cpu["map"]["tasks"] == 4
     assert table[2].endswith("1 (5.0 s, bound 0.6 s)")
     bench = tmp_path / "bench.json"
     bench.write_text(json.dumps({"env": {}, "runs": [record]}))

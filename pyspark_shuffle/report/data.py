@@ -29,7 +29,9 @@ class ShuffleView:
     read chunks and those of them that ran at their owner ("tasks", "tasks_at_owner");
     ``combine`` what local reduction did of the shuffle (the counters of
     ``metrics(spark)["combine"]``: rows folded, combined rows and bytes read, and the bytes of
-    the blocks they stood for).
+    the blocks they stood for); ``cpu`` what the shuffle's map stage and the stages that read it
+    cost their executors so far (``{"map": ..., "reduce": ...}``, each with ``executor_cpu_s``,
+    ``jvm_gc_s``, ``executor_run_s`` and ``tasks``, from Spark's task metrics).
 
     Per source executor: ``remote_bytes_by_source``, the bytes it sent to other executors (over
     its link); ``rate_by_source``, the bytes per second those executors observed from it,
@@ -48,6 +50,7 @@ class ShuffleView:
     tasks: List[Dict[str, Any]] = field(default_factory=list)
     merged: Dict[str, int] = field(default_factory=dict)
     combine: Dict[str, float] = field(default_factory=dict)
+    cpu: Dict[str, Dict[str, float]] = field(default_factory=dict)
     remote_bytes_by_source: Dict[str, int] = field(default_factory=dict)
     rate_by_source: Dict[str, float] = field(default_factory=dict)
     host_by_source: Dict[str, str] = field(default_factory=dict)
@@ -90,6 +93,10 @@ def from_report(report: Dict[str, Any], prefix: str = "") -> ShuffleView:
         tasks=list(report.get("tasks") or []),
         merged={str(k): int(v) for k, v in (report.get("merged") or {}).items()},
         combine={str(k): float(v) for k, v in (report.get("combine") or {}).items()},
+        cpu={
+            str(side): {str(k): float(v) for k, v in (figures or {}).items()}
+            for side, figures in (report.get("cpu") or {}).items()
+        },
         remote_bytes_by_source={str(k): int(v) for k, v in (report.get("remoteBytesBySource") or {}).items()},
         rate_by_source={str(k): float(v) for k, v in (report.get("rateBySource") or {}).items()},
         host_by_source={str(k): str(v) for k, v in (report.get("hostBySource") or {}).items()},

@@ -186,6 +186,14 @@ def _netty_peak(view: ShuffleView) -> str:
     return f"{_mib(peaks[executor])} ({executor})"
 
 
+def _cpu(view: ShuffleView) -> str:
+    """Executor CPU seconds of the shuffle's map stage and of the stages that read it,
+    "<map>/<reduce>"; "-" where the report predates these figures."""
+    if not view.cpu:
+        return "-"
+    return "/".join(f"{view.cpu.get(side, {}).get('executor_cpu_s', 0.0):.1f}" for side in ("map", "reduce"))
+
+
 def format_table(views: Sequence[ShuffleView]) -> str:
     """One line per shuffle read: partitions, total and largest/median partition (MiB), the
     Zipf fit, the source executor that served most bytes and the one waited on longest, the
@@ -193,7 +201,8 @@ def format_table(views: Sequence[ShuffleView]) -> str:
     reduce tasks that read chunks at their owner and the share of the chunks' bytes they held, the
     largest peak of Netty's pooled direct memory over the run's executors (bench runs), what
     local reduction did (rows folded per combined row read, and the MiB of combined segments read
-    against the MiB of the blocks they stood for), and the critical source: the
+    against the MiB of the blocks they stood for), the executor CPU seconds of the shuffle's map
+    stage and of the stages that read it, and the critical source: the
     one whose remote bytes take longest at the rate observed from it (with its link bound from
     a namespace-cluster bench)."""
     header = [
@@ -210,6 +219,7 @@ def format_table(views: Sequence[ShuffleView]) -> str:
         "at owner",
         "netty peak MiB",
         "combined",
+        "CPU s map/reduce",
         "critical source",
     ]
     rows = []
@@ -233,6 +243,7 @@ def format_table(views: Sequence[ShuffleView]) -> str:
                 _at_owner(v),
                 _netty_peak(v),
                 _combined(v),
+                _cpu(v),
                 _critical(v),
             ]
         )

@@ -63,12 +63,21 @@ def delta(before, after, name):
 def test_counters_present(dummy_job):
     _, after, _, _ = dummy_job
     assert after["manager"] == SHUFFLE_MANAGER_CLASS
-    assert set(after) == {"manager", "application", "executors", "combine", "push", "losses"}
+    assert set(after) == {"manager", "application", "executors", "combine", "push", "losses", "cpu"}
     assert after["push"] == {} and after["losses"] == {}  # mode="pull"
     assert set(after["application"]) == set(COUNTER_NAMES)
     assert after["application"]["reduce_tasks"] > 0
     for counters in after["executors"].values():
         assert set(counters) == set(COUNTER_NAMES)
+
+
+def test_cpu_of_the_shuffles_stages(spark, dummy_job):
+    before, after, _, result = dummy_job
+    (shuffle,) = set(after["cpu"]) - set(before["cpu"])
+    cpu = after["cpu"][shuffle]
+    assert cpu["map"]["tasks"] == cpu["reduce"]["tasks"] == result["num_partitions"]
+    assert stage_totals(spark, "executorCpuTime") / 1e9 >= cpu["map"]["executor_cpu_s"] > 0
+    assert cpu["reduce"]["executor_cpu_s"] > 0 and cpu["map"]["executor_run_s"] > 0
 
 
 def test_one_fetcher_per_reduce_task(dummy_job):

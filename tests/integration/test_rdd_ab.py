@@ -133,6 +133,7 @@ def test_same_host_blocks_are_read_from_files_unless_turned_off():
         "combine": {},
         "push": {},
         "losses": {},
+        "cpu": {},
     }
 
 

@@ -40,6 +40,9 @@ def test_live_report_of_a_zipf_2_shuffle(run, tmp_path):
     assert all(0 < view.remote_bytes_by_source[s] <= view.bytes_by_source[s] for s in ("0", "1"))
     assert all(seconds > 0 for seconds in view.link_seconds_by_source.values())
     assert set(view.host_by_source) == {"0", "1"}
+    # The map stage's 32 tasks and the reduce stage's, with the CPU Spark's task metrics add up.
+    assert view.cpu["map"]["tasks"] == view.cpu["reduce"]["tasks"] == 32
+    assert 0 < view.cpu["map"]["executor_cpu_s"] <= stage_totals(spark, "executorCpuTime") / 1e9
     assert len(list(tmp_path.glob("*.png"))) == 1
 
 
@@ -51,5 +54,6 @@ def test_event_log_report_equals_the_live_one(run, event_log_dir, tmp_path, caps
     assert logged.partition_bytes == live.partition_bytes
     assert logged.bytes_by_source == live.bytes_by_source
     assert logged.link_seconds_by_source == live.link_seconds_by_source
+    assert logged.cpu == live.cpu and logged.cpu["reduce"]["executor_cpu_s"] > 0
     assert cli.main([str(event_log_dir), "--out", str(tmp_path)]) == 0
     assert f"{logged.alpha:.2f}" in capsys.readouterr().out

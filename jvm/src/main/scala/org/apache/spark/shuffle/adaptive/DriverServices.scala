@@ -9,7 +9,7 @@ import org.apache.spark.storage.BlockManagerId
 import org.apache.spark.shuffle.adaptive.combine.{AggregatorCombine, CombineSpec, CombiningExecutors}
 import org.apache.spark.shuffle.adaptive.compat.SparkCompat
 import org.apache.spark.shuffle.adaptive.config.Features
-import org.apache.spark.shuffle.adaptive.metrics.{FetchCounters, FetchMetricsAccumulator, FetchMetricsListener, PluginMetricsSource, ShuffleReadReporter}
+import org.apache.spark.shuffle.adaptive.metrics.{FetchCounters, FetchMetricsAccumulator, FetchMetricsListener, PluginMetricsSource, ShuffleCpu, ShuffleReadReporter}
 import org.apache.spark.shuffle.adaptive.push.driver.{Placement, PushDriver, ShuffleMergeSummary}
 import org.apache.spark.shuffle.adaptive.transport.ucx.UcxRegistry
 
@@ -34,8 +34,16 @@ private[spark] final class DriverServices(sc: SparkContext, features: Features) 
   private def partitionBytes(shuffleId: Int): Seq[Long] =
     SparkCompat.partitionBytes(shuffleId, reducers.getOrDefault(shuffleId, 0))
 
-  val readReports =
-    new ShuffleReadReporter(partitionBytes, fetchMetrics.combineOf, sc.listenerBus.post)
+  // Before the reporter: the bus calls listeners in the order added, and a stage's report
+  // carries its CPU.
+  private[this] val shuffleCpu = new ShuffleCpu
+  sc.addSparkListener(shuffleCpu)
+
+  val readReports = new ShuffleReadReporter(
+    partitionBytes,
+    fetchMetrics.combineOf,
+    shuffleCpu.of,
+    sc.listenerBus.post)
   sc.addSparkListener(readReports)
 
   private[this] val ucxRegistry: Option[RpcEndpointRef] =
@@ -105,7 +113,8 @@ private[spark] final class DriverServices(sc: SparkContext, features: Features) 
   /**
    * The counters so far, as [[python.PythonApi.metricsJson]] reports them: `push` (per shuffle,
    * what its owners had merged by its map stage's end and where its reduce tasks ran against
-   * them) is empty unless mode=push, `losses` unless push.reliability=replicated.
+   * them) is empty unless mode=push, `losses` unless push.reliability=replicated; `cpu` is each
+   * shuffle's map and reduce stages' executor CPU ([[metrics.ShuffleCpu]]).
    */
   def metrics: Map[String, Any] = {
     val summaries = mergeSummaries
@@ -115,7 +124,8 @@ private[spark] final class DriverServices(sc: SparkContext, features: Features) 
       id.toString -> (summaries.get(id).fold(Map.empty[String, Any])(_.toMap) ++
         reads.getOrElse(id, Map.empty))
     }.toMap
-    fetchMetrics.snapshot() + ("push" -> push) + ("losses" -> losses)
+    fetchMetrics.snapshot() + ("push" -> push) + ("losses" -> losses) +
+      ("cpu" -> shuffleCpu.snapshot())
   }
 
   /** In mode=push: what the owners had merged when each map stage ended. */
@@ -149,5 +159,6 @@ private[spark] object DriverServices {
       "executors" -> Map.empty,
       "combine" -> Map.empty,
       "push" -> Map.empty,
-      "losses" -> Map.empty)
+      "losses" -> Map.empty,
+      "cpu" -> Map.empty)
 }

@@ -27,19 +27,15 @@ private[spark] final class FetchMetricsListener(source: PluginMetricsSource) ext
           byExecutor.getOrElseUpdate(taskEnd.taskInfo.executorId, new FetchCounters).merge(counters)
           if (!counters.combine.isZero) {
             combineByShuffle.getOrElseUpdate(shuffleId, new CombineCounters).merge(counters.combine)
-            keepNewest(combineByShuffle)
+            FetchMetricsListener.keepNewest(combineByShuffle)
           }
           if (counters(FetchCounters.ReduceTasks) > 0) {
             ownerReadsByShuffle.getOrElseUpdate(shuffleId, new OwnerReads).add(counters)
-            keepNewest(ownerReadsByShuffle)
+            FetchMetricsListener.keepNewest(ownerReadsByShuffle)
           }
           snapshot()
         })
     }
-
-  // Shuffle ids grow with time: the smallest is the oldest.
-  private def keepNewest(byShuffle: mutable.TreeMap[Int, _]): Unit =
-    while (byShuffle.size > FetchMetricsListener.KeptShuffles) byShuffle -= byShuffle.firstKey
 
   /** mode=push: where the reduce tasks of the shuffles that read merged chunks ran, by shuffle. */
   def ownerReads: Map[Int, Map[String, Any]] = synchronized {
@@ -64,6 +60,10 @@ private[spark] final class FetchMetricsListener(source: PluginMetricsSource) ext
 
 private[spark] object FetchMetricsListener {
 
-  /** Shuffles whose local reduction counters are kept. */
+  /** Shuffles whose per-shuffle figures (local reduction, reads at owners, CPU) are kept. */
   val KeptShuffles = 256
+
+  // Shuffle ids grow with time: the smallest is the oldest.
+  def keepNewest(byShuffle: mutable.TreeMap[Int, _]): Unit =
+    while (byShuffle.size > KeptShuffles) byShuffle -= byShuffle.firstKey
 }

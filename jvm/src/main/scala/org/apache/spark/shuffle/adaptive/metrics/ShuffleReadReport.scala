@@ -14,7 +14,9 @@ import org.apache.spark.scheduler.SparkListenerEvent
  * held by the reading task's executor, and how many of the tasks that read chunks ran at their
  * owner (`merged`: "chunks", "files", "at_owner", "tasks", "tasks_at_owner"),
  * and what local reduction did of the shuffle so far (`combine`: its map tasks' folds and its
- * reduce tasks' combined reads, the counters of [[combine.CombineCounters]]).
+ * reduce tasks' combined reads, the counters of [[combine.CombineCounters]]), and what its map
+ * stage and the stages that read it cost in executor CPU so far (`cpu`: "map" and "reduce", each
+ * a [[StageCpu]]).
  * Posted to the listener bus when the stage completes, so an
  * event log (`spark.eventLog.enabled`) keeps it as a JSON line; Spark's own replay skips it.
  */
@@ -32,7 +34,8 @@ private[spark] final case class ShuffleReadReport(
     tasks: Seq[ReduceTaskRow],
     tasksLeftOut: Int,
     merged: Map[String, Long],
-    combine: Map[String, Any])
+    combine: Map[String, Any],
+    cpu: Map[String, Any])
     extends SparkListenerEvent
 
 private[spark] object ShuffleReadReport {

@@ -14,10 +14,12 @@ import org.apache.spark.scheduler.{SparkListener, SparkListenerEvent, SparkListe
  *
  * @param partitionBytes a shuffle's bytes per reduce partition, from its map outputs
  * @param combineOf what local reduction did of a shuffle so far
+ * @param cpuOf what a shuffle's map and reduce stages cost in CPU so far
  */
 private[spark] final class ShuffleReadReporter(
     partitionBytes: Int => Seq[Long],
     combineOf: Int => Map[String, Any],
+    cpuOf: Int => Map[String, Any],
     post: SparkListenerEvent => Unit)
     extends SparkListener {
 
@@ -82,7 +84,8 @@ private[spark] final class ShuffleReadReporter(
         r.tasks.toSeq,
         r.left,
         merged(r.counters),
-        combineOf(shuffleId))
+        combineOf(shuffleId),
+        cpuOf(shuffleId))
       synchronized {
         latest(shuffleId) = report
         // Shuffle ids grow with time: the smallest is the oldest.

@@ -41,7 +41,8 @@ object PythonApi {
           "executors" -> Map.empty,
           "combine" -> Map.empty,
           "push" -> Map.empty,
-          "losses" -> Map.empty)
+          "losses" -> Map.empty,
+          "cpu" -> Map.empty)
     }
     json.writeValueAsString(snapshot + ("manager" -> manager.getClass.getName))
   }

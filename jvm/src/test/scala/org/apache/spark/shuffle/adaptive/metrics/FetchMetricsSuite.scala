@@ -68,6 +68,45 @@ class FetchMetricsSuite extends SparkFunSuite with LocalSparkContext {
     assert(manager.driver.get.readReports.reports.map(_.shuffleId) === later)
   }
 
+  test(
+    "each shuffle's map and reduce stages' executor CPU, as Spark's task metrics add up, reach " +
+      "metrics and the read report; a stage between two shuffles counts for both") {
+    val conf = new SparkConf().set(SHUFFLE_MANAGER, classOf[AdaptiveShuffleManager].getName)
+    sc = new SparkContext("local[2]", "test", conf)
+    val cpuByStage = mutable.HashMap.empty[Int, (Long, Int)]
+    sc.addSparkListener(new SparkListener {
+      override def onTaskEnd(end: SparkListenerTaskEnd): Unit = cpuByStage.synchronized {
+        val (ns, tasks) = cpuByStage.getOrElse(end.stageId, (0L, 0))
+        cpuByStage(end.stageId) = (ns + end.taskMetrics.executorCpuTime, tasks + 1)
+      }
+    })
+    val first = sc.parallelize(1 to 200000, 4).map(x => (x % 5000, x.toLong)).reduceByKey(_ + _, 3)
+    val second = first.map { case (k, v) => (k % 10, v) }.reduceByKey(_ + _, 2)
+    assert(second.count() === 10)
+    sc.listenerBus.waitUntilEmpty()
+
+    def idOf(rdd: org.apache.spark.rdd.RDD[_]): Int =
+      rdd.dependencies.head.asInstanceOf[ShuffleDependency[_, _, _]].shuffleId
+    val driver = sc.env.shuffleManager.asInstanceOf[AdaptiveShuffleManager].driver.get
+    val cpu = driver.metrics("cpu").asInstanceOf[Map[String, Map[String, Map[String, Any]]]]
+    val (a, b) = (cpu(idOf(first).toString), cpu(idOf(second).toString))
+    // Stages 0, 1 and 2 of the one job: map of the first, the one between, reduce of the second.
+    def expected(stage: Int): Map[String, Any] = {
+      val (ns, tasks) = cpuByStage(stage)
+      Map("executor_cpu_s" -> ns / 1e9, "tasks" -> tasks)
+    }
+    def measured(side: Map[String, Any]) =
+      side.view.filterKeys(Set("executor_cpu_s", "tasks")).toMap
+    assert(measured(a("map")) === expected(0))
+    assert(measured(a("reduce")) === expected(1))
+    assert(measured(b("map")) === expected(1))
+    assert(measured(b("reduce")) === expected(2))
+    assert(a("map")("tasks") === 4 && b("reduce")("tasks") === 2)
+    assert(a("map")("executor_cpu_s").asInstanceOf[Double] > 0)
+    val report = driver.readReports.reports.find(_.shuffleId == idOf(second)).get
+    assert(report.cpu === b)
+  }
+
   test("merge adds counts and keeps the largest peak") {
     val a = new FetchCounters
     a.add(FetchCounters.ReduceTasks, 1)
