@@ -11,9 +11,10 @@ import org.apache.spark.sql.catalyst.util.UnsafeRowUtils
 import org.apache.spark.sql.execution.{SparkPlan, WholeStageCodegenExec}
 import org.apache.spark.sql.execution.aggregate.BaseAggregateExec
 import org.apache.spark.sql.internal.SQLConf
-import org.apache.spark.sql.types.DataType
+import org.apache.spark.sql.types.{BooleanType, ByteType, DataType, DateType, DayTimeIntervalType, DecimalType, DoubleType, FloatType, IntegerType, LongType, ShortType, TimestampNTZType, TimestampType, YearMonthIntervalType}
 import org.apache.spark.unsafe.Platform
 import org.apache.spark.unsafe.array.ByteArrayMethods
+import org.apache.spark.unsafe.hash.Murmur3_x86_32
 import org.apache.spark.shuffle.adaptive.combine.{Budget, CombineEngine, CombineSpec, CombinedObjects, CombinedRecords, FoldCount, TaskRecords}
 
 /**
@@ -266,6 +267,19 @@ private[spark] object SqlCombine {
   /** The largest page of combined records: what a partition's last page leaves unused. */
   private val MaxRecordPage = 64 * 1024
 
+  /**
+   * The bytes of its 8-byte slot a value of `dataType` takes in an UnsafeRow where it is stored
+   * in place (1, 2, 4 or 8), or 0 for a value stored elsewhere (strings, large decimals, ...).
+   */
+  private def slotWidth(dataType: DataType): Int = dataType match {
+    case BooleanType | ByteType => 1
+    case ShortType => 2
+    case IntegerType | DateType | FloatType | _: YearMonthIntervalType => 4
+    case LongType | DoubleType | TimestampType | TimestampNTZType | _: DayTimeIntervalType => 8
+    case d: DecimalType if DecimalType.is64BitDecimalType(d) => 8
+    case _ => 0
+  }
+
   /** Bytes taken to be held per object row beyond its key and values: map entry, row, boxes. */
   private val ObjectOverhead = 96
 
@@ -300,6 +314,15 @@ private[spark] object SqlCombine {
         }
 
     private[this] val keys = input.take(numKeys)
+
+    // Where every key is stored in place (numbers, dates, timestamps, booleans), a row's key is
+    // hashed and compared where it lies in the row, and projected only when it is new: the
+    // profile showed two key projections per row folded (one for its hash, one to compare)
+    // among the fold's largest costs. Null where some key is stored elsewhere.
+    private[this] val keyWidths: Array[Int] = {
+      val widths = keys.map(k => slotWidth(k.dataType)).toArray
+      if (widths.forall(_ > 0)) widths else null
+    }
 
     // Imperative functions read and write the buffer row at their offset, the input row past
     // the keys (as a PartialMerge aggregate binds them).
@@ -436,7 +459,7 @@ private[spark] object SqlCombine {
         var i = 0
         while (i < n) {
           inputRow.pointTo(page, Platform.BYTE_ARRAY_OFFSET + batchOffsets(i), batchLengths(i))
-          val hash = keyOf(inputRow).hashCode
+          val hash = if (keyWidths != null) keyHashInPlace() else keyOf(inputRow).hashCode
           batchHashes(i) = hash
           val address = into.slots(2 * (hash & (into.capacity - 1)))
           if (address != 0) {
@@ -459,19 +482,22 @@ private[spark] object SqlCombine {
 
     /** Folds `inputRow`, whose key hashes to `hash`; 1 if it met a key held, else 0. */
     private def foldRow(into: BinaryRows, hash: Int): Long = {
-      val key = keyOf(inputRow)
+      val projected = if (keyWidths != null) null else keyOf(inputRow)
       var merged = 0L
       val mask = into.capacity - 1
       var slot = hash & mask
       var found = -1L
       while (found < 0 && into.slots(2 * slot) != 0) {
+        val record = into.slots(2 * slot) - 1
         if (into.slots(2 * slot + 1).toInt == hash &&
-          sameKey(into, into.slots(2 * slot) - 1, key)) {
-          found = into.slots(2 * slot) - 1
+          (if (projected == null) sameKeyInPlace(into, record)
+           else sameKey(into, record, projected))) {
+          found = record
         } else slot = (slot + 1) & mask
       }
       if (found >= 0) merged += 1
       else {
+        val key = if (projected == null) keyOf(inputRow) else projected
         val keyLength = key.getSizeInBytes
         val record =
           into.pages.allocate(Header + keyLength + emptyBuffer.length)
@@ -495,6 +521,43 @@ private[spark] object SqlCombine {
       pointToBuffer(into, found)
       mergeInto(bufferRow)
       merged
+    }
+
+    /** The key's value `k` of `row` (keys stored in place), as the bits of its slot it takes. */
+    private def keyBits(row: UnsafeRow, k: Int): Long = keyWidths(k) match {
+      case 8 => row.getLong(k)
+      case 4 => row.getInt(k)
+      case 2 => row.getShort(k)
+      case _ => row.getByte(k)
+    }
+
+    /** The hash of `inputRow`'s key (keys stored in place), read where it lies. */
+    private def keyHashInPlace(): Int = {
+      var hash = 42
+      var nulls = 0
+      var k = 0
+      while (k < keyWidths.length) {
+        if (inputRow.isNullAt(k)) nulls = nulls * 31 + k + 1
+        else hash = Murmur3_x86_32.hashLong(keyBits(inputRow, k), hash)
+        k += 1
+      }
+      Murmur3_x86_32.hashInt(nulls, hash)
+    }
+
+    /** Whether the key of `record` is `inputRow`'s (keys stored in place), value by value. */
+    private def sameKeyInPlace(into: BinaryRows, record: Long): Boolean = {
+      val page = into.pages.pages(pageOf(record))
+      val offset = Platform.BYTE_ARRAY_OFFSET + offsetOf(record)
+      keyRow.pointTo(page, offset + Header, Platform.getInt(page, offset))
+      var same = true
+      var k = 0
+      while (same && k < keyWidths.length) {
+        val isNull = inputRow.isNullAt(k)
+        same =
+          isNull == keyRow.isNullAt(k) && (isNull || keyBits(inputRow, k) == keyBits(keyRow, k))
+        k += 1
+      }
+      same
     }
 
     private def sameKey(into: BinaryRows, record: Long, key: UnsafeRow): Boolean = {

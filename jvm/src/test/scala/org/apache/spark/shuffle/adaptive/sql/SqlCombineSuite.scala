@@ -1,14 +1,23 @@
 package org.apache.spark.shuffle.adaptive.sql
 
+import scala.collection.mutable
+import scala.reflect.ClassTag
+
 import org.scalatest.BeforeAndAfterAll
 import org.scalatest.funsuite.AnyFunSuite
 
 import org.apache.spark.internal.config.SHUFFLE_MANAGER
+import org.apache.spark.serializer.SerializationStream
 import org.apache.spark.sql.{Column, DataFrame, Encoder, Encoders, Row, SparkSession}
+import org.apache.spark.sql.catalyst.InternalRow
+import org.apache.spark.sql.catalyst.expressions.{UnsafeProjection, UnsafeRow}
+import org.apache.spark.sql.catalyst.expressions.aggregate.Partial
 import org.apache.spark.sql.execution.SimpleMode
+import org.apache.spark.sql.execution.aggregate.BaseAggregateExec
 import org.apache.spark.sql.expressions.Aggregator
 import org.apache.spark.sql.functions._
 import org.apache.spark.shuffle.adaptive.{AdaptiveShuffleManager, PluginCounters}
+import org.apache.spark.shuffle.adaptive.combine.{Budget, FoldCount}
 
 /**
  * Each aggregate function Spark declares, combined per executor (a local SparkSession under the
@@ -185,6 +194,100 @@ class SqlCombineSuite extends AnyFunSuite with BeforeAndAfterAll {
     val combined = run(df)
     assert(merged > before)
     assert(combined === run(df.coalesce(1)))
+  }
+
+  test("keys stored in the row itself, of every width, with nulls: compared where they lie") {
+    val df = table(8).select(
+      (col("k") % 3).cast("byte").as("kb"),
+      when(col("k") % 7 === 0, lit(null)).otherwise((col("k") % 5).cast("short")).as("ks"),
+      (col("k") % 2 === 0).as("kbool"),
+      when(col("k") % 4 === 0, lit(null)).otherwise(col("k").cast("int")).as("ki"),
+      date_add(lit("2024-01-01").cast("date"), (col("k") % 6).cast("int")).as("kdate"),
+      (col("k") % 3).cast("float").as("kf"),
+      when(col("k") % 9 === 0, lit(null))
+        .otherwise((col("k") / 4).cast("decimal(10,2)"))
+        .as("kdec"),
+      col("k").cast("timestamp").as("kts"),
+      col("v"))
+    def run(data: DataFrame): Seq[Row] =
+      data
+        .groupBy("kb", "ks", "kbool", "ki", "kdate", "kf", "kdec", "kts")
+        .agg(sum("v"), count(lit(1)), max("v"))
+        .collect()
+        .toSeq
+        .sortBy(_.toString)
+    val before = merged
+    val combined = run(df)
+    assert(merged > before)
+    assert(combined === run(df.coalesce(1)))
+    assert(combined.size === 30)
+    // Keys that differ only where one is null are not taken for one.
+    val nulls = spark
+      .range(0, 4000, 1, 8)
+      .select(
+        when(col("id") % 2 === 0, lit(null)).otherwise(lit(0L)).as("a"),
+        when(col("id") % 3 === 0, lit(null)).otherwise(lit(0)).as("b"),
+        col("id").as("v"))
+    def byNulls(data: DataFrame): Seq[Row] =
+      data.groupBy("a", "b").agg(sum("v"), count(lit(1))).collect().toSeq.sortBy(_.toString)
+    assert(byNulls(nulls) === byNulls(nulls.coalesce(1)))
+    assert(byNulls(nulls).size === 4)
+  }
+
+  test(
+    "300,000 keys stored in place, folded twice: keys whose hashes collide stay apart, " +
+      "interpreted and compiled") {
+    val query = spark
+      .range(0, 10, 1, 2)
+      .select(
+        when(col("id") % 2 === 0, lit(null)).otherwise(col("id")).as("a"),
+        col("id").cast("int").as("b"),
+        col("id").as("v"))
+      .groupBy("a", "b")
+      .agg(sum("v"))
+    val partial = query.queryExecution.sparkPlan.collectFirst {
+      case agg: BaseAggregateExec if agg.aggregateExpressions.forall(_.mode == Partial) => agg
+    }.get
+    val spec = SqlCombine.explained(partial).toOption.get
+    val keys = 300000
+    val toRow = UnsafeProjection.create(partial.output.map(_.dataType).toArray)
+    // A partial aggregate's rows: key (a, b) = (null for even k, else k; k), sum k.
+    val rows = (0 until keys).map { k =>
+      toRow(InternalRow(if (k % 2 == 0) null else k.toLong, k, k.toLong)).copy()
+    }
+    val unbounded = new Budget {
+      override def reserve(bytes: Long): Boolean = true
+      override def release(bytes: Long): Unit = ()
+    }
+    Seq(false, true).foreach { compiled =>
+      val engine = spec.newEngine(compiled)
+      val into = engine.newCombined(unbounded)
+      (1 to 2).foreach { output =>
+        val task = engine.newTaskRecords(unbounded, 1)
+        rows.foreach(row => assert(task.add(0, (0, row))))
+        assert(engine.fold(task, 0, into) === FoldCount(keys, if (output == 1) 0 else keys))
+        task.release()
+      }
+      val written = mutable.ArrayBuffer.empty[(Long, Long)]
+      engine.write(
+        0,
+        into,
+        new SerializationStream {
+          private var key = true
+          override def writeObject[T: ClassTag](t: T): SerializationStream = {
+            if (!key) {
+              val r = t.asInstanceOf[UnsafeRow]
+              written += ((r.getInt(1).toLong, r.getLong(2)))
+            }
+            key = !key
+            this
+          }
+          override def flush(): Unit = ()
+          override def close(): Unit = ()
+        })
+      assert(written.size === keys, s"compiled = $compiled")
+      assert(written.forall { case (k, total) => total == 2 * k }, s"compiled = $compiled")
+    }
   }
 
   test("a global aggregate and a join's exchanges are Spark's") {
