@@ -45,11 +45,21 @@ test: lint test-jvm test-python test-spark-minors
 # touches what they cover.
 test-all: test test-jvm-matrix test-python-slow
 
-# The benchmark harness at a small size: the same skewed shuffles (a Zipf hot key, skew 2) under
-# Spark's sort shuffle and the plugin, results checked equal, medians and ratios printed.
+# Where the plugin does less than Spark's sort shuffle, side by side with it, in about five minutes
+# after the build: each bench runs sort and the plugin 3 times, alternating, checks their results
+# equal and prints medians and ratios to sort's. First local reduction (a SQL groupBy whose keys
+# repeat: the rows and bytes reduce tasks read, each stage's CPU seconds by phase, flame graphs
+# under bench-profiles/), then one fetch budget per executor (8 reduce tasks an executor that
+# consume slower than their blocks arrive: the memory their fetches held).
+DEMO_BENCH := $(PY) -m pyspark_shuffle bench --managers sort,adaptive --skew 0 --repeat 3
+DEMO_COMBINE := --workload aggregate --keys 200000 --size 96m --partition-size 3m --profile
+DEMO_BUDGET := --workload slowreduce --executor-cores 8 --executor-memory 2g --size 384m \
+  --partition-size 24m --conf spark.shuffle.readHostLocalDisk=false
 demo: venv jar
-	$(PY) -m pyspark_shuffle bench --managers sort,adaptive --workload groupby,dummy \
-	  --skew 2 --size 256m --partition-size 16m --repeat 1
+	@echo "== Local reduction: a SQL groupBy(key) with sum, count and avg, 200,000 keys"
+	$(DEMO_BENCH) $(DEMO_COMBINE)
+	@echo "== One fetch budget per executor: 8 slow reduce tasks an executor"
+	$(DEMO_BENCH) $(DEMO_BUDGET)
 
 # What one shuffle of 100,000 map outputs x 10,000 partitions x 1,000 executors costs the driver
 # (and a reduce task's look-up of its merged partition), by simulation: no executors, figures printed.

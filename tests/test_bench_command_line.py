@@ -201,3 +201,29 @@ def test_profile_is_off_unless_asked_and_defaults_to_bench_profiles():
     assert parse_args([]).profile_dir is None
     assert parse_args(["--profile"]).profile_dir == "bench-profiles"
     assert parse_args(["--profile", "/tmp/p"]).profile_dir == "/tmp/p"
+
+
+def test_make_demo_shows_where_the_plugin_does_less_with_enough_repeats():
+    """`make demo`'s benches parse, compare with sort over medians of 3, and cover local
+    reduction with its CPU profile and the fetch budget with several reduce tasks an executor."""
+    import shlex
+    import subprocess
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    dry_run = subprocess.run(
+        ["make", "-n", "demo"], cwd=root, capture_output=True, text=True, check=True
+    ).stdout
+    commands = [
+        line.split(" -m pyspark_shuffle bench ", 1)[1]
+        for line in dry_run.splitlines()
+        if " -m pyspark_shuffle bench " in line
+    ]
+    configs = {tuple(c.workloads): c for c in (parse_args(shlex.split(c)) for c in commands)}
+    assert set(configs) == {("aggregate",), ("slowreduce",)}, dry_run
+    for config in configs.values():
+        assert [m.label for m in config.managers] == ["sort", "adaptive"] and config.repeat >= 3
+    combine = configs[("aggregate",)]
+    # Keys repeat: every key in about ten rows or more (16 bytes a row).
+    assert combine.profile_dir and combine.keys * 10 <= combine.size_bytes // 16
+    assert configs[("slowreduce",)].executor_cores >= 4
