@@ -1,5 +1,8 @@
 package org.apache.spark.shuffle.adaptive.sql
 
+import scala.jdk.CollectionConverters._
+
+import org.apache.spark.TaskContext
 import org.apache.spark.serializer.SerializationStream
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.expressions.{Attribute, BoundReference, Expression, InterpretedMutableProjection, InterpretedUnsafeProjection, JoinedRow, MutableProjection, SpecificInternalRow, UnsafeProjection, UnsafeRow}
@@ -290,28 +293,35 @@ private[spark] object SqlCombine {
       compiled: Boolean)
       extends CombineEngine {
 
-    // Interpreted projections look for common subexpressions when made: on an executor whose
-    // code for that is cold, that took longer than the sampled folds (the profile showed it),
-    // and merge expressions (sums, counts, extrema) share none.
-    private[this] lazy val interpreting = {
-      val conf = new SQLConf
+    // Projections, interpreted or generated, look for common subexpressions when made: on an
+    // executor whose code for that is cold, that took longer than the sampled folds and half a
+    // second of each executor's map stage where combining paid (the profile showed both), and
+    // merge expressions (sums, counts, extrema) share none.
+    private[this] lazy val withoutSubexpressions = {
+      // The session's SQL settings, as a task has them (a task's own conf cannot be copied).
+      val conf = Option(TaskContext.get()).fold(SQLConf.get.clone()) { task =>
+        val copy = new SQLConf
+        val properties = task.getLocalProperties
+        properties.stringPropertyNames().asScala.filter(_.startsWith("spark.sql.")).foreach { key =>
+          copy.setConfString(key, properties.getProperty(key))
+        }
+        copy
+      }
       conf.setConf(SQLConf.SUBEXPRESSION_ELIMINATION_ENABLED, false)
       conf
     }
 
     private def mutableProjection(exprs: Seq[Expression], schema: Seq[Attribute]) =
-      if (compiled) MutableProjection.create(exprs, schema)
-      else
-        SQLConf.withExistingConf(interpreting) {
-          InterpretedMutableProjection.createProjection(bindReferences(exprs, schema))
-        }
+      SQLConf.withExistingConf(withoutSubexpressions) {
+        if (compiled) MutableProjection.create(exprs, schema)
+        else InterpretedMutableProjection.createProjection(bindReferences(exprs, schema))
+      }
 
     private def unsafeProjection(exprs: Seq[Expression], schema: Seq[Attribute]) =
-      if (compiled) UnsafeProjection.create(exprs, schema)
-      else
-        SQLConf.withExistingConf(interpreting) {
-          InterpretedUnsafeProjection.createProjection(bindReferences(exprs, schema))
-        }
+      SQLConf.withExistingConf(withoutSubexpressions) {
+        if (compiled) UnsafeProjection.create(exprs, schema)
+        else InterpretedUnsafeProjection.createProjection(bindReferences(exprs, schema))
+      }
 
     private[this] val keys = input.take(numKeys)
 
