@@ -45,18 +45,18 @@ test: lint test-jvm test-python test-spark-minors
 # touches what they cover.
 test-all: test test-jvm-matrix test-python-slow
 
-# Where the plugin does less than Spark's sort shuffle, side by side with it, in about five minutes
+# Where the plugin does less than Spark's sort shuffle, side by side with it, in about nine minutes
 # after the build: each bench runs sort and the plugin 3 times, alternating, checks their results
 # equal and prints medians and ratios to sort's. First local reduction (a SQL groupBy whose keys
 # repeat: the rows and bytes reduce tasks read, each stage's CPU seconds by phase, flame graphs
 # under bench-profiles/), then one fetch budget per executor (8 reduce tasks an executor that
 # consume slower than their blocks arrive: the memory their fetches held).
 DEMO_BENCH := $(PY) -m pyspark_shuffle bench --managers sort,adaptive --skew 0 --repeat 3
-DEMO_COMBINE := --workload aggregate --keys 200000 --size 96m --partition-size 3m --profile
-DEMO_BUDGET := --workload slowreduce --executor-cores 8 --executor-memory 2g --size 384m \
-  --partition-size 24m --conf spark.shuffle.readHostLocalDisk=false
+DEMO_COMBINE := --workload aggregate --keys 100000 --size 32m --partition-size 1m --profile
+DEMO_BUDGET := --workload slowreduce --executor-cores 8 --executor-memory 2g --size 256m \
+  --partition-size 16m --conf spark.shuffle.readHostLocalDisk=false
 demo: venv jar
-	@echo "== Local reduction: a SQL groupBy(key) with sum, count and avg, 200,000 keys"
+	@echo "== Local reduction: a SQL groupBy(key) with sum, count and avg, 100,000 keys"
 	$(DEMO_BENCH) $(DEMO_COMBINE)
 	@echo "== One fetch budget per executor: 8 slow reduce tasks an executor"
 	$(DEMO_BENCH) $(DEMO_BUDGET)

@@ -90,8 +90,8 @@ def test_collapsed_lines_and_cpu_seconds_by_phase():
     assert phase_seconds(stacks, 0.01) == pytest.approx({"checksum": 0.05, "gc": 0.05})
 
 
-def write_app(tmp_path, segments, unavailable=()):
-    app = tmp_path / "app-1"
+def write_app(tmp_path, segments, unavailable=(), app_id="app-1"):
+    app = tmp_path / app_id
     app.mkdir()
     lines = []
     for i, (executor, stages, text) in enumerate(segments):
@@ -136,7 +136,7 @@ def test_segments_are_summed_by_the_kind_of_their_stages(tmp_path):
         "reduce": 7,
     }
     summary = profiles.summarize_run(
-        str(tmp_path), [{"stage": 1, "kind": "map"}, {"stage": 2, "kind": "reduce"}]
+        str(tmp_path), "app-1", [{"stage": 1, "kind": "map"}, {"stage": 2, "kind": "reduce"}]
     )
     assert summary["by_kind"]["map"] == {"partition/sort": 0.3}
     assert summary["by_kind"]["idle"] == {"push send": 0.04}
@@ -146,8 +146,17 @@ def test_segments_are_summed_by_the_kind_of_their_stages(tmp_path):
 def test_waiting_for_each_executors_last_segment(tmp_path):
     write_app(tmp_path, [("0", [1], ""), ("1", [1], "")])
     # Segments end at 900 and 1900 ms.
-    assert profiles.wait_for_segments(str(tmp_path), ["0", "1"], 1000, timeout_s=0.2) == ["0"]
-    assert profiles.wait_for_segments(str(tmp_path), ["1"], 1900, timeout_s=0) == []
+    assert profiles.wait_for_segments(str(tmp_path), "app-1", ["0", "1"], 1000, timeout_s=0.2) == ["0"]
+    assert profiles.wait_for_segments(str(tmp_path), "app-1", ["1"], 1900, timeout_s=0) == []
+
+
+def test_a_run_directory_holding_an_earlier_benchs_application_reads_its_own(tmp_path):
+    # The same run of an earlier bench into the same --profile directory.
+    write_app(tmp_path, [("0", [1], f"[{TASK} tid=1];{WRITER} 99\n")], app_id="app-0")
+    write_app(tmp_path, [("0", [1], f"[{TASK} tid=1];{WRITER} 10\n")], app_id="app-1")
+    assert profiles.wait_for_segments(str(tmp_path), "app-1", ["0"], 900, timeout_s=0) == []
+    summary = profiles.summarize_run(str(tmp_path), "app-1", [{"stage": 1, "kind": "map"}])
+    assert summary["segments"] == 1 and summary["by_kind"]["map"] == {"partition/sort": 0.1}
 
 
 def profiled_record(tmp_path, manager, map_phases, index):
@@ -161,7 +170,7 @@ def profiled_record(tmp_path, manager, map_phases, index):
         "skew": 0.0,
         "manager": manager,
         "stages": [{"stage": 1, "kind": "map"}],
-        "profile": profiles.summarize_run(str(run), [{"stage": 1, "kind": "map"}]),
+        "profile": profiles.summarize_run(str(run), "app-1", [{"stage": 1, "kind": "map"}]),
     }
 
 

@@ -136,8 +136,9 @@ def _profile(directory: str, outcome: Dict[str, Any], workload_ended_epoch: floa
     """The run's profile, once every executor that ran a task has sent the segment it was in
     when the workload ended (each does once no task ran for a moment)."""
     executors = list(outcome.get("executor_peak_memory_bytes") or {})
-    missing = profiles.wait_for_segments(directory, executors, int(workload_ended_epoch * 1000), 10.0)
-    summary = profiles.summarize_run(directory, outcome.get("stages") or [])
+    app_id = outcome["app_id"]
+    missing = profiles.wait_for_segments(directory, app_id, executors, int(workload_ended_epoch * 1000), 10.0)
+    summary = profiles.summarize_run(directory, app_id, outcome.get("stages") or [])
     summary["missing_last_segment"] = missing
     return summary
 

@@ -22,10 +22,11 @@ from .tables import format_columns, group_runs
 KINDS = ("map", "reduce", "mixed", "idle", "other")
 
 
-def app_dir(directory: str) -> Optional[Path]:
-    """The one application directory a run's profile directory holds (None: none yet)."""
-    apps = [p for p in Path(directory).glob("*") if p.is_dir()] if os.path.isdir(directory) else []
-    return apps[0] if len(apps) == 1 else None
+def app_dir(directory: str, app_id: str) -> Optional[Path]:
+    """Application ``app_id``'s profile in a run's profile directory (None: none yet). Named,
+    as the directory may keep an earlier bench's application of the same run."""
+    path = Path(directory) / app_id
+    return path if path.is_dir() else None
 
 
 def _last_ends(path: Path) -> Dict[str, int]:
@@ -41,14 +42,14 @@ def _last_ends(path: Path) -> Dict[str, int]:
 
 
 def wait_for_segments(
-    directory: str, executors: Iterable[str], not_before_ms: int, timeout_s: float
+    directory: str, app_id: str, executors: Iterable[str], not_before_ms: int, timeout_s: float
 ) -> List[str]:
     """Waits until each of ``executors`` sent a segment that ends at ``not_before_ms`` or later
     (an executor ends its segment once no task ran for a moment); returns those still missing
     at the deadline."""
     deadline = time.monotonic() + timeout_s
     while True:
-        path = app_dir(directory)
+        path = app_dir(directory, app_id)
         ends = _last_ends(path) if path else {}
         missing = sorted(e for e in executors if ends.get(e, 0) < not_before_ms)
         if not missing or time.monotonic() > deadline:
@@ -61,10 +62,11 @@ def _kinds(stage_rows: Sequence[Dict[str, Any]]):
     return kinds.get
 
 
-def summarize_run(directory: str, stage_rows: Sequence[Dict[str, Any]]) -> Dict[str, Any]:
-    """One run's profile: CPU seconds by kind of stage and phase, the sampling event and
-    interval, and the executors that ran without a profile (with why)."""
-    path = app_dir(directory)
+def summarize_run(directory: str, app_id: str, stage_rows: Sequence[Dict[str, Any]]) -> Dict[str, Any]:
+    """Application ``app_id``'s profile in a run's directory: CPU seconds by kind of stage and
+    phase, the sampling event and interval, and the executors that ran without a profile (with
+    why)."""
+    path = app_dir(directory, app_id)
     segments, unavailable = read_segments(str(path)) if path else ([], {})
     by_kind = {
         kind: {phase: round(s, 3) for phase, s in phase_seconds(stacks, per_sample).items()}
