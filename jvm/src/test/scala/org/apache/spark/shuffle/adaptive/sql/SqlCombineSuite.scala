@@ -98,6 +98,28 @@ class SqlCombineSuite extends AnyFunSuite with BeforeAndAfterAll {
     assert(combined.size === 30)
   }
 
+  /**
+   * `data`'s rows grouped by `keys` into `aggregates`, sorted, after asserting that rows were
+   * merged and that they equal the same aggregate over one map output (nothing to merge).
+   */
+  private def assertGroupedAlike(
+      data: DataFrame,
+      keys: Seq[String],
+      aggregates: Column*): Seq[Row] = {
+    def run(input: DataFrame): Seq[Row] =
+      input
+        .groupBy(keys.map(col): _*)
+        .agg(aggregates.head, aggregates.tail: _*)
+        .collect()
+        .toSeq
+        .sortBy(_.toString)
+    val before = merged
+    val combined = run(data)
+    assert(merged > before, s"no rows merged grouping by $keys")
+    assert(combined === run(data.coalesce(1)))
+    combined
+  }
+
   test("sum, count, min, max, avg of numbers and decimals") {
     assertCombinedAlike(
       sum("v"),
@@ -183,17 +205,7 @@ class SqlCombineSuite extends AnyFunSuite with BeforeAndAfterAll {
       struct(col("k") % 3, col("s")).as("st"),
       when(col("k") % 4 === 0, lit(Double.NaN)).otherwise(col("d")).as("kd"),
       col("v"))
-    def run(data: DataFrame): Seq[Row] =
-      data
-        .groupBy("ks", "dec", "st", "kd")
-        .agg(sum("v"), count(lit(1)))
-        .collect()
-        .toSeq
-        .sortBy(_.toString)
-    val before = merged
-    val combined = run(df)
-    assert(merged > before)
-    assert(combined === run(df.coalesce(1)))
+    assertGroupedAlike(df, Seq("ks", "dec", "st", "kd"), sum("v"), count(lit(1)))
   }
 
   test("keys stored in the row itself, of every width, with nulls: compared where they lie") {
@@ -209,18 +221,8 @@ class SqlCombineSuite extends AnyFunSuite with BeforeAndAfterAll {
         .as("kdec"),
       col("k").cast("timestamp").as("kts"),
       col("v"))
-    def run(data: DataFrame): Seq[Row] =
-      data
-        .groupBy("kb", "ks", "kbool", "ki", "kdate", "kf", "kdec", "kts")
-        .agg(sum("v"), count(lit(1)), max("v"))
-        .collect()
-        .toSeq
-        .sortBy(_.toString)
-    val before = merged
-    val combined = run(df)
-    assert(merged > before)
-    assert(combined === run(df.coalesce(1)))
-    assert(combined.size === 30)
+    val keys = Seq("kb", "ks", "kbool", "ki", "kdate", "kf", "kdec", "kts")
+    assert(assertGroupedAlike(df, keys, sum("v"), count(lit(1)), max("v")).size === 30)
     // Keys that differ only where one is null are not taken for one.
     val nulls = spark
       .range(0, 4000, 1, 8)
@@ -228,10 +230,7 @@ class SqlCombineSuite extends AnyFunSuite with BeforeAndAfterAll {
         when(col("id") % 2 === 0, lit(null)).otherwise(lit(0L)).as("a"),
         when(col("id") % 3 === 0, lit(null)).otherwise(lit(0)).as("b"),
         col("id").as("v"))
-    def byNulls(data: DataFrame): Seq[Row] =
-      data.groupBy("a", "b").agg(sum("v"), count(lit(1))).collect().toSeq.sortBy(_.toString)
-    assert(byNulls(nulls) === byNulls(nulls.coalesce(1)))
-    assert(byNulls(nulls).size === 4)
+    assert(assertGroupedAlike(nulls, Seq("a", "b"), sum("v"), count(lit(1))).size === 4)
   }
 
   test(
