@@ -34,16 +34,11 @@ private[spark] final class DriverServices(sc: SparkContext, features: Features) 
   private def partitionBytes(shuffleId: Int): Seq[Long] =
     SparkCompat.partitionBytes(shuffleId, reducers.getOrDefault(shuffleId, 0))
 
-  // Before the reporter: the bus calls listeners in the order added, and a stage's report
-  // carries its CPU.
   private[this] val shuffleCpu = new ShuffleCpu
   sc.addSparkListener(shuffleCpu)
 
-  val readReports = new ShuffleReadReporter(
-    partitionBytes,
-    fetchMetrics.combineOf,
-    shuffleCpu.of,
-    sc.listenerBus.post)
+  val readReports =
+    new ShuffleReadReporter(partitionBytes, fetchMetrics.combineOf, shuffleCpu, sc.listenerBus.post)
   sc.addSparkListener(readReports)
 
   private[this] val ucxRegistry: Option[RpcEndpointRef] =

@@ -2,14 +2,15 @@ package org.apache.spark.shuffle.adaptive.metrics
 
 import scala.collection.mutable
 
-import org.apache.spark.scheduler.{SparkListener, SparkListenerStageCompleted, SparkListenerTaskEnd}
+import org.apache.spark.scheduler.{SparkListener, SparkListenerStageCompleted}
 
 /**
  * Driver side: per shuffle, what the stages that wrote it (its map stage's attempts) and the
  * stages that read it cost their executors in CPU ([[StageCpu]]), for `metrics(spark)` and the
- * skew report. A stage that reads one shuffle and writes the next counts for both; a stage that
- * reads two (a join) counts whole for each. Kept for the newest
- * [[FetchMetricsListener.KeptShuffles]].
+ * skew report. The map side comes from each completed stage that wrote a shuffle; the reduce side
+ * from [[ShuffleReadReporter]], which knows which shuffles a completed stage's reduce tasks read.
+ * A stage that reads one shuffle and writes the next counts for both; a stage that reads two (a
+ * join) counts whole for each. Kept for the newest [[FetchMetricsListener.KeptShuffles]].
  */
 private[spark] final class ShuffleCpu extends SparkListener {
 
@@ -17,41 +18,28 @@ private[spark] final class ShuffleCpu extends SparkListener {
     def toMap: Map[String, Any] = Map("map" -> map.toMap, "reduce" -> reduce.toMap)
   }
 
-  /** (stage, attempt) -> the shuffles its reduce tasks read so far */
-  private[this] val reading = mutable.HashMap.empty[(Int, Int), mutable.Set[Int]]
   private[this] val byShuffle = mutable.TreeMap.empty[Int, Sides]
-
-  override def onTaskEnd(taskEnd: SparkListenerTaskEnd): Unit =
-    FetchMetricsAccumulator.ofTask(taskEnd).filter(_._2(FetchCounters.ReduceTasks) > 0).foreach {
-      case (shuffleId, _) =>
-        synchronized {
-          reading
-            .getOrElseUpdate(
-              (taskEnd.stageId, taskEnd.stageAttemptId),
-              mutable.Set.empty) += shuffleId
-        }
-    }
 
   override def onStageCompleted(completed: SparkListenerStageCompleted): Unit = {
     val stage = completed.stageInfo
-    val cpu = StageCpu.of(stage)
-    synchronized {
-      stage.shuffleDepId.foreach(id => sides(id).map += cpu)
-      reading
-        .remove((stage.stageId, stage.attemptNumber()))
-        .foreach(_.foreach { id =>
-          sides(id).reduce += cpu
-        })
-      FetchMetricsListener.keepNewest(byShuffle)
+    stage.shuffleDepId.foreach { id =>
+      synchronized {
+        sides(id).map += StageCpu.of(stage)
+        FetchMetricsListener.keepNewest(byShuffle)
+      }
     }
+  }
+
+  /** Adds `cpu`, a completed stage that read `shuffleId`; answers the shuffle's figures so far. */
+  def read(shuffleId: Int, cpu: StageCpu): Map[String, Any] = synchronized {
+    val read = sides(shuffleId)
+    read.reduce += cpu
+    FetchMetricsListener.keepNewest(byShuffle)
+    read.toMap
   }
 
   private def sides(shuffleId: Int): Sides =
     byShuffle.getOrElseUpdate(shuffleId, new Sides(StageCpu.None, StageCpu.None))
-
-  /** `{"map": cpu, "reduce": cpu}` of `shuffleId` so far; empty if no stage of it completed. */
-  def of(shuffleId: Int): Map[String, Any] =
-    synchronized(byShuffle.get(shuffleId).fold(Map.empty[String, Any])(_.toMap))
 
   /** Of every shuffle kept, by shuffle id. */
   def snapshot(): Map[String, Any] = synchronized {

@@ -14,12 +14,12 @@ import org.apache.spark.scheduler.{SparkListener, SparkListenerEvent, SparkListe
  *
  * @param partitionBytes a shuffle's bytes per reduce partition, from its map outputs
  * @param combineOf what local reduction did of a shuffle so far
- * @param cpuOf what a shuffle's map and reduce stages cost in CPU so far
+ * @param cpu what each shuffle's stages cost in CPU, to which a completed stage adds what it read
  */
 private[spark] final class ShuffleReadReporter(
     partitionBytes: Int => Seq[Long],
     combineOf: Int => Map[String, Any],
-    cpuOf: Int => Map[String, Any],
+    cpu: ShuffleCpu,
     post: SparkListenerEvent => Unit)
     extends SparkListener {
 
@@ -68,6 +68,7 @@ private[spark] final class ShuffleReadReporter(
   override def onStageCompleted(completed: SparkListenerStageCompleted): Unit = {
     val stage = completed.stageInfo
     val done = synchronized(reading.remove((stage.stageId, stage.attemptNumber())))
+    val stageCpu = StageCpu.of(stage)
     done.foreach(_.foreach { case (shuffleId, r) =>
       val (bytes, from) = partitionSizes(shuffleId, r)
       val report = ShuffleReadReport(
@@ -85,7 +86,7 @@ private[spark] final class ShuffleReadReporter(
         r.left,
         merged(r.counters),
         combineOf(shuffleId),
-        cpuOf(shuffleId))
+        cpu.read(shuffleId, stageCpu))
       synchronized {
         latest(shuffleId) = report
         // Shuffle ids grow with time: the smallest is the oldest.
