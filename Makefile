@@ -52,7 +52,7 @@ test-all: test test-jvm-matrix test-python-slow
 # under bench-profiles/), then one fetch budget per executor (8 reduce tasks an executor that
 # consume slower than their blocks arrive: the memory their fetches held).
 DEMO_BENCH := $(PY) -m pyspark_shuffle bench --managers sort,adaptive --skew 0 --repeat 3
-DEMO_COMBINE := --workload aggregate --keys 100000 --size 32m --partition-size 1m --profile
+DEMO_COMBINE := --workload aggregate --keys 100000 --size 32m --partition-size 1m --profile --warmup 1
 DEMO_BUDGET := --workload slowreduce --executor-cores 8 --executor-memory 2g --size 256m \
   --partition-size 16m --conf spark.shuffle.readHostLocalDisk=false
 demo: venv jar

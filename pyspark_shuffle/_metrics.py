@@ -42,6 +42,7 @@ def metrics(spark: Any) -> Dict[str, Any]:
 
         {"manager": "<class of the driver's shuffle manager>",
          "application": {<counters>},               # all finished reduce tasks
+         "since_mark": {<counters>},                # those after mark_metrics(spark), else {}
          "executors": {"<executor id>": {<counters>}},  # per executor the tasks ran on
          "combine": {"<shuffle id>": {<counters>}},  # local reduction, per shuffle combined
          "push": {"<shuffle id>": {<summary>}},     # mode="push", else {}
@@ -85,6 +86,13 @@ def metrics(spark: Any) -> Dict[str, Any]:
     """
     sc = java_spark_context(spark)
     return json.loads(str(python_api(spark).metricsJson(sc)))
+
+
+def mark_metrics(spark: Any) -> None:
+    """From now on :func:`metrics` also adds up the application's counters apart, under
+    ``since_mark``: those of the tasks that end after this call (a benchmark's timed run after
+    its warm-up runs, say). Nothing under another shuffle manager."""
+    python_api(spark).markMetrics(java_spark_context(spark))
 
 
 def total_bytes(counters: Dict[str, Any]) -> int:

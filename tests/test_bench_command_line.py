@@ -224,6 +224,16 @@ def test_make_demo_shows_where_the_plugin_does_less_with_enough_repeats():
     for config in configs.values():
         assert [m.label for m in config.managers] == ["sort", "adaptive"] and config.repeat >= 3
     combine = configs[("aggregate",)]
-    # Keys repeat: every key in about ten rows or more (16 bytes a row).
+    # Keys repeat: every key in about ten rows or more (16 bytes a row); judged warm, as users'
+    # long-lived applications run, with the cold figures beside.
     assert combine.profile_dir and combine.keys * 10 <= combine.size_bytes // 16
+    assert combine.warmup >= 1
     assert configs[("slowreduce",)].executor_cores >= 4
+
+
+def test_warmup_runs_before_the_timed_one():
+    assert parse_args([]).warmup == 0
+    assert parse_args(["--warmup", "2"]).warmup == 2
+    for bad in ("-1", "x"):
+        with pytest.raises(SystemExit):
+            parse_args(["--warmup", bad])

@@ -94,6 +94,18 @@ def test_table():
     assert "64.0" in lines[3] and "8.0" in lines[3] and "1.50" in lines[3] and "100" in lines[3]
 
 
+def test_table_shows_the_cold_runs_beside_the_warm_ones():
+    warm = [record("sort", 0, 10.0), record("adaptive", 0, 5.0)]
+    assert "cold" not in format_table(summarize(warm))
+    for r, (wall, cpu) in zip(warm, [(20.0, 8.0), (30.0, 16.0)]):
+        r["cold"] = {"wall_s": wall, "map_cpu_s": cpu, "reduce_cpu_s": 1.0}
+    summaries = summarize(warm)
+    assert summaries[1].cold_to_sort["wall_s"] == 1.5 and summaries[1].cold_to_sort["map_cpu_s"] == 2.0
+    lines = format_table(summaries).splitlines()
+    assert "cold wall s" in lines[0] and "cold map CPU s" in lines[0]
+    assert lines[3].split()[-4:] == ["30.00", "1.50x", "16.00", "2.00x"], lines[3]
+
+
 def test_result_mismatches():
     same = [record("sort", 0, 1.0), record("adaptive", 0, 1.0)]
     assert result_mismatches(same) == []

@@ -65,7 +65,13 @@ def _run(config, argv) -> int:
         f"bench: {runs} runs on {config.master}: workloads {', '.join(config.workloads)}, "
         f"skews {', '.join(f'{s:g}' for s in config.skews)}, managers "
         f"{', '.join(m.label for m in config.managers)}, {config.repeat} repeat(s), "
-        f"size {config.size_bytes} bytes in {config.num_partitions} partitions",
+        f"size {config.size_bytes} bytes in {config.num_partitions} partitions"
+        + (
+            f"; each timed run after {config.warmup} warm-up run(s) in its application, the first "
+            "of them timed as the cold figures"
+            if config.warmup
+            else ""
+        ),
         flush=True,
     )
     records = run_all(config, env, log=lambda line: print(line, flush=True))

@@ -61,6 +61,16 @@ def _executor_memory(text: str) -> int:
 _memory_mb = _argument(_executor_memory)
 
 
+def _non_negative_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"{text!r}: a whole number, 0 or more")
+    return value
+
+
 def _positive_int(text: str) -> int:
     try:
         value = int(text)
@@ -290,6 +300,16 @@ def build_parser() -> argparse.ArgumentParser:
     add("--driver-memory", default="1g", metavar="SIZE", help="driver memory (default 1g)")
     add("--repeat", type=_positive_int, default=3, metavar="N", help="runs per combination (default 3)")
     add(
+        "--warmup",
+        type=_non_negative_int,
+        default=0,
+        metavar="N",
+        help="runs of the workload in each application before the timed one, as in a long-lived "
+        "application whose executors have run jobs before (notebooks, pipelines, the Thrift "
+        "server); the first of them is timed too, and its figures print beside the warm ones as "
+        "cold (default 0: every run is one cold job)",
+    )
+    add(
         "--conf",
         type=parse_conf,
         action="append",
@@ -444,6 +464,7 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> BenchConfig:
         executor_memory_mb=ns.executor_memory,
         driver_memory=ns.driver_memory,
         repeat=ns.repeat,
+        warmup=ns.warmup,
         conf=conf,
         json_path=ns.json_path,
         plot_path=ns.plot_path,

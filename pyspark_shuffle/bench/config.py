@@ -51,6 +51,9 @@ class BenchConfig:
     executor_memory_mb: int = 1024
     driver_memory: str = "1g"
     repeat: int = 1
+    #: ``--warmup``: runs of the workload in each application before the timed one (the first
+    #: of them gives the cold figures), as long-lived applications have warm executors.
+    warmup: int = 0
     conf: Dict[str, str] = field(default_factory=dict)
     json_path: Optional[str] = None
     plot_path: Optional[str] = None

@@ -41,7 +41,7 @@ def start(job: Dict[str, Any]) -> Any:
 
 
 def run(job: Dict[str, Any]) -> Dict[str, Any]:
-    from .._metrics import fetch_memory_peaks
+    from .._metrics import fetch_memory_peaks, mark_metrics
     from .._metrics import metrics as plugin_metrics
     from ..report.data import reports_of_session
 
@@ -55,6 +55,12 @@ def run(job: Dict[str, Any]) -> Dict[str, Any]:
         outcome["app_id"] = sc.applicationId
         # Read by the parent once this process and its executors ended.
         outcome["logs"] = spark_logs.of_session(spark).to_dict()
+        warmup = int(job.get("warmup") or 0)
+        cold: Optional[Dict[str, Any]] = None
+        if warmup:
+            cold = _warm_up(spark, job, warmup)
+            mark_metrics(spark)
+            seen_shuffles = {r.get("shuffleId") for r in reports_of_session(spark)}
         sc.setJobGroup(
             sparkmetrics.WORKLOAD_GROUP, f"{job['workload']} skew={job['skew']}", interruptOnCancel=False
         )
@@ -77,7 +83,11 @@ def run(job: Dict[str, Any]) -> Dict[str, Any]:
                 outcome["status"], outcome["error"] = "failed", missed
         ended, ended_epoch = time.monotonic(), time.time()
         try:
-            outcome.update(sparkmetrics.collect(spark, ended))
+            outcome.update(sparkmetrics.collect(spark, ended, memory_of_stages=bool(warmup)))
+            if cold is not None:
+                outcome["warmup"] = warmup
+                cold_numbers = sparkmetrics.collect(spark, ended, group=sparkmetrics.COLD_GROUP)
+                outcome["cold"] = _cold_figures(cold, cold_numbers)
             if sampler:
                 spans = {"workload": (begin_epoch, ended_epoch)}
                 spans.update(
@@ -94,11 +104,14 @@ def run(job: Dict[str, Any]) -> Dict[str, Any]:
                 plugin.get("executors") or {},
                 outcome.pop("executor_memory_peaks", {}),
             )
-            outcome["plugin"] = plugin.get("application") or {}
+            outcome["plugin"] = plugin.get("since_mark" if warmup else "application") or {}
             outcome["push"] = plugin.get("push") or {}
-            outcome["shuffles"] = reports_of_session(spark)
+            outcome["shuffles"] = [
+                r for r in reports_of_session(spark) if not warmup or r.get("shuffleId") not in seen_shuffles
+            ]
             if job.get("profile_dir"):
-                outcome["profile"] = _profile(job["profile_dir"], outcome, ended_epoch)
+                since_ms = int(begin_epoch * 1000) if warmup else 0
+                outcome["profile"] = _profile(job["profile_dir"], outcome, ended_epoch, since_ms)
         except Exception as error:
             outcome["metrics_error"] = _error_text(error)
             if outcome["status"] == "ok":
@@ -132,13 +145,49 @@ def fetch_memory(
     }
 
 
-def _profile(directory: str, outcome: Dict[str, Any], workload_ended_epoch: float) -> Dict[str, Any]:
+def _warm_up(spark: Any, job: Dict[str, Any], runs: int) -> Dict[str, Any]:
+    """Runs the workload ``runs`` times before the timed run, as a long-lived application has run
+    jobs before: the first in :data:`~sparkmetrics.COLD_GROUP` (its figures are the cold ones),
+    the rest in :data:`~sparkmetrics.WARMUP_GROUP`. Returns the first's wall time and result."""
+    sc = spark.sparkContext
+    cold: Dict[str, Any] = {}
+    for run in range(runs):
+        group = sparkmetrics.COLD_GROUP if run == 0 else sparkmetrics.WARMUP_GROUP
+        sc.setJobGroup(group, f"warm-up {run + 1} of {runs}", interruptOnCancel=False)
+        begin = time.perf_counter()
+        result = WORKLOADS[job["workload"]](spark, job)
+        if run == 0:
+            cold = {"wall_s": round(time.perf_counter() - begin, 3), "result": result}
+    return cold
+
+
+#: The cold run's figures a run record keeps (``cold``), beside the timed, warm run's own.
+COLD_FIELDS = (
+    "wall_s",
+    "map_stage_s",
+    "reduce_stage_s",
+    "map_cpu_s",
+    "reduce_cpu_s",
+    "map_gc_s",
+    "reduce_gc_s",
+)
+
+
+def _cold_figures(cold: Dict[str, Any], spark_numbers: Dict[str, Any]) -> Dict[str, Any]:
+    figures = {name: spark_numbers.get(name) for name in COLD_FIELDS if name != "wall_s"}
+    return {"wall_s": cold["wall_s"], "result": cold["result"], **figures}
+
+
+def _profile(
+    directory: str, outcome: Dict[str, Any], workload_ended_epoch: float, since_ms: int = 0
+) -> Dict[str, Any]:
     """The run's profile, once every executor that ran a task has sent the segment it was in
-    when the workload ended (each does once no task ran for a moment)."""
+    when the workload ended (each does once no task ran for a moment); with ``since_ms`` (a
+    timed run after warm-ups) only the segments that end after it."""
     executors = list(outcome.get("executor_peak_memory_bytes") or {})
     app_id = outcome["app_id"]
     missing = profiles.wait_for_segments(directory, app_id, executors, int(workload_ended_epoch * 1000), 10.0)
-    summary = profiles.summarize_run(directory, app_id, outcome.get("stages") or [])
+    summary = profiles.summarize_run(directory, app_id, outcome.get("stages") or [], since_ms)
     summary["missing_last_segment"] = missing
     return summary
 

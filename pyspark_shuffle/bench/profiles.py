@@ -62,18 +62,28 @@ def _kinds(stage_rows: Sequence[Dict[str, Any]]):
     return kinds.get
 
 
-def summarize_run(directory: str, app_id: str, stage_rows: Sequence[Dict[str, Any]]) -> Dict[str, Any]:
-    """Application ``app_id``'s profile in a run's directory: CPU seconds by kind of stage and
-    phase, the sampling event and interval, and the executors that ran without a profile (with
-    why)."""
-    path = app_dir(directory, app_id)
+def _segments(path: Optional[Path], since_ms: int):
+    """The segments of an application's profile that end after ``since_ms`` (a timed run's, not
+    its warm-up runs'), and the executors that could not profile."""
     segments, unavailable = read_segments(str(path)) if path else ([], {})
+    return [s for s in segments if s.end_ms > since_ms], unavailable
+
+
+def summarize_run(
+    directory: str, app_id: str, stage_rows: Sequence[Dict[str, Any]], since_ms: int = 0
+) -> Dict[str, Any]:
+    """Application ``app_id``'s profile in a run's directory, from ``since_ms`` on: CPU seconds
+    by kind of stage and phase, the sampling event and interval, and the executors that ran
+    without a profile (with why)."""
+    path = app_dir(directory, app_id)
+    segments, unavailable = _segments(path, since_ms)
     by_kind = {
         kind: {phase: round(s, 3) for phase, s in phase_seconds(stacks, per_sample).items()}
         for kind, (stacks, per_sample) in stacks_by_kind(segments, _kinds(stage_rows)).items()
     }
     return {
         "dir": str(path) if path else directory,
+        "since_ms": since_ms,
         "event": segments[0].event if segments else None,
         "interval_ns": segments[0].interval_ns if segments else None,
         "segments": len(segments),
@@ -142,7 +152,7 @@ def _merged_stacks(runs: List[Dict[str, Any]], kind: str) -> Tuple[Counter, floa
     merged: Counter = Counter()
     per_sample = 0.0
     for r in runs:
-        segments, _ = read_segments(r["profile"]["dir"])
+        segments, _ = _segments(Path(r["profile"]["dir"]), r["profile"].get("since_ms") or 0)
         stacks = stacks_by_kind(segments, _kinds(r.get("stages") or []))
         if kind in stacks:
             merged.update(stacks[kind][0])

@@ -52,6 +52,8 @@ _OUTCOME_FIELDS = (
     "shuffles",
     "fault",
     "profile",
+    "warmup",
+    "cold",
 )
 
 #: Keys every run record has (``--json`` "runs"); None where a failed run has no value.
@@ -163,6 +165,7 @@ def job_for(config: BenchConfig, spec: RunSpec) -> Dict[str, Any]:
         "master": config.master,
         "conf": harness_conf(config, spec.workload),
         "links": cluster_links(config),
+        "warmup": config.warmup,
         "kill": None
         if spec.kill is None
         else {"point": spec.kill, "worker": config.kill_worker, "cluster": config.cluster.name},
@@ -295,6 +298,8 @@ def progress_text(record: Dict[str, Any]) -> str:
         first = (record.get("error") or "unknown error").splitlines()[0]
         return head + f"FAILED ({first})"
     parts = [f"wall {record['wall_s']:.1f}s"]
+    if record.get("cold"):
+        parts.append(f"cold wall {record['cold']['wall_s']:.1f}s")
     if record.get("map_stage_s") is not None:
         parts.append(f"map {record['map_stage_s']:.1f}s reduce {record['reduce_stage_s']:.1f}s")
     if record.get("shuffle_write_bytes") is not None:

@@ -27,6 +27,10 @@ from datetime import datetime, timezone
 from typing import Any, Dict, Iterable, List, Optional, Tuple
 
 WORKLOAD_GROUP = "pyspark-shuffle-bench-workload"
+#: ``--warmup``: the first run of the workload in an application (its figures are the cold ones)
+#: and the further untimed runs before the timed one.
+COLD_GROUP = "pyspark-shuffle-bench-cold"
+WARMUP_GROUP = "pyspark-shuffle-bench-warmup"
 FENCE_GROUP = "pyspark-shuffle-bench-fence"
 DONE_JOB = ("SUCCEEDED", "FAILED")
 DONE_STAGE = ("COMPLETE", "FAILED", "SKIPPED")
@@ -218,9 +222,32 @@ def tasks_rerun(stage_rows: List[Dict[str, Any]]) -> Dict[str, int]:
     }
 
 
-def collect(spark: Any, workload_ended: float, timeout: float = 60.0) -> Dict[str, Any]:
+def stage_executor_peaks(client: RestClient, stages: List[dict]) -> List[dict]:
+    """Executors as :func:`summarize` reads them, with only the memory peaks they reported while
+    ``stages`` ran (each the largest over the stages): a warm run's own, not its application's,
+    whose warm-up runs came first."""
+    peaks: Dict[str, Dict[str, int]] = {}
+    for stage in stages:
+        if stage.get("status") not in ("COMPLETE", "FAILED"):
+            continue
+        detail = client.get(f"stages/{stage['stageId']}/{stage.get('attemptId', 0)}")
+        for executor, summary in (detail.get("executorSummary") or {}).items():
+            for name, value in (summary.get("peakMemoryMetrics") or {}).items():
+                mine = peaks.setdefault(executor, {})
+                mine[name] = max(mine.get(name, 0), int(value))
+    return [{"id": executor, "peakMemoryMetrics": metrics} for executor, metrics in peaks.items()]
+
+
+def collect(
+    spark: Any,
+    workload_ended: float,
+    timeout: float = 60.0,
+    group: str = WORKLOAD_GROUP,
+    memory_of_stages: bool = False,
+) -> Dict[str, Any]:
     """Run the fence job, wait for the REST data to be final and :func:`summarize` the stages of
-    the jobs in :data:`WORKLOAD_GROUP`. ``workload_ended`` is ``time.monotonic()`` at its end."""
+    the jobs in ``group``. ``workload_ended`` is ``time.monotonic()`` at its end. Memory peaks
+    are the executors' over the application, or with ``memory_of_stages`` over those stages."""
     sc = spark.sparkContext
     if not sc.uiWebUrl:
         raise RuntimeError("the Spark UI is off (spark.ui.enabled=false): no REST API to read metrics from")
@@ -228,7 +255,7 @@ def collect(spark: Any, workload_ended: float, timeout: float = 60.0) -> Dict[st
     run_fence(spark)
     deadline = time.monotonic() + timeout
     jobs = wait_for_fence(client, deadline)
-    stage_ids = {s for j in jobs if j.get("jobGroup") == WORKLOAD_GROUP for s in j.get("stageIds", [])}
+    stage_ids = {s for j in jobs if j.get("jobGroup") == group for s in j.get("stageIds", [])}
     stages = [s for s in client.get("stages") if s["stageId"] in stage_ids]
     pending = [s for s in stages if s.get("status") not in DONE_STAGE]
     if pending:
@@ -241,8 +268,10 @@ def collect(spark: Any, workload_ended: float, timeout: float = 60.0) -> Dict[st
             tasks[key] = client.get(f"stages/{key[0]}/{key[1]}/taskList?offset=0&length={length}")
     heartbeat_s = heartbeat_interval_s(sc.getConf().get("spark.executor.heartbeatInterval", "10s"))
     executors = wait_for_executor_peaks(client, workload_ended + 2 * heartbeat_s, deadline)
+    if memory_of_stages:
+        executors = stage_executor_peaks(client, stages)
     summary = summarize(stages, tasks, executors)
-    summary["jobs"] = sorted(j["jobId"] for j in jobs if j.get("jobGroup") == WORKLOAD_GROUP)
+    summary["jobs"] = sorted(j["jobId"] for j in jobs if j.get("jobGroup") == group)
     return summary
 
 

@@ -26,6 +26,14 @@ class Summary:
     ratio_to_sort: Optional[float] = None  # median wall time / sort's, same workload and skew
     #: Median executor CPU seconds of the map and the reduce stages / sort's (same workload, skew).
     cpu_to_sort: Dict[str, Optional[float]] = field(default_factory=dict)
+    #: ``--warmup``: medians of the cold runs' figures (the first run of each application), and
+    #: their ratios to sort's cold ones; empty without warm-up runs.
+    cold: Dict[str, Optional[float]] = field(default_factory=dict)
+    cold_to_sort: Dict[str, Optional[float]] = field(default_factory=dict)
+
+
+#: The cold figures the tables show beside the warm ones.
+COLD_NUMBERS = ("wall_s", "map_cpu_s", "reduce_cpu_s")
 
 
 def median(values: Iterable[Optional[float]]) -> Optional[float]:
@@ -47,6 +55,7 @@ def summarize(records: Sequence[Dict[str, Any]]) -> List[Summary]:
     summaries = []
     for (workload, skew, manager), runs in group_runs(records).items():
         ok = [r for r in runs if r.get("status") == "ok"]
+        cold = [r["cold"] for r in ok if r.get("cold")]
         summaries.append(
             Summary(
                 workload,
@@ -55,10 +64,17 @@ def summarize(records: Sequence[Dict[str, Any]]) -> List[Summary]:
                 len(runs),
                 len(ok),
                 {name: median(r.get(name) for r in ok) for name in RUN_NUMBERS},
+                cold={name: median(c.get(name) for c in cold) for name in COLD_NUMBERS} if cold else {},
             )
         )
     sort = {(s.workload, s.skew): s.medians for s in summaries if s.manager == SORT}
+    sort_cold = {(s.workload, s.skew): s.cold for s in summaries if s.manager == SORT}
     for s in summaries:
+        base_cold = sort_cold.get((s.workload, s.skew), {})
+        s.cold_to_sort = {
+            name: _over(s.cold[name], base_cold.get(name)) if s.cold.get(name) is not None else None
+            for name in s.cold
+        }
         base = sort.get((s.workload, s.skew), {})
         if base.get("wall_s") and s.medians["wall_s"] is not None:
             s.ratio_to_sort = s.medians["wall_s"] / base["wall_s"]
@@ -165,11 +181,38 @@ def _cpu_ratio(summary: Summary, name: str) -> str:
     return "-" if ratio is None else f"{ratio:.2f}x"
 
 
+#: With ``--warmup``, the cold runs' figures beside the warm ones.
+COLD_COLUMNS = (
+    ("cold wall s", ">"),
+    ("vs sort", ">"),
+    ("cold map CPU s", ">"),
+    ("vs sort", ">"),
+)
+
+
+def _cold_cells(s: Summary) -> List[str]:
+    def ratio(name: str) -> str:
+        value = s.cold_to_sort.get(name)
+        return "-" if value is None else f"{value:.2f}x"
+
+    return [
+        _num(s.cold.get("wall_s"), digits=2),
+        ratio("wall_s"),
+        _num(s.cold.get("map_cpu_s"), digits=2),
+        ratio("map_cpu_s"),
+    ]
+
+
 def format_table(summaries: Sequence[Summary]) -> str:
     """A fixed-width table of medians over the ok runs; each ``vs sort`` is the manager's median
     (wall time, and the executor CPU seconds of the map and the reduce stages' tasks, Spark's
-    executorCpuTime) divided by sort's for the same workload and skew."""
-    return format_columns(COLUMNS, table_rows(summaries))
+    executorCpuTime) divided by sort's for the same workload and skew. With warm-up runs
+    (``--warmup``) the figures are the warm runs', and the cold runs' (each application's first)
+    follow."""
+    rows = table_rows(summaries)
+    if not any(s.cold for s in summaries):
+        return format_columns(COLUMNS, rows)
+    return format_columns(COLUMNS + COLD_COLUMNS, [row + _cold_cells(s) for row, s in zip(rows, summaries)])
 
 
 NETWORK_COLUMNS = (
@@ -331,7 +374,7 @@ COMBINE_COLUMNS = (
     ("read records", ">"),
     ("combine ratio", ">"),
     ("maps folded", ">"),
-    ("blocks from files", ">"),
+    ("maps not folded", ">"),
     ("peak exec MiB", ">"),
 )
 
@@ -341,9 +384,9 @@ def combine_table(records: Sequence[Dict[str, Any]]) -> Optional[str]:
     manager) that has a run with a combined read: wall, map and reduce stage (and their executor
     CPU seconds against sort's), the shuffle bytes
     reduce tasks read (and their ratio to sort's in the same workload and skew) and records, rows
-    folded per combined row read, map outputs folded, blocks read from files by tasks that read
-    combined records, and peak executor memory. Sort's rows are the baseline. None when no run
-    read combined records."""
+    folded per combined row read, map outputs folded and those written whole (judging whether
+    folding pays, or where it does not), and peak executor memory. Sort's rows are the baseline.
+    None when no run read combined records."""
 
     def combined(r: Dict[str, Any]) -> bool:
         return bool(((r.get("plugin") or {}).get("combine") or {}).get(COMBINE.segments_read))
@@ -382,7 +425,7 @@ def combine_table(records: Sequence[Dict[str, Any]]) -> Optional[str]:
                 _num(median(r.get("shuffle_read_records") for r in runs), digits=0),
                 _num(median(c.get(COMBINE.combine_ratio) for c in combine if c), digits=1),
                 _num(median(c.get(COMBINE.maps_folded) for c in combine if c), digits=0),
-                _num(median(c.get(COMBINE.blocks_from_files) for c in combine if c), digits=0),
+                _num(median(c.get(COMBINE.maps_not_folded) for c in combine if c), digits=0),
                 _num(median(r.get("peak_executor_memory_bytes") for r in runs), 1 << 20, 0),
             ]
         )

@@ -153,14 +153,12 @@ def _critical(view: ShuffleView) -> str:
 
 
 def _combined(view: ShuffleView) -> str:
-    """Local reduction's ratio, and the combined MiB read in place of the blocks' MiB."""
+    """Local reduction's ratio (records folded per combined record read), and the MiB of combined
+    records read."""
     c = view.combine
     if not c.get(COMBINE.segments_read):
         return "-"
-    return (
-        f"{c.get(COMBINE.combine_ratio, 0.0):.1f}x, "
-        f"{_mib(int(c.get(COMBINE.bytes_out, 0)))} for {_mib(int(c.get(COMBINE.bytes_replaced, 0)))} MiB"
-    )
+    return f"{c.get(COMBINE.combine_ratio, 0.0):.1f}x, {_mib(int(c.get(COMBINE.bytes_out, 0)))} MiB combined"
 
 
 def _at_owner(view: ShuffleView) -> str:

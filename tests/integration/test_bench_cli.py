@@ -27,6 +27,8 @@ def test_bench_sort_and_adaptive(tmp_path):
             "4m",
             "--repeat",
             "1",
+            "--warmup",
+            "1",
             "--json",
             str(out),
             "--plot",
@@ -40,6 +42,8 @@ def test_bench_sort_and_adaptive(tmp_path):
     )
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     assert "vs sort" in done.stdout
+    # --warmup: each run is its application's second; the first's figures print as cold.
+    assert "cold wall s" in done.stdout, done.stdout
     # --profile: CPU by phase of the map and the reduce stages, sort's beside the plugin's, and
     # their flame graphs.
     assert "CPU seconds by phase, map stages: dummy skew=0" in done.stdout, done.stdout
@@ -67,8 +71,13 @@ def test_bench_sort_and_adaptive(tmp_path):
     )
     assert sort["result"] == adaptive["result"]
     assert sort["plugin"] == {}
-    assert adaptive["plugin"] and adaptive["plugin"]["reduce_tasks"] > 0
-    assert sort["shuffles"] == [] and adaptive["shuffles"], adaptive["shuffles"]
+    # The timed run's own: 16m in 4m partitions, four reduce tasks (the warm-up's four are not in).
+    assert adaptive["plugin"] and adaptive["plugin"]["reduce_tasks"] == 4, adaptive["plugin"]
+    assert sort["shuffles"] == [] and len(adaptive["shuffles"]) == 1, adaptive["shuffles"]
+    for run in runs:
+        cold = run["cold"]
+        assert run["warmup"] == 1 and cold["wall_s"] > 0 and cold["map_cpu_s"] > 0, cold
+        assert cold["result"] == run["result"]
 
     # The README's next step: the skew report of that JSON.
     report = subprocess.run(

@@ -2,8 +2,8 @@ package org.apache.spark.shuffle.adaptive.compat
 
 import java.io.InputStream
 
-import org.apache.spark.{MapOutputTrackerMaster, SparkEnv, TaskContext}
-import org.apache.spark.shuffle.FetchFailedException
+import org.apache.spark.{MapOutputTracker, MapOutputTrackerMaster, MapOutputTrackerWorker, SparkEnv, TaskContext}
+import org.apache.spark.shuffle.{FetchFailedException, MetadataFetchFailedException}
 import org.apache.spark.shuffle.sort.SortShuffleManager
 import org.apache.spark.storage.{BlockId, BlockManagerId}
 import org.apache.spark.util.Utils
@@ -28,6 +28,52 @@ private[spark] object SparkCompat {
       endMapIndex,
       startPartition,
       endPartition)
+
+  /**
+   * As [[mapSizesByExecutorId]], and every map output in the map range with its executor, map id
+   * and map index, empty blocks included: both from one view of the map statuses (a later one
+   * may have others, once map tasks ran again).
+   */
+  def mapOutputsByExecutorId(
+      shuffleId: Int,
+      startMapIndex: Int,
+      endMapIndex: Int,
+      startPartition: Int,
+      endPartition: Int): (
+      Iterator[(BlockManagerId, collection.Seq[(BlockId, Long, Int)])],
+      Seq[(BlockManagerId, Long, Int)]) = {
+    val statuses = SparkEnv.get.mapOutputTracker match {
+      case master: MapOutputTrackerMaster =>
+        master.shuffleStatuses.get(shuffleId).map(_.withMapStatuses(_.clone()))
+      case worker: MapOutputTrackerWorker =>
+        // Fetches them from the driver if this executor does not have them (or dropped them
+        // for a newer epoch meanwhile).
+        Iterator
+          .continually {
+            worker.getMapSizesByExecutorId(
+              shuffleId,
+              startMapIndex,
+              endMapIndex,
+              startPartition,
+              endPartition)
+            worker.mapStatuses.get(shuffleId)
+          }
+          .take(3)
+          .collectFirst { case Some(s) => s }
+      case _ => None
+    }
+    val all = statuses.getOrElse(
+      throw new MetadataFetchFailedException(shuffleId, startPartition, "no map statuses"))
+    val end = if (endMapIndex == Int.MaxValue) all.length else math.min(endMapIndex, all.length)
+    val blocks = MapOutputTracker
+      .convertMapStatuses(shuffleId, startPartition, endPartition, all, startMapIndex, end)
+      .iter
+    val outputs = (startMapIndex until end).map { i =>
+      val status = all(i)
+      (status.location, status.mapId, i)
+    }
+    (blocks, outputs)
+  }
 
   def fetchFailed(
       address: BlockManagerId,

@@ -39,14 +39,14 @@ private[spark] final class AdaptiveShuffleHandle[K, V, C](
   private[this] var placed: Option[Seq[OwnerTable]] = _
 
   /**
-   * Local reduction: the executors whose map tasks' folds met keys held there, as the driver's
-   * [[combine.CombiningExecutors]] had them when the handle was last serialized (a reduce
-   * stage's submission, which follows its map tasks' updates): a reduce task asks only them for
-   * combined records.
+   * Local reduction: the executors whose map tasks folded records, with the bytes their folds
+   * added, as the driver's [[combine.CombiningExecutors]] had them when the handle was last
+   * serialized (a reduce stage's submission, which follows its map tasks' updates): a reduce task
+   * asks them for combined records.
    */
-  private[this] var combining: Set[String] = Set.empty
+  private[this] var combining: Map[String, Long] = Map.empty
 
-  def combiningExecutors: Set[String] = combining
+  def combiningExecutors: Map[String, Long] = combining
 
   /** mode=push: every version of who merges which partitions, oldest first. */
   def ownerVersions: Option[Seq[OwnerTable]] = synchronized {

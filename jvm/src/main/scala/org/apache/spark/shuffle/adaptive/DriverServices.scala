@@ -2,11 +2,11 @@ package org.apache.spark.shuffle.adaptive
 
 import java.util.concurrent.ConcurrentHashMap
 
-import org.apache.spark.{Aggregator, ShuffleDependency, SparkContext}
+import org.apache.spark.{ShuffleDependency, SparkContext}
 import org.apache.spark.rpc.RpcEndpointRef
 import org.apache.spark.shuffle.ShuffleHandle
 import org.apache.spark.storage.BlockManagerId
-import org.apache.spark.shuffle.adaptive.combine.{AggregatorCombine, CombineSpec, CombiningExecutors}
+import org.apache.spark.shuffle.adaptive.combine.{AggregatorCombine, CombiningExecutors}
 import org.apache.spark.shuffle.adaptive.compat.SparkCompat
 import org.apache.spark.shuffle.adaptive.config.Features
 import org.apache.spark.shuffle.adaptive.metrics.{FetchCounters, FetchMetricsAccumulator, FetchMetricsListener, PluginMetricsSource, ShuffleCpu, ShuffleReadReporter}
@@ -74,7 +74,7 @@ private[spark] final class DriverServices(sc: SparkContext, features: Features) 
     reducers.put(shuffleId, numPartitions)
     val (spec, reducedAtOwners, coPartitionKey) = dependency match {
       case d: AdaptiveShuffleDependency[_, _, _] => (d.combine, d.reducedAtOwners, d.coPartitionKey)
-      case d => (DriverServices.aggregatorCombine(d), false, None)
+      case d => (AggregatorCombine.of(d), false, None)
     }
     val combine = spec.filter(_ => features.combine).map { s =>
       val executors = new CombiningExecutors
@@ -141,16 +141,11 @@ private[spark] final class DriverServices(sc: SparkContext, features: Features) 
 
 private[spark] object DriverServices {
 
-  /** How an RDD shuffle's records combine: by its map-side combine's aggregator, if it has one. */
-  def aggregatorCombine(dependency: ShuffleDependency[_, _, _]): Option[CombineSpec] =
-    dependency.aggregator
-      .filter(_ => dependency.mapSideCombine)
-      .map(a => new AggregatorCombine(a.asInstanceOf[Aggregator[Any, Any, Any]]))
-
   /** The counters before any shuffle: those of no task. */
   def noMetrics: Map[String, Any] =
     Map(
       "application" -> new FetchCounters().toMap,
+      "since_mark" -> Map.empty,
       "executors" -> Map.empty,
       "combine" -> Map.empty,
       "push" -> Map.empty,

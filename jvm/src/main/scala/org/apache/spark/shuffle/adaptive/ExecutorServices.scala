@@ -102,9 +102,10 @@ private[spark] final class ExecutorServices(
         served,
         h.dependency.partitioner,
         mapId,
-        context.partitionId(),
+        context,
         SparkEnv.get.executorId,
         shuffle,
+        reduction.spec,
         h.fetchMetrics.value.combine,
         reduction.executors)
     }
@@ -122,13 +123,13 @@ private[spark] final class ExecutorServices(
         h.dependency.partitioner.numPartitions,
         reduction.spec,
         h.dependency.serializer)
-      if shuffle.combining
     } yield (h, reduction, shuffle)
 
   /**
    * A reduce task's reader. What it reads is the map output tracker's view, rewritten by each
-   * feature's part of the plan in turn: local reduction's ([[CombinedReads]]), then mode=push's
-   * ([[PushExecutor.readPlan]]); the requests they read whole go through the block server.
+   * feature's part of the plan in turn: local reduction's ([[CombinedReads]]: combined records
+   * besides the files), then mode=push's ([[PushExecutor.readPlan]]); the requests they read
+   * whole go through the block server.
    */
   def reader[K, C](
       handle: ShuffleHandle,
@@ -153,24 +154,34 @@ private[spark] final class ExecutorServices(
       endPartition,
       context)
     def newFetcher() = {
-      val listed = ReadPlan(
-        SparkCompat
-          .mapSizesByExecutorId(
-            handle.shuffleId,
-            startMapIndex,
-            endMapIndex,
-            startPartition,
-            endPartition)
-          .toSeq)
       val combined = (for {
         _ <- combines
-        h <- adaptive if h.combine.isDefined && startMapIndex == 0 && endMapIndex >= h.numMaps
-      } yield CombinedReads.plan(
-        h.shuffleId,
-        h.combiningExecutors,
-        startPartition,
-        endPartition,
-        counters.combine)(listed)).getOrElse(listed)
+        h <- adaptive if h.combine.isDefined
+      } yield {
+        val (blocks, outputs) = SparkCompat.mapOutputsByExecutorId(
+          handle.shuffleId,
+          startMapIndex,
+          endMapIndex,
+          startPartition,
+          endPartition)
+        CombinedReads.plan(
+          h.shuffleId,
+          h.dependency.partitioner.numPartitions,
+          h.combiningExecutors,
+          outputs,
+          startPartition,
+          endPartition,
+          counters.combine)(ReadPlan(blocks.toSeq))
+      }).getOrElse(
+        ReadPlan(
+          SparkCompat
+            .mapSizesByExecutorId(
+              handle.shuffleId,
+              startMapIndex,
+              endMapIndex,
+              startPartition,
+              endPartition)
+            .toSeq))
       val plan = (for {
         p <- push
         h <- adaptive

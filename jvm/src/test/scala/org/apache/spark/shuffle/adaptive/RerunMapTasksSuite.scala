@@ -2,11 +2,12 @@ package org.apache.spark.shuffle.adaptive
 
 import java.util.concurrent.atomic.AtomicInteger
 
-import org.apache.spark.{LocalSparkContext, MapOutputTrackerMaster, ShuffleDependency, SparkFunSuite, TaskContext}
+import org.apache.spark.{LocalSparkContext, MapOutputTrackerMaster, Partition, ShuffleDependency, SparkEnv, SparkFunSuite, TaskContext}
 import org.apache.spark.internal.config.SHUFFLE_MANAGER
 import org.apache.spark.rdd.RDD
 import org.apache.spark.scheduler.{SparkListener, SparkListenerTaskEnd}
 import org.apache.spark.sql.{DataFrame, Row, SparkSession}
+import org.apache.spark.sql.execution.exchange.ShuffleExchangeExec
 import org.apache.spark.sql.functions._
 import org.apache.spark.shuffle.adaptive.config.AdaptiveShuffleConf.{COMBINE_MAX_MEMORY, MODE, PUSH_MAX_BLOCK_SIZE}
 import org.apache.spark.shuffle.adaptive.sql.{AdaptiveShuffleExchangeExec, AdaptiveShuffleExtensions}
@@ -18,8 +19,12 @@ import org.apache.spark.shuffle.adaptive.sql.{AdaptiveShuffleExchangeExec, Adapt
  * mode=push, whether the map stage reruns because its files are gone (a reduce task's fetch
  * fails after it sealed some partitions) or because its map outputs were unregistered before
  * any reduce task sealed what the first attempts folded or merged, and when a map task fails
- * after 90% of its rows. One executor (local mode), so every rerun folds and merges where the
- * first attempt did.
+ * after 90% of its rows. One executor (local mode), so every rerun runs where the first attempt
+ * did. Local reduction's folds are the only copy of what they hold, and a rerun (a map stage's
+ * later attempt, a task's retry) writes its file whole: so no segment of a first attempt is read
+ * after a rerun, and a reduce task that finds one holding map outputs it reads with others fails
+ * its fetch, which makes Spark run the executor's map tasks again. Under the old fetch protocol
+ * local reduction is off.
  *
  * The input: eight map outputs whose 1000 keys repeat (folded and merged); where files go, also
  * one of 400,000 keys, which neither fits the combine memory nor is pushed: its blocks are read
@@ -86,10 +91,14 @@ class RerunMapTasksSuite extends SparkFunSuite with LocalSparkContext with Spark
       .map(r => r.getLong(0) -> ((r.getLong(1), r.getLong(2), r.getLong(3), r.getLong(4))))
       .toMap
 
+  /** The shuffle of `df`'s exchange: the plugin's, or Spark's where local reduction is off. */
   private def exchangeOf(df: DataFrame): ShuffleDependency[_, _, _] =
     df.queryExecution.executedPlan
-      .collectFirst { case e: AdaptiveShuffleExchangeExec => e.shuffleDependency }
-      .getOrElse(fail(s"no plugin exchange in ${df.queryExecution.executedPlan}"))
+      .collectFirst {
+        case e: AdaptiveShuffleExchangeExec => e.shuffleDependency
+        case e: ShuffleExchangeExec => e.shuffleDependency
+      }
+      .getOrElse(fail(s"no exchange in ${df.queryExecution.executedPlan}"))
 
   /** The input as (key, id) pairs. */
   private def pairs(spark: SparkSession, withWideMap: Boolean): RDD[(Long, Long)] = {
@@ -175,30 +184,42 @@ class RerunMapTasksSuite extends SparkFunSuite with LocalSparkContext with Spark
   private def combine: Map[String, Any] =
     PluginCounters.application(sc)("combine").asInstanceOf[Map[String, Any]]
 
+  private def counter(name: String): Long = combine.getOrElse(name, 0L).asInstanceOf[Long]
+
   for (oldProtocol <- Seq(true, false)) {
     val protocol = if (oldProtocol) "the old fetch protocol" else "the default fetch protocol"
 
+    // Under the old fetch protocol a map task's attempts share a map id, which names what it
+    // folded: local reduction is off, and the files are the sort shuffle's.
     test(
-      s"$protocol, local reduction in Spark SQL: map outputs rerun, one partition read before; " +
-        "the others still combine") {
+      s"$protocol, local reduction in Spark SQL: map outputs rerun after one partition was read; " +
+        "the rerun writes whole files and no segment of the first attempts is read") {
       val spark = start(oldProtocol)
       val df = sqlAggregate(spark)
       mapStageTwice(exchangeOf(df), readFirstPartition(df.queryExecution.executedPlan.execute()))
-      assert(combine("maps_folded") === 2L * maps)
-      val before = combine("segments_read").asInstanceOf[Long]
+      val (read, stale) = (counter("segments_read"), counter("stale_segments"))
       assertRows(sqlResult(df), base)
-      // The three partitions not read before: their segments hold the second attempts only.
-      assert(combine("segments_read").asInstanceOf[Long] - before >= 3)
+      if (oldProtocol) assert(counter("maps_folded") === 0L && counter("segments_read") === 0L)
+      else {
+        assert(counter("maps_folded") > 0 && counter("maps_not_folded") >= maps, combine)
+        // Every partition's segments hold first attempts only, which Spark no longer keeps.
+        assert(counter("segments_read") === read && counter("stale_segments") - stale >= 4, combine)
+      }
     }
 
     test(
-      s"$protocol, local reduction of an RDD aggregator: map outputs rerun, one partition read before") {
+      s"$protocol, local reduction of an RDD aggregator: map outputs rerun after one partition " +
+        "was read") {
       val spark = start(oldProtocol)
       val rdd = reduceByKey(spark)
       mapStageTwice(dependencyOf(rdd), readFirstPartition(rdd))
-      val before = combine("segments_read").asInstanceOf[Long]
+      val (read, stale) = (counter("segments_read"), counter("stale_segments"))
       assertRows(rdd.collect().toMap, sums)
-      assert(combine("segments_read").asInstanceOf[Long] - before >= 3)
+      if (oldProtocol) assert(counter("maps_folded") === 0L)
+      else {
+        assert(counter("maps_folded") > 0, combine)
+        assert(counter("segments_read") === read && counter("stale_segments") - stale >= 4, combine)
+      }
     }
 
     test(
@@ -266,4 +287,46 @@ class RerunMapTasksSuite extends SparkFunSuite with LocalSparkContext with Spark
       }
     }
   }
+
+  test(
+    "a reduce task reading some map outputs of a combining shuffle (as AQE's skew splits do): " +
+      "a segment that also holds others fails its fetch, Spark runs the executor's map tasks " +
+      "again, whole, and every row is read once") {
+    val spark = start(oldProtocol = false)
+    val rdd = reduceByKey(spark)
+    val dependency = dependencyOf(rdd).asInstanceOf[ShuffleDependency[Long, Long, Long]]
+    sc.submitMapStage(dependency).get()
+    assert(counter("maps_folded") > 0, combine)
+    val half = maps / 2
+    val ranges = new MapRangeRDD(dependency, Seq((0, half), (half, maps)))
+    val (read, rerun) = mapTasksDuring(ranges.collect())
+    assertRows(read.toSeq.groupMapReduce(_._1)(_._2)(_ + _), sums)
+    assert(rerun >= maps, "the map tasks did not run again")
+    assert(counter("failed_reads") > 0, combine)
+  }
 }
+
+/** Map outputs `[start, end)` of every partition of `dependency`, a task per range. */
+private class MapRangeRDD(dependency: ShuffleDependency[Long, Long, Long], ranges: Seq[(Int, Int)])
+    extends RDD[(Long, Long)](dependency.rdd.context, Seq(dependency)) {
+
+  override protected def getPartitions: Array[Partition] =
+    ranges.indices.map(MapRange(_)).toArray
+
+  override def compute(split: Partition, context: TaskContext): Iterator[(Long, Long)] = {
+    val (start, end) = ranges(split.index)
+    SparkEnv.get.shuffleManager
+      .getReader[Long, Long](
+        dependency.shuffleHandle,
+        start,
+        end,
+        0,
+        dependency.partitioner.numPartitions,
+        context,
+        context.taskMetrics().createTempShuffleReadMetrics())
+      .read()
+      .map(record => (record._1, record._2))
+  }
+}
+
+private final case class MapRange(index: Int) extends Partition

@@ -7,9 +7,9 @@ import org.apache.spark.network.buffer.{ManagedBuffer, NioManagedBuffer}
 import org.apache.spark.network.util.TransportConf
 import org.apache.spark.serializer.Serializer
 import org.apache.spark.storage.BlockId
-import org.apache.spark.shuffle.adaptive.memory.{MemoryBound, SpillFile}
+import org.apache.spark.shuffle.adaptive.memory.SpillFile
 import org.apache.spark.network.client.StreamCallbackWithID
-import org.apache.spark.shuffle.adaptive.protocol.{BlockMessage, MessageHandler, Payloads}
+import org.apache.spark.shuffle.adaptive.protocol.{BlockMessage, CombinedAnswer, MessageHandler, Payloads}
 
 /**
  * One executor's local reduction: the combined records of each shuffle whose records combine
@@ -50,11 +50,12 @@ private[spark] final class CombineStore(
 
   /**
    * What this executor combined of partitions `[start, end)` of `shuffleId` (see
-   * [[CombinedShuffle.read]]); a header of no segments where it combined nothing.
+   * [[CombinedShuffle.read]]); an answer saying it holds none of the shuffle where it holds
+   * nothing of it (never combined here, or removed).
    */
   def read(shuffleId: Int, start: Int, end: Int): ManagedBuffer =
-    Option(shuffles.get(shuffleId))
-      .fold[ManagedBuffer](new NioManagedBuffer(Payloads.encodeHeader(Nil)))(_.read(start, end))
+    Option(shuffles.get(shuffleId)).fold[ManagedBuffer](
+      new NioManagedBuffer(Payloads.encodeCombined(CombinedAnswer.Unknown)))(_.read(start, end))
 
   override val answer: PartialFunction[BlockMessage.Request, ManagedBuffer] = {
     case BlockMessage.CombinedReadRequest(shuffleId, start, end) => read(shuffleId, start, end)
@@ -69,30 +70,4 @@ private[spark] final class CombineStore(
   }
 
   def clear(): Unit = shuffles.keySet.forEach(id => removeShuffle(id))
-}
-
-/**
- * The bound on what one executor's local reduction holds (`combine.maxMemory`): combined
- * records and their segments in memory (`held`), and the records map tasks keep while they
- * write (`forTask`), which may take at most three quarters, so that folds find room.
- */
-private[spark] final class CombineMemory(capacity: Long) {
-  private[this] val store = new MemoryBound(capacity)
-
-  def used: Long = store.used
-  def highWater: Long = store.highWater
-
-  val held: Budget = new Budget {
-    override def reserve(bytes: Long): Boolean = store.reserve(bytes)
-    override def release(bytes: Long): Unit = store.release(bytes)
-  }
-
-  val forTask: Budget = new Budget {
-    override def reserve(bytes: Long): Boolean =
-      store.used + bytes <= capacity / 4 * 3 && store.reserve(bytes)
-    override def release(bytes: Long): Unit = store.release(bytes)
-  }
-
-  /** Whether sealed combined records left room to fold into; if not, segments go to disk. */
-  def roomForFolds: Boolean = store.used <= capacity / 2
 }

@@ -2,48 +2,68 @@ package org.apache.spark.shuffle.adaptive.combine
 
 import java.util.zip.CRC32C
 
+import scala.annotation.tailrec
 import scala.collection.mutable
 
+import org.apache.spark.internal.Logging
 import org.apache.spark.network.buffer.ManagedBuffer
 import org.apache.spark.storage.{BlockId, BlockManagerId, ShuffleBlockId}
+import org.apache.spark.shuffle.adaptive.compat.SparkCompat
 import org.apache.spark.shuffle.adaptive.fetch.{BundledPart, BundledRead}
 import org.apache.spark.shuffle.adaptive.flow.BlockRef
 import org.apache.spark.shuffle.adaptive.metrics.CombineCounters
 import org.apache.spark.shuffle.adaptive.protocol.{BlockMessage, CombinedSegment, Payloads}
 
 /**
- * A reduce task's read of what executor `home` combined of its partitions `[start, end)`, in
- * place of `needed`: the blocks of `home`'s map outputs the task needs (non-empty, of map outputs
- * Spark keeps, as the map output tracker lists them). A segment is read when every map output
- * it holds is one whose block of its partition is among `needed` (a map output without rows for
- * the partition is not named by it), it names none twice, and its checksum matches; the blocks
- * no segment read holds are read from their files, so every row is read exactly once.
+ * A reduce task's read of what executor `home` combined of its partitions `[start, end)`, besides
+ * the blocks of `home`'s map outputs' files (which hold what those map outputs did not fold).
+ * `kept` are the map outputs at `home` the task reads (map id to map index, as Spark's map
+ * statuses have them, empty blocks included). Each segment is read exactly when it holds only
+ * map outputs of `kept`: a segment that holds none of them holds map outputs Spark no longer keeps
+ * (tasks that ran again write their files whole), and one that holds some of them with others
+ * (a map output the task does not read, an attempt Spark did not keep), one that is corrupt, a
+ * map output of `kept` whose folded rows `home` lost, an answer that is not what was asked for,
+ * or a read that cannot be fetched, fail the task with a fetch failure naming `home`: the
+ * segments are the only copy of what was folded, so Spark runs `home`'s map tasks again (their
+ * new attempts write whole files, and are in no segment).
+ *
+ * @param expectedBytes what the answer is planned as, for the fetch's flow control
  */
 private[spark] final class CombinedRead(
     shuffleId: Int,
     start: Int,
     end: Int,
     home: BlockManagerId,
-    needed: Seq[BlockRef],
+    kept: Map[Long, Int],
+    expectedBytes: Long,
     counters: CombineCounters)
-    extends BundledRead {
+    extends BundledRead
+    with Logging {
 
   val id: BlockId = BlockMessage.CombinedReadRequest(shuffleId, start, end).blockId
 
-  /** What the request is planned as: at most the bytes of the blocks it stands for. */
-  def ref: BlockRef = BlockRef(id, needed.iterator.map(_.size).sum, -1)
+  def ref: BlockRef = BlockRef(id, expectedBytes, -1)
 
-  // Which blocks its segments stand for is known once it arrives: it is one block fetched.
+  // Which blocks its segments hold is known once it arrives: it is one block fetched.
   override def blocks: Int = 1
 
-  override def unbundled(): Seq[(BlockManagerId, BlockRef)] = {
-    counters.add(CombineCounters.ReadFallbacks, 1)
-    counters.add(CombineCounters.BlocksFromFiles, needed.size)
-    needed.map(home -> _)
-  }
+  // The files of `home`'s map outputs hold the rest of their rows: all are read besides.
+  override def replacesBlocks: Boolean = false
 
-  // It stands for every block of `home`'s map outputs the task reads.
-  override def unbundledAcrossGaps: Boolean = true
+  override def instead(why: String, cause: Option[Throwable]): Seq[(BlockManagerId, BlockRef)] =
+    throw failure(why, cause.orNull)
+
+  private def failure(why: String, cause: Throwable = null): Throwable = {
+    val (mapId, mapIndex) = kept.minBy(_._2)
+    SparkCompat.fetchFailed(
+      home,
+      shuffleId,
+      mapId,
+      mapIndex,
+      start,
+      s"$why: combined records of partitions [$start, $end) at $home, ${CombineCounters.OnlyCopy}",
+      cause)
+  }
 
   // Each segment is written as the map side writes a block: where the serializer and codec read
   // blocks back to back (Spark's batch fetch), so do they segments.
@@ -51,46 +71,59 @@ private[spark] final class CombinedRead(
 
   override def served(part: BundledPart, holder: BlockManagerId, reader: BlockManagerId): Unit = ()
 
-  override def cut(bytes: ManagedBuffer): Option[BundledRead.Cut] = {
+  override def cut(bytes: ManagedBuffer): Either[String, BundledRead.Cut] = {
     val data = bytes.nioByteBuffer()
-    val (segments, headerBytes) = Payloads.decodeHeader(data)
-    if (headerBytes + segments.iterator.map(_.length).sum != bytes.size) return None
-    val byKey = needed.iterator.collect { case b @ BlockRef(ShuffleBlockId(_, mapId, p), _, _) =>
-      (mapId, p) -> b
-    }.toMap
+    val (answer, headerBytes) = Payloads.decodeCombined(data)
     val taken = mutable.HashSet.empty[(Long, Int)]
     var offset = headerBytes.toLong
-    val parts = segments.flatMap { s =>
-      val keys = s.mapIds.map(m => (m, s.partition))
-      val at = offset
-      offset += s.length
-      // Each map output once (a segment naming one twice holds two attempts of its task).
-      val usable = keys.nonEmpty && keys.distinct.length == keys.length &&
-        keys.forall(k => byKey.contains(k) && !taken(k))
-      if (!usable) None
-      else if (!matches(data, at, s)) {
-        counters.add(CombineCounters.CorruptSegments, 1)
-        None
-      } else {
-        taken ++= keys
-        val covered = keys.map(byKey).toIndexedSeq
+    val parts = mutable.ArrayBuffer.empty[BundledPart]
+    @tailrec def check(segments: List[CombinedSegment]): Option[String] = segments match {
+      case Nil => None
+      case s :: rest =>
+        val at = offset
+        offset += s.length
+        val needed = s.mapIds.count(kept.contains)
+        if (needed == 0) {
+          counters.add(CombineCounters.StaleSegments, 1)
+          check(rest)
+        } else if (needed < s.mapIds.length) {
+          Some(
+            s"a segment of partition ${s.partition} holds map outputs the task reads " +
+              s"(${s.mapIds.filter(kept.contains).mkString(", ")}) with others it must not " +
+              s"(${s.mapIds.filterNot(kept.contains).mkString(", ")})")
+        } else if (!s.mapIds.forall(m => taken.add((m, s.partition)))) {
+          Some(s"two segments of partition ${s.partition} hold one map output")
+        } else if (!matches(data, at, s)) {
+          Some(s"a segment of partition ${s.partition} is corrupt (its checksum differs)")
+        } else {
+          // Served as a block of its first map output: Spark's stream wrapper decompresses and
+          // decrypts it as a shuffle block, and a failure while it is read names that map output.
+          val first = s.mapIds.min
+          val block =
+            BlockRef(ShuffleBlockId(shuffleId, first, s.partition), s.length, kept(first))
+          parts += BundledPart(block, home, at, s.length, IndexedSeq.empty)
+          check(rest)
+        }
+    }
+    val lost = answer.lost.iterator.flatMap { case (p, ids) => ids.find(kept.contains).map(p -> _) }
+    val problem =
+      if (headerBytes + answer.segments.iterator.map(_.length).sum != bytes.size)
+        Some(s"its header says ${answer.segments.size} segments of other lengths")
+      else if (!answer.known) Some(s"$home no longer holds the shuffle's combined records")
+      else if (lost.hasNext) {
+        val (p, mapId) = lost.next()
+        Some(s"$home lost what map output $mapId folded into partition $p")
+      } else check(answer.segments.toList)
+    problem.toLeft {
+      parts.foreach { part =>
         counters.add(CombineCounters.SegmentsRead, 1)
-        counters.add(CombineCounters.RowsOut, s.rows)
-        counters.add(CombineCounters.BytesOut, s.length)
-        counters.add(CombineCounters.BlocksReplaced, covered.size)
-        counters.add(CombineCounters.BytesReplaced, covered.iterator.map(_.size).sum)
-        // Served as the block of its first map output: Spark's stream wrapper decompresses and
-        // decrypts it as a shuffle block, and a failure while it is read names that map output.
-        val first = covered.head
-        Some(BundledPart(first.copy(size = s.length), home, at, s.length, covered))
+        counters.add(CombineCounters.BytesOut, part.length)
       }
+      counters.add(
+        CombineCounters.RowsOut,
+        answer.segments.iterator.filter(_.mapIds.exists(kept.contains)).map(_.rows).sum)
+      BundledRead.Cut(parts.toIndexedSeq)
     }
-    val fromFiles = needed.filter {
-      case BlockRef(ShuffleBlockId(_, mapId, p), _, _) => !taken((mapId, p))
-      case _ => true
-    }
-    counters.add(CombineCounters.BlocksFromFiles, fromFiles.size)
-    Some(BundledRead.Cut(parts.toIndexedSeq, fromFiles.map(home -> _)))
   }
 
   private def matches(data: java.nio.ByteBuffer, at: Long, s: CombinedSegment): Boolean = {

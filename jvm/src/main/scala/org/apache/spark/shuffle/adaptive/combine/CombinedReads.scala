@@ -1,38 +1,48 @@
 package org.apache.spark.shuffle.adaptive.combine
 
-import org.apache.spark.storage.ShuffleBlockId
+import org.apache.spark.storage.BlockManagerId
 import org.apache.spark.shuffle.adaptive.fetch.ReadPlan
-import org.apache.spark.shuffle.adaptive.flow.BlockRef
 import org.apache.spark.shuffle.adaptive.metrics.CombineCounters
 
 /**
- * Local reduction's part of a reduce task's read plan, for a task that reads every map output of
- * a shuffle that combines (AQE's skew splits and local reads read only some, and would find no
- * segment they can use): from each executor with blocks for it whose folds met keys held there
- * (`combining`; what decommissioned executors left in the fallback storage, for one, was
- * combined nowhere), what that executor combined of the task's partitions, in one request in
- * place of those blocks ([[CombinedRead]]).
+ * Local reduction's part of a reduce task's read plan: besides the blocks of the map outputs'
+ * files, which hold what was not folded, what each executor that folded records of the shuffle
+ * (`combining`, with the bytes its folds added) combined of the task's partitions, in one request
+ * ([[CombinedRead]]) to each such executor that holds map outputs the task reads (`mapOutputs`:
+ * each map output in the task's map range, with its executor, empty blocks included).
  */
 private[spark] object CombinedReads {
 
-  def plan(shuffleId: Int, combining: Set[String], start: Int, end: Int, counters: CombineCounters)(
-      plan: ReadPlan): ReadPlan = {
-    val reads = plan.blocks.iterator
-      .filter { case (home, _) => combining(home.executorId) }
-      .map { case (home, blocks) =>
-        home -> blocks.iterator.collect {
-          case (id: ShuffleBlockId, size, mapIndex) if size > 0 => BlockRef(id, size, mapIndex)
-        }.toIndexedSeq
+  def plan(
+      shuffleId: Int,
+      numPartitions: Int,
+      combining: Map[String, Long],
+      mapOutputs: Seq[(BlockManagerId, Long, Int)],
+      start: Int,
+      end: Int,
+      counters: CombineCounters)(plan: ReadPlan): ReadPlan = {
+    val reads = mapOutputs
+      .filter { case (home, _, _) => combining.contains(home.executorId) }
+      .groupBy(_._1)
+      .map { case (home, outputs) =>
+        // The executor's folds are spread over the partitions by their keys' hashes; a request
+        // planned as empty would not be sent.
+        val expected =
+          math.max(1L, combining(home.executorId) * (end - start) / math.max(1, numPartitions))
+        val kept = outputs.iterator.map { case (_, mapId, mapIndex) => mapId -> mapIndex }.toMap
+        home -> new CombinedRead(shuffleId, start, end, home, kept, expected, counters)
       }
-      .collect {
-        case (home, needed) if needed.nonEmpty =>
-          home -> new CombinedRead(shuffleId, start, end, home, needed, counters)
-      }
-      .toMap
-    plan.copy(
-      blocks = plan.blocks.map { case (home, blocks) =>
-        reads.get(home).fold(home -> blocks)(read => home -> Seq((read.id, read.ref.size, -1)))
-      },
-      bundles = plan.bundles ++ reads.map { case (home, read) => (home, read.id) -> read })
+    if (reads.isEmpty) plan
+    else {
+      val listed = plan.blocks.map(_._1).toSet
+      val added = reads.keySet.filterNot(listed).toSeq.map(home => home -> Seq.empty)
+      plan.copy(
+        blocks = (plan.blocks ++ added).map { case (home, blocks) =>
+          reads.get(home).fold(home -> blocks) { read =>
+            home -> ((read.id, read.ref.size, -1) +: blocks.toSeq)
+          }
+        },
+        bundles = plan.bundles ++ reads.map { case (home, read) => (home, read.id) -> read })
+    }
   }
 }

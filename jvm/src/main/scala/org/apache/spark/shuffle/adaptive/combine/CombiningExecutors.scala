@@ -5,28 +5,30 @@ import scala.collection.mutable
 import org.apache.spark.shuffle.adaptive.metrics.TaskAccumulator
 
 /**
- * The executors whose map tasks' folds of one shuffle met keys held there: those a reduce task
- * asks for combined records. Map tasks add their executor; the handle carries the set the driver
- * has merged by the time the reduce stage's tasks are serialized, which follows the map tasks'
- * ends: no driver state per block, no round trip.
+ * The executors whose map tasks folded records of one shuffle, each with the bytes of the
+ * records its folds added (what its segments will hold, before they are serialized): those a
+ * reduce task asks for combined records, and what it expects of each. Map tasks add their
+ * executor; the handle carries the map the driver has merged by the time the reduce stage's
+ * tasks are serialized, which follows the map tasks' ends (Spark merges a task's accumulators
+ * before it registers its MapStatus): no driver state per block, no round trip.
  */
-private[spark] final class CombiningExecutors private (initial: mutable.TreeSet[String])
-    extends TaskAccumulator[String, mutable.TreeSet[String]](initial) {
+private[spark] final class CombiningExecutors private (initial: mutable.TreeMap[String, Long])
+    extends TaskAccumulator[(String, Long), mutable.TreeMap[String, Long]](initial) {
 
-  def this() = this(mutable.TreeSet.empty[String])
+  def this() = this(mutable.TreeMap.empty[String, Long])
 
-  override protected def zero(): mutable.TreeSet[String] = mutable.TreeSet.empty[String]
-  override protected def isEmpty(state: mutable.TreeSet[String]): Boolean = state.isEmpty
-  override protected def addTo(state: mutable.TreeSet[String], executor: String): Unit =
-    state += executor
+  override protected def zero(): mutable.TreeMap[String, Long] = mutable.TreeMap.empty
+  override protected def isEmpty(state: mutable.TreeMap[String, Long]): Boolean = state.isEmpty
+  override protected def addTo(state: mutable.TreeMap[String, Long], folded: (String, Long)): Unit =
+    state(folded._1) = state.getOrElse(folded._1, 0L) + folded._2
   override protected def mergeInto(
-      state: mutable.TreeSet[String],
-      other: mutable.TreeSet[String]): Unit = state ++= other
+      state: mutable.TreeMap[String, Long],
+      other: mutable.TreeMap[String, Long]): Unit = other.foreach(addTo(state, _))
 
   override def copy(): CombiningExecutors = synchronized(new CombiningExecutors(value.clone()))
 
-  /** The set, as it is now. */
-  def executors: Set[String] = synchronized(value.toSet)
+  /** Executor id -> bytes its folds added, as it is now. */
+  def executors: Map[String, Long] = synchronized(value.toMap)
 }
 
 private[spark] object CombiningExecutors {

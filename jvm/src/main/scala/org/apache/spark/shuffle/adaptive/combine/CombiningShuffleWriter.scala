@@ -1,58 +1,109 @@
 package org.apache.spark.shuffle.adaptive.combine
 
-import org.apache.spark.Partitioner
+import org.apache.spark.{Partitioner, TaskContext}
 import org.apache.spark.scheduler.MapStatus
 import org.apache.spark.shuffle.ShuffleWriter
 import org.apache.spark.shuffle.adaptive.metrics.CombineCounters
 
 /**
- * Spark's writer (with whatever serves its output), plus local reduction: the records written
- * are kept, by reduce partition (those partitions [[CombinedShuffle.keeps]]), as long as they
- * fit in the task's share of combine memory, and
- * once the map output is committed (and before its MapStatus leaves the task) they are folded
- * into the executor's combined records of the shuffle. A task that fails, or whose records did
- * not fit, folds nothing: its output is read from its file.
+ * Spark's writer (with whatever serves its output), with local reduction in place of part of
+ * its work: a map task that folds keeps its records, by reduce partition, as long as they fit
+ * in the task's share of combine memory, and passes Spark's writer only those that do not fit,
+ * so its file holds what it did not fold (no records at all where everything fits). Once that
+ * file is committed, and before its MapStatus leaves the task, the kept records are folded into
+ * the executor's combined records of the shuffle, which then are their only copy. Whether a map
+ * task folds is its executor's [[Verdict]]: a judging task writes its file whole and samples its
+ * keys, and one where folding does not pay only writes.
+ *
+ * A map task Spark runs again (a retry, a speculative copy, a stage resubmitted because map
+ * outputs were lost, or its map index started on this executor before) writes all its records to
+ * its file, so that recovering from a lost or unusable fold never depends on folding again. A
+ * task whose records do not fit writes the rest to its file; one that fails folds nothing.
  */
 private[spark] final class CombiningShuffleWriter[K, V](
     writer: ShuffleWriter[K, V],
     partitioner: Partitioner,
     mapId: Long,
-    mapIndex: Int,
+    context: TaskContext,
     executorId: String,
     shuffle: CombinedShuffle,
+    spec: CombineSpec,
     counters: CombineCounters,
     combining: CombiningExecutors)
     extends ShuffleWriter[K, V] {
 
-  private[this] val records = shuffle.newTaskRecords()
-  private[this] var keeping = true
+  private[this] val (role, round) =
+    if (context.stageAttemptNumber() == 0 && context.attemptNumber() == 0) {
+      shuffle.nextMap(context.partitionId())
+    } else (Verdict.Write, 0)
+  private[this] val records: Option[TaskRecords] =
+    if (role == Verdict.Fold) Some(shuffle.newTaskRecords()) else None
+  private[this] val sample: Option[TaskSample] =
+    if (role == Verdict.Judge) Some(new TaskSample) else None
 
-  override def write(in: Iterator[Product2[K, V]]): Unit =
-    writer.write(in.map { record =>
-      if (keeping) {
-        val partition = partitioner.getPartition(record._1)
-        if (shuffle.keeps(partition)) {
-          keeping = records.add(partition, record.asInstanceOf[Product2[Any, Any]])
+  override def write(in: Iterator[Product2[K, V]]): Unit = writer.write(role match {
+    case Verdict.Fold => new NotKept(in, records.get)
+    case Verdict.Judge =>
+      val hashes = sample.get
+      in.map { record =>
+        hashes.offer(spec.keyHash(record._1))
+        record
+      }
+    case Verdict.Write => in
+  })
+
+  /**
+   * The records of `in` that `kept` does not keep; once one does not fit, the rest too (so a
+   * task's records of a partition are folded, or the first of them that did not fit and all
+   * after it are in the file).
+   */
+  private final class NotKept(in: Iterator[Product2[K, V]], kept: TaskRecords)
+      extends Iterator[Product2[K, V]] {
+    private[this] var keeping = true
+    private[this] var pending: Product2[K, V] = _
+
+    override def hasNext: Boolean = {
+      while (pending == null && in.hasNext) {
+        val record = in.next()
+        if (!keeping || !kept.keep(
+            partitioner.getPartition(record._1),
+            record.asInstanceOf[Product2[Any, Any]])) {
+          keeping = false
+          pending = record
         }
       }
+      pending != null
+    }
+
+    override def next(): Product2[K, V] = {
+      if (!hasNext) throw new NoSuchElementException
+      val record = pending
+      pending = null
       record
-    })
+    }
+  }
 
   override def stop(success: Boolean): Option[MapStatus] =
     try {
       val status = writer.stop(success)
       if (success && status.isDefined) {
-        if (keeping) {
-          val fold = shuffle.fold(mapId, mapIndex, records)
-          counters.folded(fold.partitionsSkipped, fold.rows, fold.rowsMerged, fold.bytes)
-          if (fold.rowsMerged > 0) {
+        sample.foreach(shuffle.judge(round, _))
+        records match {
+          case Some(kept) if kept.partitions.hasNext =>
+            val fold = shuffle.fold(mapId, kept)
+            counters.folded(
+              fold.partitionsOverflowed,
+              fold.rows,
+              fold.rowsMerged,
+              fold.newBytes,
+              fold.bytes)
             counters.combining += executorId
-            combining.add(executorId)
-          }
-        } else counters.add(CombineCounters.MapsNotFolded, 1)
+            combining.add(executorId -> fold.newBytes)
+          case _ => counters.add(CombineCounters.MapsNotFolded, 1)
+        }
       }
       status
-    } finally records.release()
+    } finally records.foreach(_.release())
 
   override def getPartitionLengths(): Array[Long] = writer.getPartitionLengths()
 }

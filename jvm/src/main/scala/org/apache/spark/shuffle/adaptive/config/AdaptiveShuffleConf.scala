@@ -404,21 +404,22 @@ private[spark] object AdaptiveShuffleConf {
       .doc(
         "Local reduction (Twister): the map outputs of a shuffle whose records combine (a Spark " +
           "SQL partial aggregate's exchange, which needs spark.sql.extensions=" + SqlExtensions +
-          ", set by " +
-          "pyspark_shuffle.configure; an RDD shuffle with map-side combine: reduceByKey, " +
-          "aggregateByKey, combineByKey) are folded, once their map task committed, into one " +
-          "record per key and reduce partition on their executor, with the aggregate's own " +
-          "merge; a reduce task reads, per executor, its partitions' combined records in one " +
-          "request instead of a block per map output. The files stay the map outputs: what " +
-          "was not folded, or is read by a task that reads only some map outputs (AQE's skew " +
-          "splits and local reads), is read from them. It pays where keys repeat across the " +
-          "map tasks of an executor (up to the number of map tasks per executor fewer rows " +
-          "read); an executor whose first two folded map outputs show that fewer than a " +
-          "tenth of their rows met a key folded before stops combining the shuffle. PySpark " +
-          "RDD shuffles combine in Python and are not combined here. Joins, repartitions and " +
-          "sorts are never combined, nor any shuffle with spark.shuffle.service.enabled (the " +
-          "external shuffle service serves files only) or under push.reliability=replicated " +
-          "(which pushes every shuffle).")
+          ", set by pyspark_shuffle.configure; an RDD shuffle with map-side combine: reduceByKey, " +
+          "aggregateByKey, combineByKey) are folded, as their map tasks commit, into one record " +
+          "per key and reduce partition on their executor, with the aggregate's own merge, " +
+          "instead of being written to their files: a record folded into a key held is neither " +
+          "written nor read, and a map output's file holds only what did not fit in combine " +
+          "memory. A reduce task reads, per executor, its partitions' combined records in one " +
+          "request besides the files. An executor's first map tasks judge whether folding pays, " +
+          "writing their files whole with a sample of their keys: it folds where enough of a map " +
+          "output's keys were in the map outputs before it, stops where folds stop meeting keys " +
+          "held, and judges again now and then. Combined records are the only copy of what was " +
+          "folded: a lost executor's map tasks run again, as under the sort shuffle without the " +
+          "external shuffle service. PySpark RDD shuffles combine in Python and are not combined " +
+          "here. Joins, repartitions and sorts are never combined, nor any shuffle with " +
+          "spark.shuffle.service.enabled, spark.storage.decommission.shuffleBlocks.enabled or " +
+          "spark.shuffle.useOldFetchProtocol (each needs whole files), or under " +
+          "push.reliability=replicated (which pushes every shuffle).")
       .version("0.1.0")
       .booleanConf
       .obeying(Bool, keyword = "combine")
@@ -428,12 +429,12 @@ private[spark] object AdaptiveShuffleConf {
     ConfigBuilder(Prefix + "combine.maxMemory")
       .doc(
         "The most bytes one executor's local reduction holds on the JVM heap (outside Spark's " +
-          "unified memory): the records of its running map tasks (a task whose records do not " +
-          "fit in three quarters of it is not folded, and is read from its file) and the " +
-          "combined records. When a fold finds no room, every partition's combined records " +
-          "are sealed into compressed segments and combining starts again; segments go to " +
-          "local disk when they take more than half of it. Unset means 10% of " +
-          "spark.executor.memory.")
+          "unified memory): the records its running map tasks keep to fold (a task keeps at most " +
+          "three quarters of it, and writes what does not fit to its map output's file) and the " +
+          "combined records. When a fold finds no room, every partition's combined records are " +
+          "sealed into compressed segments and combining starts again (a partition still without " +
+          "room becomes a segment of that map output alone); segments go to local disk when they " +
+          "take more than half of it. Unset means 10% of spark.executor.memory.")
       .version("0.1.0")
       .bytesConf(ByteUnit.BYTE)
       .obeying(Size(0, Long.MaxValue), keyword = "combine_max_memory")

@@ -1,7 +1,7 @@
 package org.apache.spark.shuffle.adaptive.config
 
 import org.apache.spark.SparkConf
-import org.apache.spark.internal.config.SHUFFLE_SERVICE_ENABLED
+import org.apache.spark.internal.config.{SHUFFLE_SERVICE_ENABLED, SHUFFLE_USE_OLD_FETCH_PROTOCOL, STORAGE_DECOMMISSION_ENABLED, STORAGE_DECOMMISSION_SHUFFLE_BLOCKS_ENABLED}
 import org.apache.spark.shuffle.adaptive.config.AdaptiveShuffleConf.{COMBINE_ENABLED, MODE, Mode, PUSH_RELIABILITY, Reliability, TRANSPORT, Transport}
 
 /**
@@ -11,16 +11,18 @@ import org.apache.spark.shuffle.adaptive.config.AdaptiveShuffleConf.{COMBINE_ENA
  * @param push        mode=push: map outputs are merged at their partitions' owners.
  * @param replicated  push.reliability=replicated: every pushed block counts as its map output.
  * @param ucxMayRun   a transport other than Netty was asked for, so UCX may start.
- * @param combine     local reduction of shuffles whose records combine; not under
- *                    push.reliability=replicated, where every shuffle is pushed, so that its
- *                    map outputs are held elsewhere, nor with the external shuffle service,
- *                    which serves map outputs from their files only.
+ * @param combineOff  why local reduction of shuffles whose records combine is off, where it is
+ *                    ([[Features.combineOffBecause]]).
  */
 private[spark] final case class Features(
     push: Boolean,
     replicated: Boolean,
     ucxMayRun: Boolean,
-    combine: Boolean)
+    combineOff: Option[String]) {
+
+  /** Local reduction of shuffles whose records combine. */
+  def combine: Boolean = combineOff.isEmpty
+}
 
 private[spark] object Features {
 
@@ -36,11 +38,36 @@ private[spark] object Features {
       case needs: Needs => needs.check(conf)
       case _ =>
     }
-    val replicated = conf.get(PUSH_RELIABILITY) == Reliability.Replicated
     Features(
       push = conf.get(MODE) == Mode.Push,
-      replicated = replicated,
+      replicated = conf.get(PUSH_RELIABILITY) == Reliability.Replicated,
       ucxMayRun = conf.get(TRANSPORT) != Transport.Netty,
-      combine = conf.get(COMBINE_ENABLED) && !replicated && !conf.get(SHUFFLE_SERVICE_ENABLED))
+      combineOff = combineOffBecause(conf))
   }
+
+  /**
+   * Why local reduction is off, if it is. Folded records are the only copy of what they hold
+   * (the map outputs' files hold the rest), kept in their executor's memory: so it is off where
+   * a map output must be whole in its files: under push.reliability=replicated, where every
+   * shuffle is pushed so that its map outputs are held elsewhere; with the external shuffle
+   * service, which serves map outputs from their files after their executor is gone; where
+   * decommissioning executors migrate their shuffle files; and under the old fetch protocol,
+   * which names a map task's attempts alike (it exists for old external shuffle services).
+   */
+  def combineOffBecause(conf: SparkConf): Option[String] =
+    Seq(
+      !conf.get(COMBINE_ENABLED) -> s"${COMBINE_ENABLED.key}=false",
+      (conf.get(PUSH_RELIABILITY) == Reliability.Replicated) ->
+        s"${PUSH_RELIABILITY.key}=${Reliability.Replicated} pushes every shuffle",
+      conf.get(SHUFFLE_SERVICE_ENABLED) ->
+        s"${SHUFFLE_SERVICE_ENABLED.key}=true: the external shuffle service serves whole files",
+      (conf.get(STORAGE_DECOMMISSION_ENABLED) &&
+        conf.get(STORAGE_DECOMMISSION_SHUFFLE_BLOCKS_ENABLED)) ->
+        (s"${STORAGE_DECOMMISSION_SHUFFLE_BLOCKS_ENABLED.key}=true: decommissioning migrates " +
+          "whole files"),
+      conf.get(SHUFFLE_USE_OLD_FETCH_PROTOCOL) ->
+        s"${SHUFFLE_USE_OLD_FETCH_PROTOCOL.key}=true names a map task's attempts alike")
+      .collectFirst { case (true, why) =>
+        s"local reduction is off ($why)"
+      }
 }

@@ -19,22 +19,22 @@ private[spark] trait BundledRead {
   def blocks: Int
 
   /**
-   * The blocks it stands for, by their map outputs' executors, read from their files instead
-   * when it failed or its bytes are not what was asked for (asked once per read).
+   * Whether the blocks it holds are read in its place rather than from their map outputs' files
+   * (a merged chunk's: the files hold them too), so that a batch of a map output's blocks may not
+   * span them; combined records are the only copy of what they hold and stand for no block.
    */
-  def unbundled(): Seq[(BlockManagerId, BlockRef)]
+  def replacesBlocks: Boolean
 
   /**
-   * Whether the blocks read instead may be asked for as batches spanning blocks the task does
-   * not read: only where they are every block of their executor's map outputs the task reads.
+   * What to read in place of it when it could not be fetched or its bytes are not what was
+   * asked for (`why`, and the error if there is one), asked once per read: the blocks it stands
+   * for, from their files. One that is the only copy of what it holds throws a fetch failure,
+   * so that Spark runs the map tasks that made it again.
    */
-  def unbundledAcrossGaps: Boolean
+  def instead(why: String, cause: Option[Throwable]): Seq[(BlockManagerId, BlockRef)]
 
-  /**
-   * The parts of `bytes` to serve, and blocks to read from their map outputs besides; None when
-   * the bytes are not what was asked for (the fetcher then reads what [[unbundled]] answers).
-   */
-  def cut(bytes: ManagedBuffer): Option[BundledRead.Cut]
+  /** The parts of `bytes` to serve, or why they are not what was asked for. */
+  def cut(bytes: ManagedBuffer): Either[String, BundledRead.Cut]
 
   /** Whether its parts are blocks a serializer may read back to back as one stream. */
   def joinable: Boolean
@@ -45,16 +45,17 @@ private[spark] trait BundledRead {
 
 private[spark] object BundledRead {
 
-  /** What an arrived bundle serves: its `parts`, and blocks read from their files besides. */
-  final case class Cut(parts: IndexedSeq[BundledPart], fromFiles: Seq[(BlockManagerId, BlockRef)])
+  /** What an arrived bundle serves: its `parts`. */
+  final case class Cut(parts: IndexedSeq[BundledPart])
 }
 
 /**
  * A block a reduce task reads out of a bundle ([[BundledRead]]): `length` bytes at `offset`.
- * `home` is the executor whose map outputs' files serve `holds` when the part is found corrupt,
- * and which a fetch failure names: for a block of a merged partition's chunk (see push/), its map
+ * `home` is the executor a fetch failure names, whose map outputs' files serve `holds` in its
+ * place when it is found corrupt: for a block of a merged partition's chunk (see push/), its map
  * output's executor and the block itself; for a segment of combined records (see combine/), the
- * executor that combined them and the blocks of the map outputs the segment holds.
+ * executor that combined them, and nothing (the segment is the only copy of what it holds:
+ * found corrupt, it fails the task).
  */
 private[spark] final case class BundledPart(
     block: BlockRef,

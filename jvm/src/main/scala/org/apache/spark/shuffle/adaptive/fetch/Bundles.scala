@@ -3,7 +3,6 @@ package org.apache.spark.shuffle.adaptive.fetch
 import scala.collection.mutable
 import scala.util.control.NonFatal
 
-import org.apache.spark.internal.Logging
 import org.apache.spark.network.buffer.ManagedBuffer
 import org.apache.spark.storage.{BlockId, BlockManagerId}
 import org.apache.spark.shuffle.adaptive.flow.BlockRef
@@ -20,8 +19,7 @@ import org.apache.spark.shuffle.adaptive.protocol.BlockMessage
  */
 private[fetch] final class Bundles(
     reads: Map[(BlockManagerId, BlockId), BundledRead],
-    reader: BlockManagerId)
-    extends Logging {
+    reader: BlockManagerId) {
 
   private final class Queued(
       val read: BundledRead,
@@ -35,40 +33,36 @@ private[fetch] final class Bundles(
 
   def contains(address: BlockManagerId, id: BlockId): Boolean = reads.contains((address, id))
 
+  /** Whether some bundle holds blocks read in their place (see [[BundledRead.replacesBlocks]]). */
+  val replaceBlocks: Boolean = reads.valuesIterator.exists(_.replacesBlocks)
+
   /** Parts of arrived bundles not served yet, which go before any other block. */
   def hasParts: Boolean = parts.nonEmpty
 
   /** The bundle `id` of `address` could not be fetched: the blocks to read instead. */
-  def failed(address: BlockManagerId, id: BlockId): Bundles.FromFiles = {
-    val read = reads((address, id))
-    logWarning(
-      s"Could not fetch ${BlockMessage.describe(id)} from $address; reading its blocks from " +
-        "their map outputs")
-    Bundles.FromFiles(read.unbundled(), read.unbundledAcrossGaps)
-  }
+  def failed(
+      address: BlockManagerId,
+      id: BlockId,
+      cause: Throwable): Seq[(BlockManagerId, BlockRef)] =
+    reads((address, id))
+      .instead(s"Could not fetch ${BlockMessage.describe(id)} from $address", Some(cause))
 
   /**
    * The bundle `id` of `address` arrived as `buf`: the read and what its bytes serve, or (its
    * bytes not what was asked for, `buf` released) the blocks to read instead.
    */
-  def arrived(
-      address: BlockManagerId,
-      id: BlockId,
-      buf: ManagedBuffer): Either[Bundles.FromFiles, (BundledRead, BundledRead.Cut)] = {
+  def arrived(address: BlockManagerId, id: BlockId, buf: ManagedBuffer)
+      : Either[Seq[(BlockManagerId, BlockRef)], (BundledRead, BundledRead.Cut)] = {
     val read = reads((address, id))
     val cut =
       try read.cut(buf)
-      catch {
-        case NonFatal(e) =>
-          logWarning(s"Cannot read ${BlockMessage.describe(id)} from $address", e)
-          None
-      }
-    cut.map(read -> _).toRight {
-      logWarning(
-        s"Read ${BlockMessage.describe(id)} from $address (${buf.size} bytes) is not what was " +
-          "asked for; reading its blocks from their map outputs")
+      catch { case NonFatal(e) => Left(s"${e.getClass.getSimpleName}: ${e.getMessage}") }
+    cut.map(read -> _).left.map { why =>
       buf.release()
-      Bundles.FromFiles(read.unbundled(), read.unbundledAcrossGaps)
+      read.instead(
+        s"Read ${BlockMessage.describe(id)} from $address (${buf.size} bytes) cannot be " +
+          s"served: $why",
+        None)
     }
   }
 
@@ -100,10 +94,4 @@ private[fetch] final class Bundles(
     parts.foreach(_.slice.release())
     parts.clear()
   }
-}
-
-private[fetch] object Bundles {
-
-  /** Blocks read from their files in place of a bundle, and whether batches may span gaps. */
-  final case class FromFiles(blocks: Seq[(BlockManagerId, BlockRef)], acrossGaps: Boolean)
 }

@@ -123,7 +123,7 @@ private[spark] final class ShuffleBlockFetcher(
       val (whole, blocks) = nonEmpty.partition(ref => bundles.contains(address, ref.blockId))
       // Blocks read out of bundles leave gaps no batch may span.
       val refs =
-        whole ++ (if (task.batch) BatchFetch.merge(blocks, acrossGaps = bundles.isEmpty)
+        whole ++ (if (task.batch) BatchFetch.merge(blocks, acrossGaps = !bundles.replaceBlocks)
                   else blocks)
       expect(refs.size)
       if (refs.nonEmpty)
@@ -327,8 +327,8 @@ private[spark] final class ShuffleBlockFetcher(
       result.requestDone,
       inMemory = !toDisk.remove(result.block.blockId))
     result match {
-      case FetchResult.Failed(block, _, _, _) if bundles.contains(address, block.blockId) =>
-        readFromFiles(bundles.failed(address, block.blockId))
+      case FetchResult.Failed(block, _, _, cause) if bundles.contains(address, block.blockId) =>
+        readFromFiles(bundles.failed(address, block.blockId, cause))
         None
       case FetchResult.Failed(block, _, _, cause) =>
         val why = cause match {
@@ -356,7 +356,7 @@ private[spark] final class ShuffleBlockFetcher(
         if (bundles.contains(address, block.blockId)) openBundle(block, address, buf, via)
         else {
           countRead(address, via, buf)
-          openStream(block, address, buf, remote = true)
+          openStream(block, address, buf, remote = true, readAgain = Some(IndexedSeq(block)))
         }
     }
   }
@@ -402,7 +402,7 @@ private[spark] final class ShuffleBlockFetcher(
       openBundle(block, local.address, buf, FetchCounters.Local)
     } else {
       countRead(local.address, FetchCounters.Local, buf)
-      openStream(block, local.address, buf, remote = false)
+      openStream(block, local.address, buf, remote = false, readAgain = Some(IndexedSeq(block)))
     }
   }
 
@@ -425,10 +425,6 @@ private[spark] final class ShuffleBlockFetcher(
         if (parts.nonEmpty) {
           countRead(address, via, buf, read.blocks, Some(parts.iterator.map(_.length).sum))
         }
-        // Where no part was served, every block the bundle stood for is among those.
-        val extra = batched(cut.fromFiles, acrossGaps = parts.isEmpty)
-        extra.foreach { case (home, block) => readFromHome(block, home) }
-        expect(extra.size)
         if (parts.isEmpty) {
           buf.release()
           replaceOne(0)
@@ -475,7 +471,7 @@ private[spark] final class ShuffleBlockFetcher(
       bundles.servedJoined(read, parts, address)
       Some((bundle.blockId, stream))
     } catch {
-      case e: IOException =>
+      case e: IOException if parts.forall(_.holds.nonEmpty) =>
         logWarning(
           s"Bundle ${BlockMessage.describe(bundle.blockId)} from $address is corrupt, reading " +
             "its blocks from their map outputs",
@@ -483,51 +479,57 @@ private[spark] final class ShuffleBlockFetcher(
         closeQuietly(in)
         joined.release()
         counters.add(FetchCounters.CorruptRefetches, 1)
-        readFromFiles(
-          Bundles.FromFiles(parts.flatMap(p => p.holds.map(p.home -> _)), acrossGaps = false))
+        readFromFiles(parts.flatMap(p => p.holds.map(p.home -> _)))
         None
+      case e: IOException =>
+        closeQuietly(in)
+        joined.release()
+        throw fetchFailed(
+          first.block,
+          first.home,
+          e,
+          s"${BlockMessage.describe(bundle.blockId)} from $address is corrupt, and the only " +
+            s"copy of what it holds: ${e.getMessage}")
     }
   }
 
   private def openPart(): Option[(BlockId, InputStream)] = {
     val (part, slice) = bundles.nextPart()
-    openStream(part.block, part.home, slice, remote = true, holds = part.holds)
-  }
-
-  /** What a bundle stands for, read from the map outputs in place of the one block it counted as. */
-  private def readFromFiles(fromFiles: Bundles.FromFiles): Unit = {
-    val reads = batched(fromFiles.blocks, fromFiles.acrossGaps)
-    reads.foreach { case (home, block) => readFromHome(block, home) }
-    replaceOne(reads.size)
+    // A part that holds no block of a file is the only copy of what it holds.
+    val again = if (part.holds.isEmpty) None else Some(part.holds)
+    openStream(part.block, part.home, slice, remote = true, readAgain = again)
   }
 
   /**
-   * Blocks read from their map outputs in place of (part of) a bundle, as batch blocks where
-   * the task fetches in batches; across blocks the task does not read only with `acrossGaps`.
+   * What a bundle stands for, read from the map outputs in place of the one block it counted as,
+   * as batch blocks where the task fetches in batches (never across blocks it does not read).
    */
-  private def batched(
-      blocks: Seq[(BlockManagerId, BlockRef)],
-      acrossGaps: Boolean): Seq[(BlockManagerId, BlockRef)] =
-    if (!task.batch) blocks
-    else
-      blocks.groupBy(_._1).toSeq.flatMap { case (home, refs) =>
-        BatchFetch.merge(refs.map(_._2), acrossGaps).map(home -> _)
-      }
+  private def readFromFiles(blocks: Seq[(BlockManagerId, BlockRef)]): Unit = {
+    val reads =
+      if (!task.batch) blocks
+      else
+        blocks.groupBy(_._1).toSeq.flatMap { case (home, refs) =>
+          BatchFetch.merge(refs.map(_._2), acrossGaps = false).map(home -> _)
+        }
+    reads.foreach { case (home, block) => readFromHome(block, home) }
+    replaceOne(reads.size)
+  }
 
   private def readFromHome(block: BlockRef, home: BlockManagerId): Unit =
     if (home == local.address) localQueue += block
     else deferred.getOrElseUpdate(home, new PeerQueue(home, Nil)) += block
 
   /**
-   * None when the block was found corrupt and asked for again: the block itself, or, a part of
-   * a bundle, the blocks it `holds`.
+   * None when the block was found corrupt and asked for again: `readAgain`, the block itself or,
+   * a part of a bundle, the blocks it holds; a part that is the only copy of what it holds (no
+   * `readAgain`) fails the task.
    */
   private def openStream(
       block: BlockRef,
       address: BlockManagerId,
       buf: ManagedBuffer,
       remote: Boolean,
-      holds: IndexedSeq[BlockRef] = IndexedSeq.empty): Option[(BlockId, InputStream)] = {
+      readAgain: Option[IndexedSeq[BlockRef]]): Option[(BlockId, InputStream)] = {
     if (buf.size == 0) {
       buf.release()
       throw fetchFailed(
@@ -544,13 +546,18 @@ private[spark] final class ShuffleBlockFetcher(
           buf.release()
           throw fetchFailed(block, address, e, s"Cannot open ${block.blockId}: ${e.getMessage}")
       }
+    // A part that is the only copy of what it holds (combined records) is not one of the serving
+    // executor's blocks, which a diagnosis would compare it with.
+    def diagnosis(e: IOException): String =
+      if (readAgain.isDefined) corruption.diagnose(block.blockId, address, buf, e)
+      else
+        s"Combined records from $address, named after ${block.blockId}, are corrupt: ${e.getMessage}"
     try {
       val wrapped = corruption.readHead(in, executor.streamWrapper(block.blockId, in))
       val stream = new BlockInputStream(
         wrapped,
         buf,
-        onReadError = e =>
-          readFailure(block, address, e)(corruption.diagnose(block.blockId, address, buf, e)),
+        onReadError = e => readFailure(block, address, e)(diagnosis(e)),
         onClose = { closed =>
           openStreams -= closed
           backoff.liftIfFree(settings.maxReqSizeShuffleToMem)
@@ -558,19 +565,19 @@ private[spark] final class ShuffleBlockFetcher(
       openStreams += stream
       Some((block.blockId, stream))
     } catch {
-      case e: IOException if corruption.fetchAgain(block.blockId, remote) =>
+      case e: IOException if readAgain.isDefined && corruption.fetchAgain(block.blockId, remote) =>
         logWarning(s"Block ${block.blockId} from $address is corrupt, fetching it again", e)
         closeQuietly(in)
         buf.release()
         counters.add(FetchCounters.CorruptRefetches, 1)
         // A part of a bundle is read again from map outputs, which may be this executor's.
-        val again = if (holds.isEmpty) IndexedSeq(block) else holds
+        val again = readAgain.get
         replaceOne(again.size)
         if (address == local.address) localQueue ++= again
         else send(BlockBatch(address, again))
         None
       case e: IOException =>
-        val message = corruption.diagnose(block.blockId, address, buf, e)
+        val message = diagnosis(e)
         closeQuietly(in)
         buf.release()
         throw fetchFailed(block, address, e, message)

@@ -11,8 +11,8 @@ private[spark] final class CombineCounters extends Serializable {
   private val values = new Array[Long](CombineCounters.All.size)
 
   /**
-   * The executors whose map tasks' folds met keys held there: those a reduce task finds combined
-   * records at (their ids, not a counter; `executors_combining`).
+   * The executors whose map tasks folded records: those a reduce task finds combined records at
+   * (their ids, not a counter; `executors_combining`).
    */
   val combining: mutable.Set[String] = mutable.TreeSet.empty
 
@@ -20,13 +20,17 @@ private[spark] final class CombineCounters extends Serializable {
 
   def add(counter: CombineCounters.Counter, n: Long): Unit = values(counter.index) += n
 
-  /** A map output's fold: its rows, of which `rowsMerged` met a key held, and their bytes. */
-  def folded(partitionsSkipped: Long, rows: Long, rowsMerged: Long, bytes: Long): Unit = {
+  /**
+   * A map output's fold: partitions without room, records folded, of which `rowsMerged` met a
+   * key held, the bytes of those that did not, and the bytes kept.
+   */
+  def folded(overflowed: Int, rows: Long, rowsMerged: Long, newBytes: Long, bytes: Long): Unit = {
     add(CombineCounters.MapsFolded, 1)
-    add(CombineCounters.PartitionsSkipped, partitionsSkipped)
+    add(CombineCounters.PartitionsOverflowed, overflowed)
     add(CombineCounters.RowsIn, rows)
     add(CombineCounters.RowsMerged, rowsMerged)
     add(CombineCounters.BytesIn, bytes)
+    add(CombineCounters.NewRecordBytes, newBytes)
   }
 
   def isZero: Boolean = values.forall(_ == 0) && combining.isEmpty
@@ -62,41 +66,42 @@ private[spark] object CombineCounters {
 
   val MapsFolded: Counter = counter(
     "maps_folded",
-    "map outputs folded into their executor's combined records once their task committed")
+    "map outputs whose kept records were folded into their executor's combined records once " +
+      "their task committed (their files hold only what did not fit)")
   val MapsNotFolded: Counter = counter(
     "maps_not_folded",
-    "map outputs of combining shuffles not folded: their records did not fit in the task's " +
-      "share of combine memory (they are read from their files)")
-  val PartitionsSkipped: Counter = counter(
-    "partitions_skipped",
-    "partitions of folded map outputs left out for want of combine memory (read from files)")
-  val RowsIn: Counter = counter("rows_in", "rows folded")
+    "map outputs of combining shuffles written whole to their files: folding did not pay on " +
+      "their executor then, or their task ran again (a retry, a speculative copy, a stage " +
+      "resubmitted for lost map outputs)")
+  val PartitionsOverflowed: Counter = counter(
+    "partitions_overflowed",
+    "partitions of folded map outputs that found no room in combine memory: each is a segment " +
+      "of that map output's records alone")
+  val RowsIn: Counter = counter("rows_in", "records folded")
   val RowsMerged: Counter = counter(
     "rows_merged",
-    "rows folded that met a key their executor held already (what local reduction saved)")
+    "records folded that met a key their executor held already: neither written nor read")
   val BytesIn: Counter =
-    counter("bytes_in", "bytes of the rows folded, as the map tasks kept them")
+    counter("bytes_in", "bytes of the records folded, as the map tasks kept them")
+  val NewRecordBytes: Counter = counter(
+    "new_record_bytes",
+    "bytes of the folded records that met no key held, each a new combined record: what the " +
+      "segments hold before they are serialized (the plugin's SQL exchange adds them to the " +
+      "shuffle's statistics, which AQE plans the next stage by)")
   val SegmentsRead: Counter = counter(
     "segments_read",
     "combined segments reduce tasks read: one partition's combined records of several map outputs")
   val RowsOut: Counter = counter("rows_out", "combined rows in those segments")
   val BytesOut: Counter = counter("bytes_out", "bytes of those segments, as read")
-  val BlocksReplaced: Counter = counter(
-    "blocks_replaced",
-    "map-output blocks reduce tasks did not read because a segment held their rows")
-  val BytesReplaced: Counter =
-    counter("bytes_replaced", "bytes of those blocks, as their map outputs wrote them")
-  val BlocksFromFiles: Counter = counter(
-    "blocks_from_files",
-    "blocks of executors asked for combined records that were read from their map outputs " +
-      "instead: not folded, or held by a segment that also holds a map output the task does " +
-      "not read (an attempt Spark did not keep, a map outside its range)")
-  val CorruptSegments: Counter = counter(
-    "corrupt_segments",
-    "segments whose checksum did not match; their blocks were read from their map outputs")
-  val ReadFallbacks: Counter = counter(
-    "read_fallbacks",
-    "combined reads that could not be fetched; their blocks were read from their map outputs")
+  val StaleSegments: Counter = counter(
+    "stale_segments",
+    "segments reduce tasks skipped because they hold only map outputs Spark no longer keeps " +
+      "(map tasks that ran again: their new attempts are in their files)")
+  val FailedReads: Counter = counter(
+    "failed_reads",
+    "combined reads that failed their reduce task with a fetch failure: not fetched, corrupt, " +
+      "lost, or holding a map output the task needs together with one it must not read. Spark " +
+      "then runs that executor's map tasks again, whole")
 
   /** Every counter, in declaration order; one declared after it is first read fails. */
   lazy val All: Seq[Counter] = synchronized {
@@ -104,9 +109,15 @@ private[spark] object CombineCounters {
     declared
   }
 
+  /**
+   * What the message of a fetch failure of combined records says, which the driver counts them by
+   * ([[FailedReads]]): a failed task's own counters never reach it.
+   */
+  val OnlyCopy = "the only copy of what its map outputs folded"
+
   /** What Python receives besides the counters: names and meanings. */
   val Extra: Seq[(String, String)] = Seq(
-    "executors_combining" -> ("the executors whose map tasks' folds met keys held there: " +
-      "those a reduce task finds combined records at"),
+    "executors_combining" -> ("the executors whose map tasks folded records: those a reduce " +
+      "task finds combined records at"),
     "combine_ratio" -> "rows_in / rows_out: rows folded per combined row read; 0.0 before a read")
 }

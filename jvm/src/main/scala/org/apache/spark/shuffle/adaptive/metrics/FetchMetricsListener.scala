@@ -2,6 +2,7 @@ package org.apache.spark.shuffle.adaptive.metrics
 
 import scala.collection.mutable
 
+import org.apache.spark.FetchFailed
 import org.apache.spark.scheduler.{SparkListener, SparkListenerTaskEnd}
 
 /**
@@ -18,24 +19,48 @@ private[spark] final class FetchMetricsListener(source: PluginMetricsSource) ext
   private[this] val combineByShuffle = mutable.TreeMap.empty[Int, CombineCounters]
   private[this] val ownerReadsByShuffle = mutable.TreeMap.empty[Int, OwnerReads]
 
-  override def onTaskEnd(taskEnd: SparkListenerTaskEnd): Unit =
-    FetchMetricsAccumulator.ofTask(taskEnd).foreach { case (shuffleId, counters) =>
-      source.update(
-        "",
-        synchronized {
-          application.merge(counters)
-          byExecutor.getOrElseUpdate(taskEnd.taskInfo.executorId, new FetchCounters).merge(counters)
-          if (!counters.combine.isZero) {
-            combineByShuffle.getOrElseUpdate(shuffleId, new CombineCounters).merge(counters.combine)
-            FetchMetricsListener.keepNewest(combineByShuffle)
-          }
-          if (counters(FetchCounters.ReduceTasks) > 0) {
-            ownerReadsByShuffle.getOrElseUpdate(shuffleId, new OwnerReads).add(counters)
-            FetchMetricsListener.keepNewest(ownerReadsByShuffle)
-          }
-          snapshot()
-        })
+  /** The application's counters from the tasks that ended after [[mark]], once it was called. */
+  private[this] var sinceMark: Option[FetchCounters] = None
+
+  override def onTaskEnd(taskEnd: SparkListenerTaskEnd): Unit = {
+    failedCombinedRead(taskEnd).foreach { case (shuffleId, counters) =>
+      add(taskEnd, shuffleId, counters)
     }
+    FetchMetricsAccumulator.ofTask(taskEnd).foreach { case (shuffleId, counters) =>
+      add(taskEnd, shuffleId, counters)
+    }
+  }
+
+  /**
+   * A reduce task that failed reading combined records (whose own counters, a failed task's, do
+   * not reach the driver): its shuffle and a count of one failed read.
+   */
+  private def failedCombinedRead(taskEnd: SparkListenerTaskEnd): Option[(Int, FetchCounters)] =
+    taskEnd.reason match {
+      case f: FetchFailed if Option(f.message).exists(_.contains(CombineCounters.OnlyCopy)) =>
+        val counters = new FetchCounters
+        counters.combine.add(CombineCounters.FailedReads, 1)
+        Some(f.shuffleId -> counters)
+      case _ => None
+    }
+
+  private def add(taskEnd: SparkListenerTaskEnd, shuffleId: Int, counters: FetchCounters): Unit =
+    source.update(
+      "",
+      synchronized {
+        application.merge(counters)
+        sinceMark.foreach(_.merge(counters))
+        byExecutor.getOrElseUpdate(taskEnd.taskInfo.executorId, new FetchCounters).merge(counters)
+        if (!counters.combine.isZero) {
+          combineByShuffle.getOrElseUpdate(shuffleId, new CombineCounters).merge(counters.combine)
+          FetchMetricsListener.keepNewest(combineByShuffle)
+        }
+        if (counters(FetchCounters.ReduceTasks) > 0) {
+          ownerReadsByShuffle.getOrElseUpdate(shuffleId, new OwnerReads).add(counters)
+          FetchMetricsListener.keepNewest(ownerReadsByShuffle)
+        }
+        snapshot()
+      })
 
   /** mode=push: where the reduce tasks of the shuffles that read merged chunks ran, by shuffle. */
   def ownerReads: Map[Int, Map[String, Any]] = synchronized {
@@ -47,12 +72,19 @@ private[spark] final class FetchMetricsListener(source: PluginMetricsSource) ext
     synchronized(combineByShuffle.get(shuffleId).fold(Map.empty[String, Any])(_.toMap))
 
   /**
-   * `{"application": counters, "executors": {executor id: counters}, "combine": {shuffle id:
-   * counters}}`.
+   * From now on, the application's counters are also added up apart ("since_mark"): those of a
+   * benchmark's timed run after untimed warm-up runs in the same application.
+   */
+  def mark(): Unit = synchronized { sinceMark = Some(new FetchCounters) }
+
+  /**
+   * `{"application": counters, "since_mark": counters (empty until [[mark]]), "executors":
+   * {executor id: counters}, "combine": {shuffle id: counters}}`.
    */
   def snapshot(): Map[String, Any] = synchronized {
     Map(
       "application" -> application.toMap,
+      "since_mark" -> sinceMark.fold(Map.empty[String, Any])(_.toMap),
       "executors" -> byExecutor.iterator.map { case (id, c) => id -> c.toMap }.toMap,
       "combine" -> combineByShuffle.iterator.map { case (id, c) => id.toString -> c.toMap }.toMap)
   }

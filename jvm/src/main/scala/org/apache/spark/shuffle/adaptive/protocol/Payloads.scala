@@ -1,8 +1,10 @@
 package org.apache.spark.shuffle.adaptive.protocol
 
-import java.io.{ByteArrayInputStream, ByteArrayOutputStream, DataInputStream, DataOutputStream}
+import java.io.{ByteArrayInputStream, ByteArrayOutputStream, DataInputStream, DataOutputStream, InputStream}
 import java.nio.ByteBuffer
 import java.nio.charset.StandardCharsets.UTF_8
+
+import scala.collection.mutable
 
 import org.roaringbitmap.longlong.Roaring64NavigableMap
 
@@ -11,7 +13,7 @@ import org.apache.spark.shuffle.adaptive.transport.RemoteRegion
 
 /**
  * The payloads of [[BlockMessage]]s: owner tables the driver uploads, executors' summaries,
- * layouts (the chunks an owner holds of a partition range) and the header of a combined read.
+ * layouts (the chunks an owner holds of a partition range) and the answer to a combined read.
  */
 private[spark] object Payloads {
 
@@ -146,29 +148,60 @@ private[spark] object Payloads {
   }
 
   /**
-   * Segment count, then per segment: partition, rows, length, checksum, map count, map ids.
+   * A combined read's answer ([[CombinedAnswer]]): whether the shuffle is known; the distinct
+   * sets of map ids it names, each a serialized bitmap (a segment per partition of the same map
+   * outputs names one set); per partition with lost map outputs, its set; per segment its
+   * partition, rows, length, checksum and set. The segments' bytes follow.
    */
-  def encodeHeader(segments: Seq[CombinedSegment]): ByteBuffer = {
-    val size = 4 + segments.iterator.map(s => 32 + 8 * s.mapIds.length).sum
-    val out = ByteBuffer.allocate(size).putInt(segments.size)
-    segments.foreach { s =>
-      out.putInt(s.partition).putLong(s.rows).putLong(s.length).putLong(s.checksum)
-      out.putInt(s.mapIds.length)
-      s.mapIds.foreach(out.putLong)
+  def encodeCombined(answer: CombinedAnswer): ByteBuffer = {
+    val sets = mutable.LinkedHashMap.empty[Seq[Long], Int]
+    def setOf(ids: Array[Long]): Int = sets.getOrElseUpdate(ids.toSeq.sorted, sets.size)
+    val lost = answer.lost.map { case (p, ids) => p -> setOf(ids) }
+    val segments = answer.segments.map(s => s -> setOf(s.mapIds))
+    val bytes = new ByteArrayOutputStream
+    val out = new DataOutputStream(bytes)
+    out.writeBoolean(answer.known)
+    out.writeInt(sets.size)
+    sets.keys.foreach { ids =>
+      val bitmap = new Roaring64NavigableMap
+      ids.foreach(bitmap.addLong)
+      bitmap.runOptimize()
+      bitmap.serialize(out)
     }
-    out.flip()
+    out.writeInt(lost.size)
+    lost.foreach { case (p, set) => out.writeInt(p); out.writeInt(set) }
+    out.writeInt(segments.size)
+    segments.foreach { case (s, set) =>
+      out.writeInt(s.partition)
+      out.writeLong(s.rows)
+      out.writeLong(s.length)
+      out.writeLong(s.checksum)
+      out.writeInt(set)
+    }
+    out.close()
+    ByteBuffer.wrap(bytes.toByteArray)
   }
 
-  /** The segments, and where their bytes start in `in`. */
-  def decodeHeader(in: ByteBuffer): (Seq[CombinedSegment], Int) = {
+  /** The answer, and where its segments' bytes start in `in`. */
+  def decodeCombined(in: ByteBuffer): (CombinedAnswer, Int) = {
     val buf = in.duplicate()
-    val segments = Seq.fill(buf.getInt) {
-      val partition = buf.getInt
-      val rows = buf.getLong
-      val length = buf.getLong
-      val checksum = buf.getLong
-      CombinedSegment(partition, rows, length, checksum, Array.fill(buf.getInt)(buf.getLong))
+    val data = new DataInputStream(new InputStream {
+      override def read(): Int = if (buf.hasRemaining) buf.get() & 0xff else -1
+    })
+    val known = data.readBoolean()
+    val sets = Vector.fill(data.readInt()) {
+      val bitmap = new Roaring64NavigableMap
+      bitmap.deserialize(data)
+      bitmap.toArray
     }
-    (segments, buf.position() - in.position())
+    val lost = Vector.fill(data.readInt())(data.readInt() -> sets(data.readInt()))
+    val segments = Vector.fill(data.readInt()) {
+      val partition = data.readInt()
+      val rows = data.readLong()
+      val length = data.readLong()
+      val checksum = data.readLong()
+      CombinedSegment(partition, rows, length, checksum, sets(data.readInt()))
+    }
+    (CombinedAnswer(known, lost, segments), buf.position() - in.position())
   }
 }

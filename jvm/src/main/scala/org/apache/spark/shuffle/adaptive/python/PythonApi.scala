@@ -38,6 +38,7 @@ object PythonApi {
       case _ =>
         Map(
           "application" -> Map.empty,
+          "since_mark" -> Map.empty,
           "executors" -> Map.empty,
           "combine" -> Map.empty,
           "push" -> Map.empty,
@@ -45,6 +46,17 @@ object PythonApi {
           "cpu" -> Map.empty)
     }
     json.writeValueAsString(snapshot + ("manager" -> manager.getClass.getName))
+  }
+
+  /**
+   * From now on the application's counters are also added up apart, as `since_mark` in
+   * [[metricsJson]] (the tasks already ended are not in it); nothing under another manager.
+   */
+  def markMetrics(sc: SparkContext): Unit = ConfiguredShuffleManager.of(SparkEnv.get) match {
+    case adaptive: AdaptiveShuffleManager =>
+      sc.listenerBus.waitUntilEmpty()
+      adaptive.driver.foreach(_.fetchMetrics.mark())
+    case _ =>
   }
 
   /**

@@ -7,13 +7,14 @@ import org.apache.spark.rdd.RDD
 import org.apache.spark.serializer.Serializer
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.plans.logical.Statistics
-import org.apache.spark.sql.catalyst.expressions.UnsafeProjection
+import org.apache.spark.sql.catalyst.expressions.{Pmod, UnsafeProjection}
 import org.apache.spark.sql.catalyst.plans.physical.HashPartitioning
 import org.apache.spark.sql.execution.{ShufflePartitionSpec, SparkPlan, SQLExecution, UnsafeRowSerializer}
 import org.apache.spark.sql.execution.exchange.{ShuffleExchangeExec, ShuffleExchangeLike, ShuffleOrigin}
 import org.apache.spark.sql.execution.metric.{SQLMetrics, SQLShuffleReadMetricsReporter, SQLShuffleWriteMetricsReporter}
 import org.apache.spark.util.MutablePair
-import org.apache.spark.shuffle.adaptive.AdaptiveShuffleDependency
+import org.apache.spark.shuffle.adaptive.{AdaptiveShuffleDependency, AdaptiveShuffleHandle}
+import org.apache.spark.shuffle.adaptive.metrics.CombineCounters
 import org.apache.spark.shuffle.adaptive.compat.SqlExchanges
 
 /**
@@ -57,7 +58,24 @@ case class AdaptiveShuffleExchangeExec(
   @transient
   override lazy val mapOutputStatisticsFuture: Future[MapOutputStatistics] =
     if (inputRDD.getNumPartitions == 0) Future.successful(null)
-    else sparkContext.submitMapStage(shuffleDependency)
+    else if (!combining) sparkContext.submitMapStage(shuffleDependency)
+    else
+      new FoldedStatistics(
+        sparkContext.submitMapStage(shuffleDependency),
+        FoldedStatistics.spread(_, folded._1))
+
+  /**
+   * What map tasks folded so far instead of writing it: the bytes and the rows of the records
+   * they made (each a row the reduce side reads), as the driver's accumulators have them.
+   */
+  private def folded: (Long, Long) = shuffleDependency.shuffleHandle match {
+    case h: AdaptiveShuffleHandle[_, _, _] =>
+      val combine = h.fetchMetrics.value.combine
+      (
+        combine(CombineCounters.NewRecordBytes),
+        combine(CombineCounters.RowsIn) - combine(CombineCounters.RowsMerged))
+    case _ => (0L, 0L)
+  }
 
   override def numMappers: Int = shuffleDependency.rdd.getNumPartitions
 
@@ -66,9 +84,12 @@ case class AdaptiveShuffleExchangeExec(
   override def getShuffleRDD(partitionSpecs: Array[ShufflePartitionSpec]): RDD[InternalRow] =
     new OwnerPlacedShuffledRowRDD(shuffleDependency, readMetrics, partitionSpecs)
 
+  // What was written and what was folded, which the reduce side reads too.
   override def runtimeStatistics: Statistics = {
-    val dataSize = metrics("dataSize").value
-    val rowCount = metrics(SQLShuffleWriteMetricsReporter.SHUFFLE_RECORDS_WRITTEN).value
+    val (foldedBytes, foldedRows) = if (combining) folded else (0L, 0L)
+    val dataSize = metrics("dataSize").value + foldedBytes
+    val rowCount =
+      metrics(SQLShuffleWriteMetricsReporter.SHUFFLE_RECORDS_WRITTEN).value + foldedRows
     Statistics(dataSize, Some(rowCount))
   }
 
@@ -84,11 +105,17 @@ case class AdaptiveShuffleExchangeExec(
   lazy val shuffleDependency: ShuffleDependency[Int, InternalRow, InternalRow] = {
     val attributes = child.output
     val partitioning = outputPartitioning
-    val withPartitionIds = inputRDD.mapPartitionsWithIndexInternal { (_, rows) =>
-      val partitionOf =
-        UnsafeProjection.create(partitioning.partitionIdExpression :: Nil, attributes)
+    // A combining exchange keys each row by its keys' hash, which the fold probes with, and
+    // takes the partition from it as the expression would (a row is hashed once).
+    val (key, partitioner) = partitioning.partitionIdExpression match {
+      case pmod: Pmod if combining =>
+        (pmod.left, new KeyHashPartitioner(partitioning.numPartitions))
+      case partitionId => (partitionId, new PartitionIdPassthrough(partitioning.numPartitions))
+    }
+    val keyed = inputRDD.mapPartitionsWithIndexInternal { (_, rows) =>
+      val keyOf = UnsafeProjection.create(key :: Nil, attributes)
       val pair = new MutablePair[Int, InternalRow]
-      rows.map(row => pair.update(partitionOf(row).getInt(0), row))
+      rows.map(row => pair.update(keyOf(row).getInt(0), row))
     }
     val combine =
       if (!combining) None
@@ -98,8 +125,8 @@ case class AdaptiveShuffleExchangeExec(
             .of(child)
             .getOrElse(throw new IllegalStateException(s"$nodeName over rows that do not combine")))
     val dep = new AdaptiveShuffleDependency[Int, InternalRow, InternalRow](
-      withPartitionIds,
-      new PartitionIdPassthrough(partitioning.numPartitions),
+      keyed,
+      partitioner,
       serializer,
       ShuffleExchangeExec.createShuffleWriteProcessor(writeMetrics),
       combine,

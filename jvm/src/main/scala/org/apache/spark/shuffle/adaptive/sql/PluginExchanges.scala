@@ -82,7 +82,7 @@ private[spark] object PluginExchanges extends Rule[SparkPlan] with Logging {
       case hash: HashPartitioning =>
         serializedWriterTakes(hash).flatMap { _ =>
           val combines =
-            if (!m.combine) Left("local reduction is off")
+            if (!m.combine) Left(m.combineOff.get)
             else if (e.shuffleOrigin != ENSURE_REQUIREMENTS)
               Left(s"its rows are not an aggregate's to combine (a ${e.shuffleOrigin})")
             else SqlCombine.explained(e.child)

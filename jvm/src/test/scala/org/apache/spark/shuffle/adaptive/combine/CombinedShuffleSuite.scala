@@ -14,29 +14,22 @@ import org.apache.spark.shuffle.adaptive.protocol.Payloads
 /**
  * One executor's combined records of a shuffle, with an RDD aggregator (sums): folds of map
  * outputs merge by key, a read seals what it reads into segments naming the map outputs they
- * hold, later folds go to new segments, and memory bounds what is kept.
+ * hold (the only copy of what they folded), later folds go to new segments, memory bounds what
+ * is kept, and the verdict judges before folding, turns folding off where merges do not pay and
+ * on again where they do.
  */
 class CombinedShuffleSuite extends AnyFunSuite {
 
   private val serializer = new JavaSerializer(new SparkConf)
-  private val sum = new AggregatorCombine(
-    new Aggregator[Any, Any, Any](
-      v => v,
-      (c, v) => c.asInstanceOf[Int] + v.asInstanceOf[Int],
-      (a, b) => a.asInstanceOf[Int] + b.asInstanceOf[Int]))
+  private val aggregator = new Aggregator[Any, Any, Any](
+    v => v,
+    (c, v) => c.asInstanceOf[Int] + v.asInstanceOf[Int],
+    (a, b) => a.asInstanceOf[Int] + b.asInstanceOf[Int])
+  private val sum = new AggregatorCombine(aggregator, None)
+  private val numbers = new AggregatorCombine(aggregator, Some((NumberKind.Ints, NumberKind.Ints)))
   private val transport = new TransportConf("shuffle", MapConfigProvider.EMPTY)
   private val dir = Files.createTempDirectory("combined-shuffle-suite").toFile
   dir.deleteOnExit()
-
-  /** [[sum]], counting the engines it made that generate code. */
-  private final class CountingSpec extends CombineSpec {
-    val compiledEngines = new java.util.concurrent.atomic.AtomicInteger
-    override def kind: String = sum.kind
-    override def newEngine(compiled: Boolean): CombineEngine = {
-      if (compiled) compiledEngines.incrementAndGet()
-      sum.newEngine(compiled)
-    }
-  }
 
   private def newShuffle(
       memory: CombineMemory,
@@ -51,19 +44,12 @@ class CombinedShuffleSuite extends AnyFunSuite {
       (_, out) => out,
       () => new SpillFile(File.createTempFile("combined", ".data", dir), transport))
 
-  /**
-   * Map output `mapId` (of map index `mapIndex`, by default its id) writing `records` (key,
-   * value), key k to partition k % 2.
-   */
-  private def fold(
-      shuffle: CombinedShuffle,
-      mapId: Long,
-      records: Seq[(Int, Int)],
-      mapIndex: Int = -1): Fold = {
+  /** Map output `mapId` keeping `records` (key, value), key k to partition k % 2, then its fold. */
+  private def fold(shuffle: CombinedShuffle, mapId: Long, records: Seq[(Int, Int)]): Fold = {
     val task = shuffle.newTaskRecords()
     try {
-      records.foreach { case (k, v) => assert(task.add(k % 2, (k, v))) }
-      shuffle.fold(mapId, if (mapIndex < 0) mapId.toInt else mapIndex, task)
+      records.foreach { case (k, v) => assert(task.keep(k % 2, (k, v))) }
+      shuffle.fold(mapId, task)
     } finally task.release()
   }
 
@@ -73,9 +59,10 @@ class CombinedShuffleSuite extends AnyFunSuite {
       start: Int,
       end: Int): Seq[(Int, Seq[Long], Map[Int, Int])] = {
     val data = shuffle.read(start, end).nioByteBuffer()
-    val (segments, header) = Payloads.decodeHeader(data)
+    val (answer, header) = Payloads.decodeCombined(data)
+    assert(answer.known && answer.lost.isEmpty)
     var offset = data.position() + header
-    segments.map { s =>
+    answer.segments.map { s =>
       val bytes = new Array[Byte](s.length.toInt)
       data.duplicate().position(offset).get(bytes)
       offset += bytes.length
@@ -86,26 +73,63 @@ class CombinedShuffleSuite extends AnyFunSuite {
         .map { case (k, v) => k.asInstanceOf[Int] -> v.asInstanceOf[Int] }
         .toMap
       assert(records.size === s.rows)
-      (s.partition, s.mapIds.toSeq, records)
+      (s.partition, s.mapIds.toSeq.sorted, records)
     }
   }
 
+  private val mapIndexes = new java.util.concurrent.atomic.AtomicInteger
+
+  /** The map index of a map task not run before. */
+  private def newMapIndex(): Int = 1000 + mapIndexes.incrementAndGet()
+
+  /** A judging map task writing `keys`: its role, then its sample judged. */
+  private def judge(shuffle: CombinedShuffle, keys: Seq[Int]): Unit = {
+    val (role, round) = shuffle.nextMap(newMapIndex())
+    assert(role === Verdict.Judge)
+    val sample = new TaskSample
+    keys.foreach(k => sample.offer(sum.keyHash(k)))
+    shuffle.judge(round, sample)
+  }
+
+  /** Two judging map tasks of keys that repeat: folding starts. */
+  private def folding(shuffle: CombinedShuffle): CombinedShuffle = {
+    judge(shuffle, 1 to 1000)
+    judge(shuffle, 1 to 1000)
+    assert(shuffle.nextMap(newMapIndex())._1 === Verdict.Fold)
+    shuffle
+  }
+
+  /** Every key's value over the segments of `shuffle`'s two partitions. */
+  private def sums(shuffle: CombinedShuffle): Map[Int, Int] =
+    read(shuffle, 0, 2).flatMap(_._3).groupMapReduce(_._1)(_._2)(_ + _)
+
   test("map outputs fold into one record per key, read as a segment per partition") {
-    val shuffle = newShuffle(new CombineMemory(1L << 20))
-    val folded = fold(shuffle, 7, Seq(1 -> 10, 2 -> 20, 3 -> 30))
-    assert(folded === Fold(2, 0, 3, 0, folded.bytes))
-    assert(fold(shuffle, 8, Seq(1 -> 1, 2 -> 2, 4 -> 4)).rowsMerged === 2)
-    assert(
-      read(shuffle, 0, 2) === Seq(
-        (0, Seq(7L, 8L), Map(2 -> 22, 4 -> 4)),
-        (1, Seq(7L, 8L), Map(1 -> 11, 3 -> 30))))
+    for (spec <- Seq(sum, numbers)) {
+      val memory = new CombineMemory(1L << 20)
+      val shuffle = newShuffle(memory, spec = spec)
+      val folded = fold(shuffle, 7, Seq(1 -> 10, 2 -> 20, 3 -> 30))
+      assert((folded.partitionsOverflowed, folded.rows, folded.rowsMerged) === ((0, 3, 0)))
+      assert(folded.newBytes > 0)
+      val again = fold(shuffle, 8, Seq(1 -> 1, 2 -> 2, 4 -> 4))
+      assert((again.rowsMerged, again.newBytes < folded.newBytes) === ((2, true)), spec.kind)
+      assert(
+        read(shuffle, 0, 2) === Seq(
+          (0, Seq(7L, 8L), Map(2 -> 22, 4 -> 4)),
+          (1, Seq(7L, 8L), Map(1 -> 11, 3 -> 30))),
+        spec.kind)
+      shuffle.remove()
+      assert(memory.used === 0, spec.kind)
+    }
   }
 
   test("a map output's own values of a key are its one record, not a merge") {
-    val shuffle = newShuffle(new CombineMemory(1L << 20))
-    val folded = fold(shuffle, 1, Seq(1 -> 1, 1 -> 2, 1 -> 3, 3 -> 1))
-    assert((folded.rows, folded.rowsMerged) === (2, 0))
-    assert(fold(shuffle, 2, Seq(1 -> 4, 1 -> 5)).rowsMerged === 1)
+    for (spec <- Seq(sum, numbers)) {
+      val shuffle = newShuffle(new CombineMemory(1L << 20), spec = spec)
+      val folded = fold(shuffle, 1, Seq(1 -> 1, 1 -> 2, 1 -> 3, 3 -> 1))
+      assert((folded.rows, folded.rowsMerged) === ((2, 0)))
+      assert(fold(shuffle, 2, Seq(1 -> 4, 1 -> 5)).rowsMerged === 1)
+      assert(sums(shuffle) === Map(1 -> 15, 3 -> 1), spec.kind)
+    }
   }
 
   test("a read seals what it reads: later folds go to a new segment") {
@@ -123,103 +147,128 @@ class CombinedShuffleSuite extends AnyFunSuite {
         (1, Seq(3L, 4L), Map(1 -> 10))))
   }
 
-  test("records no fold merged into make no segment: their map outputs are read from files") {
-    val memory = new CombineMemory(1L << 20)
-    val shuffle = newShuffle(memory)
+  test("records no fold merged into are a segment all the same: it is their only copy") {
+    val shuffle = newShuffle(new CombineMemory(1L << 20))
     fold(shuffle, 1, Seq(1 -> 1))
     fold(shuffle, 2, Seq(3 -> 3))
-    assert(read(shuffle, 0, 2).isEmpty)
-    assert(memory.used === 0)
+    assert(read(shuffle, 0, 2) === Seq((1, Seq(1L, 2L), Map(1 -> 1, 3 -> 3))))
   }
 
-  test("a task whose records do not fit folds nothing; a fold without room seals first") {
+  test(
+    "a task keeps what fits and no more; a fold without room seals first, and a partition " +
+      "that still finds none is a segment of its map output alone") {
     val memory = new CombineMemory(4096)
     val shuffle = newShuffle(memory)
     val task = shuffle.newTaskRecords()
-    assert(!(1 to 10000).forall(k => task.add(k % 2, (k, k))), "ten thousand records fit in 3 KiB")
+    assert(!(1 to 10000).forall(k => task.keep(k % 2, (k, k))), "ten thousand records fit in 3 KiB")
     task.release()
     assert(memory.used === 0)
     // Two map outputs that fit alone, each merging into the other's keys.
     val keys = 1 to 12
     fold(shuffle, 1, keys.map(_ -> 1))
     fold(shuffle, 2, keys.map(_ -> 1))
-    val segments = read(shuffle, 0, 2)
-    assert(segments.flatMap(_._3).groupMapReduce(_._1)(_._2)(_ + _) === keys.map(_ -> 2).toMap)
+    assert(sums(shuffle) === keys.map(_ -> 2).toMap)
+    // Once map 3's records are sealed, another shuffle's take all the rest: map 4's fold finds
+    // no room, even after sealing.
+    val full = new CombineMemory(4096)
+    val crowded = newShuffle(full)
+    fold(crowded, 3, keys.map(_ -> 1))
+    crowded.sealAll()
+    crowded.moveSegmentsToDisk()
+    val kept = crowded.newTaskRecords()
+    keys.foreach(k => assert(kept.keep(k % 2, (k, 5))))
+    while (full.held.reserve(16)) {}
+    val overflowed = crowded.fold(4, kept)
+    kept.release()
+    assert(overflowed.partitionsOverflowed === 2 && overflowed.rowsMerged === 0)
+    assert(
+      read(crowded, 0, 2).filter(_._2 == Seq(4L)).flatMap(_._3).toMap === keys.map(_ -> 5).toMap)
   }
 
   test(
-    "combining stops once two map outputs that could meet keys show little reduction, and " +
-      "frees their records") {
+    "map tasks judge first, writing their files: where their sampled keys repeat, folding " +
+      "starts with the next map task; where they do not, map tasks write their files") {
+    val repeating = newShuffle(new CombineMemory(1L << 20))
+    judge(repeating, 1 to 1000)
+    assert(repeating.nextMap(newMapIndex())._1 === Verdict.Judge, "one map output decides nothing")
+    judge(repeating, 1 to 1000)
+    assert(repeating.nextMap(newMapIndex())._1 === Verdict.Fold)
+    val distinct = newShuffle(new CombineMemory(1L << 20))
+    judge(distinct, 1 to 1000)
+    judge(distinct, 1001 to 2000)
+    assert(distinct.nextMap(newMapIndex())._1 === Verdict.Write)
+    // A tenth of the keys met: below the break-even share of objects.
+    val few = newShuffle(new CombineMemory(1L << 20))
+    judge(few, 1 to 1000)
+    judge(few, 901 to 1900)
+    assert(few.nextMap(newMapIndex())._1 === Verdict.Write)
+  }
+
+  test(
+    "folding goes off once a window of map outputs that could meet keys shows too few " +
+      "merges, and its records go to disk; where keys repeat it stays on") {
     val memory = new CombineMemory(1L << 20)
-    val shuffle = newShuffle(memory)
+    val shuffle = folding(newShuffle(memory))
     fold(shuffle, 1, (1 to 50).map(k => (1000 + k) -> 1))
     fold(shuffle, 2, (1 to 50).map(k => (2000 + k) -> 1))
-    assert(shuffle.combining && memory.used > 0)
+    assert(shuffle.nextMap(newMapIndex())._1 === Verdict.Fold && memory.used > 0)
     fold(shuffle, 3, (1 to 50).map(k => (3000 + k) -> 1))
-    assert(!shuffle.combining)
+    assert(shuffle.nextMap(newMapIndex())._1 === Verdict.Write)
     assert(memory.used === 0)
-    assert(read(shuffle, 0, 2).isEmpty)
-    val repeating = newShuffle(new CombineMemory(1L << 20))
-    (1 to 3).foreach(m => fold(repeating, m, (1 to 50).map(_ -> 1)))
-    assert(repeating.combining)
-  }
-
-  test("one large map output that meets no key stops combining at once") {
-    val rows = CombinedShuffle.RowsBeforeJudging.toInt
-    val memory = new CombineMemory(1L << 30)
-    val shuffle = newShuffle(memory)
-    fold(shuffle, 1, (1 to rows).map(_ -> 1))
-    fold(shuffle, 2, (1 to rows - 1).map(k => (rows + k) -> 1))
-    assert(shuffle.combining, "judged on one map output smaller than RowsBeforeJudging")
-    fold(shuffle, 3, (1 to rows).map(k => (3 * rows + k) -> 1))
-    assert(!shuffle.combining)
-    assert(memory.used === 0)
-    val large = newShuffle(new CombineMemory(1L << 30))
-    fold(large, 1, (1 to rows).map(_ -> 1))
-    fold(large, 2, (1 to rows).map(k => (rows + k) -> 1))
-    assert(!large.combining)
+    assert(sums(shuffle) === (1 to 3).flatMap(m => (1 to 50).map(k => (m * 1000 + k) -> 1)).toMap)
+    val repeating = folding(newShuffle(new CombineMemory(1L << 20)))
+    (1 to 5).foreach(m => fold(repeating, m, (1 to 50).map(_ -> 1)))
+    assert(repeating.nextMap(newMapIndex())._1 === Verdict.Fold)
   }
 
   test(
-    "until folds show reduction a map task keeps one partition in SampleStride; once they do, " +
-      "every partition, and where keys do not repeat the verdict cost only the sample") {
-    val stride = CombinedShuffle.SampleStride
-    val partitions = 4 * stride
-    val sampled = (0 until partitions).filter(_ % stride == 0)
-    val repeatingSpec = new CountingSpec
-    val repeating =
-      newShuffle(new CombineMemory(1L << 30), numPartitions = partitions, spec = repeatingSpec)
-    assert((0 until partitions).filter(repeating.keeps) === sampled)
-    val keys = (0 until 2000).map(k => k -> 1)
-    def foldAll(shuffle: CombinedShuffle, mapId: Long, records: Seq[(Int, Int)]): Fold = {
-      val task = shuffle.newTaskRecords()
-      try {
-        records.foreach { case (k, v) =>
-          val p = k % partitions
-          if (shuffle.keeps(p)) assert(task.add(p, (k, v)))
-        }
-        shuffle.fold(mapId, mapId.toInt, task)
-      } finally task.release()
-    }
-    assert(foldAll(repeating, 1, keys).partitions === sampled.size)
-    assert(foldAll(repeating, 2, keys).partitions === sampled.size)
-    assert(foldAll(repeating, 3, keys).partitions === sampled.size)
-    assert(repeating.combining && (0 until partitions).forall(repeating.keeps))
-    // Engines interpret until the verdict, and generate code once combining pays.
-    assert(repeatingSpec.compiledEngines.get === 0)
-    assert(foldAll(repeating, 4, keys).partitions === partitions)
-    assert(repeatingSpec.compiledEngines.get === 1)
+    "a map index starts to fold or judge once on an executor: a task run again there writes " +
+      "its file whole") {
+    val shuffle = newShuffle(new CombineMemory(1L << 20))
+    assert(shuffle.nextMap(1)._1 === Verdict.Judge)
+    assert(shuffle.nextMap(1)._1 === Verdict.Write)
+    folding(shuffle)
+    assert(shuffle.nextMap(7)._1 === Verdict.Fold)
+    assert(shuffle.nextMap(7)._1 === Verdict.Write)
+    assert(shuffle.nextMap(8)._1 === Verdict.Fold)
+  }
 
-    val distinctSpec = new CountingSpec
-    val distinct =
-      newShuffle(new CombineMemory(1L << 30), numPartitions = partitions, spec = distinctSpec)
-    val rows =
-      (1 to 3).map(m => foldAll(distinct, m, keys.map { case (k, v) => (m * 10000 + k, v) }).rows)
-    assert(!distinct.combining)
-    assert(rows.forall(_ === keys.size / stride), rows)
-    assert(distinctSpec.compiledEngines.get === 0)
-    // Few partitions: no sample, every partition is kept from the first map output on.
-    assert((0 until 2).forall(newShuffle(new CombineMemory(1L << 30)).keeps))
+  test("one large map output that meets no key is judged on its own") {
+    val rows = Verdict.RowsPerWindow.toInt
+    val shuffle = folding(newShuffle(new CombineMemory(1L << 30)))
+    fold(shuffle, 1, (1 to rows).map(_ -> 1))
+    fold(shuffle, 2, (1 to rows - 1).map(k => (rows + k) -> 1))
+    assert(
+      shuffle.nextMap(newMapIndex())._1 === Verdict.Fold,
+      "judged on one map output smaller than RowsPerWindow")
+    fold(shuffle, 3, (1 to rows).map(k => (3 * rows + k) -> 1))
+    assert(shuffle.nextMap(newMapIndex())._1 === Verdict.Write)
+  }
+
+  test(
+    "while off, the executor judges again now and then: keys that repeat now turn folding on, " +
+      "keys that still do not wait twice as long for the next judgement") {
+    val shuffle = newShuffle(new CombineMemory(1L << 20))
+    judge(shuffle, 1 to 1000)
+    judge(shuffle, 1001 to 2000)
+
+    /** Map tasks that write until one judges, which it does (not counted). */
+    def untilJudging(): Int =
+      Iterator.continually(shuffle.nextMap(newMapIndex())._1).takeWhile(_ == Verdict.Write).size
+    val first = Verdict.FirstJudgeInterval
+    assert(untilJudging() === first - 1)
+    // That map task judges, finding the new round's sample empty; then keys that still do not
+    // repeat.
+    val sample = new TaskSample
+    (3001 to 4000).foreach(k => sample.offer(sum.keyHash(k)))
+    shuffle.judge(1, sample)
+    judge(shuffle, 4001 to 5000)
+    assert(untilJudging() === 2 * first - 1)
+    val again = new TaskSample
+    (1 to 1000).foreach(k => again.offer(sum.keyHash(k)))
+    shuffle.judge(2, again)
+    judge(shuffle, 1 to 1000)
+    assert((1 to 40).forall(_ => shuffle.nextMap(newMapIndex())._1 == Verdict.Fold))
   }
 
   /** Bytes a map output's `records` take kept by its task, and folded into fresh records. */
@@ -227,15 +276,15 @@ class CombinedShuffleSuite extends AnyFunSuite {
     val memory = new CombineMemory(1L << 30)
     val shuffle = newShuffle(memory)
     val task = shuffle.newTaskRecords()
-    records.foreach { case (k, v) => assert(task.add(k % 2, (k, v))) }
+    records.foreach { case (k, v) => assert(task.keep(k % 2, (k, v))) }
     val kept = memory.used
-    shuffle.fold(1, 1, task)
+    shuffle.fold(1, task)
     task.release()
     (kept, memory.used)
   }
 
   test(
-    "folds that had to seal first (memory held elsewhere meanwhile) are not judged: combining " +
+    "folds that had to seal first (memory held elsewhere meanwhile) are not judged: folding " +
       "goes on and merges once there is room") {
     val keys = (1 to 200).map(_ -> 1)
     val (kept, held) = footprint(keys)
@@ -244,56 +293,57 @@ class CombinedShuffleSuite extends AnyFunSuite {
     // are sealed away.
     val capacity = (kept + held) * 4 / 3 + 64
     val memory = new CombineMemory(capacity)
-    val shuffle = newShuffle(memory)
+    val shuffle = folding(newShuffle(memory))
     fold(shuffle, 1, keys)
     val othersRecords = held / 2
     assert(memory.held.reserve(othersRecords))
     assert(fold(shuffle, 2, keys).rowsMerged === 0)
     memory.held.release(othersRecords)
-    assert(shuffle.combining, "stopped after two folds that could not merge")
+    assert(
+      shuffle.nextMap(newMapIndex())._1 === Verdict.Fold,
+      "off after two folds that could not merge")
     (3 to 4).foreach(m => assert(fold(shuffle, m, keys).rowsMerged === keys.size))
-    assert(shuffle.combining)
-    val segments = read(shuffle, 0, 2)
-    assert(segments.map(_._2).distinct === Seq(Seq(2L, 3L, 4L)))
-    assert(segments.flatMap(_._3.values).toSet === Set(3))
+    assert(shuffle.nextMap(newMapIndex())._1 === Verdict.Fold)
+    assert(sums(shuffle) === keys.map { case (k, _) => k -> 4 }.toMap)
   }
 
-  test("a memory too small to hold two map outputs' records stops combining, saying why") {
+  test("a memory too small to hold two map outputs' records turns folding off, saying why") {
     def keys(m: Int) = (1 to 200).map(k => (m * 1000 + k) -> 1)
     val (kept, held) = footprint(keys(0))
     // A fresh fold fits beside its task's kept records; a fold beside another map's does not.
     val memory = new CombineMemory(kept * 3 / 2 + held / 2)
-    val shuffle = newShuffle(memory)
-    (1 to CombinedShuffle.MapsWithoutRoom).foreach { m =>
-      assert(shuffle.combining)
-      assert(fold(shuffle, m, keys(m)).partitionsSkipped === 0)
+    val shuffle = folding(newShuffle(memory))
+    (1 to Verdict.FoldsWithoutMeeting).foreach { m =>
+      assert(shuffle.nextMap(newMapIndex())._1 === Verdict.Fold)
+      assert(fold(shuffle, m, keys(m)).partitionsOverflowed === 0)
     }
-    assert(!shuffle.combining)
-    assert(memory.used === 0)
+    assert(shuffle.nextMap(newMapIndex())._1 === Verdict.Write)
+    assert(sums(shuffle).size === Verdict.FoldsWithoutMeeting * 200)
   }
 
   test(
-    "a map index folded again (its task ran again, with the same map id or another) forgets " +
-      "its earlier attempt: never two attempts, nor the one Spark dropped, in a segment read") {
-    for (rerunId <- Seq(1L, 11L)) {
-      val shuffle = newShuffle(new CombineMemory(1L << 20))
-      fold(shuffle, 1, Seq(1 -> 100, 2 -> 100), mapIndex = 0)
-      fold(shuffle, 2, Seq(1 -> 1, 2 -> 1), mapIndex = 1)
-      // A reduce task sealed both partitions with map index 0's first attempt in them.
-      assert(read(shuffle, 0, 2).map(_._2) === Seq(Seq(1L, 2L), Seq(1L, 2L)))
-      fold(shuffle, 3, Seq(1 -> 5, 2 -> 5), mapIndex = 2)
-      // Map index 0 again (the old fetch protocol keeps its id 1; the default gives it 11).
-      fold(shuffle, rerunId, Seq(1 -> 7, 2 -> 7), mapIndex = 0)
-      fold(shuffle, 4, Seq(1 -> 1000, 2 -> 1000), mapIndex = 3)
-      // Map index 4 runs again while its first attempt is in partition 1's open records: they
-      // are dropped (maps 3, rerunId, 4 and 5 with them), and the new attempt folds alone.
-      fold(shuffle, 5, Seq(1 -> 3), mapIndex = 4)
-      fold(shuffle, 15, Seq(1 -> 9), mapIndex = 4)
-      // What a reduce task reads: partition 0's one segment; partition 1's maps from their files.
-      assert(
-        read(shuffle, 0, 2) === Seq((0, Seq(3L, rerunId, 4L), Map(2 -> 1012))),
-        s"rerun as map id $rerunId")
-    }
+    "a fold that throws half way loses the records it folded into: the map outputs folded " +
+      "there are answered as lost, and the error fails the map task") {
+    val failing = new AggregatorCombine(
+      new Aggregator[Any, Any, Any](
+        v => v,
+        (c, v) => c.asInstanceOf[Int] + v.asInstanceOf[Int],
+        (a, b) =>
+          if (b.asInstanceOf[Int] < 0) throw new ArithmeticException("overflow")
+          else a.asInstanceOf[Int] + b.asInstanceOf[Int]),
+      None)
+    val memory = new CombineMemory(1L << 20)
+    val shuffle = newShuffle(memory, spec = failing)
+    fold(shuffle, 1, Seq(1 -> 1, 2 -> 1))
+    fold(shuffle, 2, Seq(1 -> 1, 2 -> 1))
+    val e = intercept[ArithmeticException](fold(shuffle, 3, Seq(2 -> 1, 1 -> -1)))
+    assert(e.getMessage === "overflow")
+    val (answer, _) = Payloads.decodeCombined(shuffle.read(0, 2).nioByteBuffer())
+    assert(answer.lost.map { case (p, ids) => p -> ids.toSeq.sorted } === Seq(1 -> Seq(1L, 2L, 3L)))
+    // Partition 0 took map 3's rows before partition 1 failed: its segment names map 3, which
+    // Spark never keeps (its task failed), so no reduce task reads it.
+    assert(
+      answer.segments.map(s => s.partition -> s.mapIds.toSeq.sorted) === Seq(0 -> Seq(1L, 2L, 3L)))
   }
 
   test("segments move to disk when memory is short, and are read from there") {
@@ -307,14 +357,27 @@ class CombinedShuffleSuite extends AnyFunSuite {
     assert(read(shuffle, 0, 2).map(_._3.values.sum).sum === 60)
   }
 
-  test("removing the shuffle gives back all its memory") {
-    val memory = new CombineMemory(1L << 20)
-    val shuffle = newShuffle(memory)
-    fold(shuffle, 1, (1 to 100).map(_ -> 1))
-    fold(shuffle, 2, (1 to 100).map(_ -> 1))
-    read(shuffle, 0, 1)
-    assert(memory.used > 0)
-    shuffle.remove()
-    assert(memory.used === 0 && !shuffle.combining)
+  test("removing the shuffle gives back all its memory; a read then says it holds nothing") {
+    for (spec <- Seq(sum, numbers)) {
+      val memory = new CombineMemory(1L << 20)
+      val shuffle = newShuffle(memory, spec = spec)
+      fold(shuffle, 1, (1 to 100).map(_ -> 1))
+      fold(shuffle, 2, (1 to 100).map(_ -> 1))
+      read(shuffle, 0, 1)
+      assert(memory.used > 0)
+      shuffle.remove()
+      assert(memory.used === 0 && shuffle.nextMap(newMapIndex())._1 === Verdict.Write)
+      assert(!Payloads.decodeCombined(shuffle.read(0, 2).nioByteBuffer())._1.known)
+    }
+  }
+
+  test("records of the wrong kind for number storage are refused, and written instead") {
+    val shuffle = newShuffle(new CombineMemory(1L << 20), spec = numbers)
+    val task = shuffle.newTaskRecords()
+    try {
+      assert(task.keep(1, (1, 1)))
+      assert(!task.keep(1, (1L, 1)), "a long key for int storage")
+      assert(!task.keep(0, (2, "two")), "a combiner that is not an int")
+    } finally task.release()
   }
 }

@@ -13,18 +13,20 @@ import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.expressions.{UnsafeProjection, UnsafeRow}
 import org.apache.spark.sql.catalyst.expressions.aggregate.Partial
 import org.apache.spark.sql.execution.SimpleMode
+import org.apache.spark.sql.execution.metric.SQLShuffleWriteMetricsReporter
+import org.apache.spark.sql.execution.adaptive.{AdaptiveSparkPlanHelper, ShuffleQueryStageExec}
 import org.apache.spark.sql.execution.aggregate.BaseAggregateExec
 import org.apache.spark.sql.expressions.Aggregator
 import org.apache.spark.sql.functions._
 import org.apache.spark.shuffle.adaptive.{AdaptiveShuffleManager, PluginCounters}
-import org.apache.spark.shuffle.adaptive.combine.{Budget, FoldCount}
+import org.apache.spark.shuffle.adaptive.combine.Budget
 
 /**
  * Each aggregate function Spark declares, combined per executor (a local SparkSession under the
  * plugin: its map tasks share one executor, so every key's rows of eight map outputs merge),
  * against the same aggregate over one map output (nothing to merge): the same result.
  */
-class SqlCombineSuite extends AnyFunSuite with BeforeAndAfterAll {
+class SqlCombineSuite extends AnyFunSuite with BeforeAndAfterAll with AdaptiveSparkPlanHelper {
 
   private var spark: SparkSession = _
 
@@ -199,11 +201,13 @@ class SqlCombineSuite extends AnyFunSuite with BeforeAndAfterAll {
   }
 
   test("keys of strings, decimals, structs, nulls and NaN") {
+    // Every key of the 30 in each map output.
+    val name = concat(lit("s"), (col("k") % 17).cast("string"))
     val df = table(8).select(
-      when(col("k") % 5 === 0, lit(null)).otherwise(col("s")).as("ks"),
-      col("dec"),
-      struct(col("k") % 3, col("s")).as("st"),
-      when(col("k") % 4 === 0, lit(Double.NaN)).otherwise(col("d")).as("kd"),
+      when(col("k") % 5 === 0, lit(null)).otherwise(name).as("ks"),
+      (col("k") % 7).cast("decimal(30,2)").as("dec"),
+      struct(col("k") % 3, name).as("st"),
+      when(col("k") % 4 === 0, lit(Double.NaN)).otherwise((col("k") % 13).cast("double")).as("kd"),
       col("v"))
     assertGroupedAlike(df, Seq("ks", "dec", "st", "kd"), sum("v"), count(lit(1)))
   }
@@ -233,9 +237,7 @@ class SqlCombineSuite extends AnyFunSuite with BeforeAndAfterAll {
     assert(assertGroupedAlike(nulls, Seq("a", "b"), sum("v"), count(lit(1))).size === 4)
   }
 
-  test(
-    "300,000 keys stored in place, folded twice: keys whose hashes collide stay apart, " +
-      "interpreted and compiled") {
+  test("300,000 keys folded twice: keys whose hashes collide stay apart") {
     val query = spark
       .range(0, 10, 1, 2)
       .select(
@@ -258,13 +260,15 @@ class SqlCombineSuite extends AnyFunSuite with BeforeAndAfterAll {
       override def reserve(bytes: Long): Boolean = true
       override def release(bytes: Long): Unit = ()
     }
-    Seq(false, true).foreach { compiled =>
-      val engine = spec.newEngine(compiled)
+    locally {
+      val engine = spec.newEngine()
       val into = engine.newCombined(unbounded)
       (1 to 2).foreach { output =>
         val task = engine.newTaskRecords(unbounded, 1)
-        rows.foreach(row => assert(task.add(0, (0, row))))
-        assert(engine.fold(task, 0, into) === FoldCount(keys, if (output == 1) 0 else keys))
+        // Four keys to a hash: a comparison that missed a difference would merge them.
+        rows.zipWithIndex.foreach { case (row, k) => assert(task.keep(0, ((k / 4) * 7919, row))) }
+        val count = engine.fold(task, 0, into)
+        assert((count.rows, count.merged) === ((keys, if (output == 1) 0 else keys)))
         task.release()
       }
       val written = mutable.ArrayBuffer.empty[(Long, Long)]
@@ -284,8 +288,59 @@ class SqlCombineSuite extends AnyFunSuite with BeforeAndAfterAll {
           override def flush(): Unit = ()
           override def close(): Unit = ()
         })
-      assert(written.size === keys, s"compiled = $compiled")
-      assert(written.forall { case (k, total) => total == 2 * k }, s"compiled = $compiled")
+      assert(written.size === keys)
+      assert(written.forall { case (k, total) => total == 2 * k })
+    }
+  }
+
+  /** Rows folded so far (none before the first shuffle). */
+  private def folded: Long =
+    if (spark.sparkContext.env.shuffleManager.asInstanceOf[AdaptiveShuffleManager].driver.isEmpty)
+      0L
+    else
+      PluginCounters
+        .application(spark.sparkContext)("combine")
+        .asInstanceOf[Map[String, Any]]("rows_in")
+        .asInstanceOf[Long]
+
+  test(
+    "folded rows are not written: the files hold only the judging map outputs' rows, and the " +
+      "statistics AQE plans by count what was folded") {
+    val (mergedBefore, foldedBefore) = (merged, folded)
+    val grouped = table(8).groupBy("k").agg(sum("v"), count("v"))
+    assert(grouped.collect().length === 30)
+    assert(merged > mergedBefore)
+    val exchange = collectFirst(grouped.queryExecution.executedPlan) {
+      case s: ShuffleQueryStageExec if s.shuffle.isInstanceOf[AdaptiveShuffleExchangeExec] => s
+    }.get
+    val plugin = exchange.shuffle.asInstanceOf[AdaptiveShuffleExchangeExec]
+    // Each of the eight map outputs has each of the 30 keys once: its rows are in its file
+    // (the first ones on the executor judge whether folding pays, writing theirs) or folded.
+    val written = plugin.metrics(SQLShuffleWriteMetricsReporter.SHUFFLE_RECORDS_WRITTEN).value
+    assert(written + folded - foldedBefore === 8 * 30)
+    assert(written >= 2 * 30 && written < 8 * 30, written)
+    assert(exchange.mapStats.get.bytesByPartitionId.sum > 0)
+    assert(plugin.runtimeStatistics.rowCount.exists(_ > 0))
+  }
+
+  test(
+    "a combining exchange places rows as Spark's hash partitioning does: a join over the " +
+      "aggregate finds every key in Spark's exchange of the other side") {
+    spark.conf.set("spark.sql.autoBroadcastJoinThreshold", "-1")
+    spark.conf.set("spark.sql.adaptive.enabled", "false")
+    try {
+      val sums = table(8).groupBy("k").agg(sum("v").as("total"))
+      val names = spark.range(0, 30, 1, 3).select(col("id").as("k"), (col("id") * 10).as("w"))
+      val joined = sums.join(names, "k")
+      val rows = joined.collect()
+      val plan = joined.queryExecution.executedPlan.toString
+      assert(plan.contains("CombiningExchange") && plan.contains("Exchange hashpartitioning"), plan)
+      val expected = (0L until 4000L).groupBy(_ % 30).map { case (k, ids) => k -> ids.sum }
+      assert(rows.map(r => r.getLong(0) -> r.getLong(1)).toMap === expected)
+      assert(rows.forall(r => r.getLong(2) == r.getLong(0) * 10))
+    } finally {
+      spark.conf.unset("spark.sql.autoBroadcastJoinThreshold")
+      spark.conf.set("spark.sql.adaptive.enabled", "true")
     }
   }
 

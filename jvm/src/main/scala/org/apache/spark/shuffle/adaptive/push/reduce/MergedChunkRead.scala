@@ -1,5 +1,6 @@
 package org.apache.spark.shuffle.adaptive.push.reduce
 
+import org.apache.spark.internal.Logging
 import org.apache.spark.network.buffer.ManagedBuffer
 import org.apache.spark.storage.BlockManagerId
 import org.apache.spark.shuffle.adaptive.fetch.{BundledPart, BundledRead}
@@ -16,25 +17,26 @@ private[spark] final class MergedChunkRead(
     val parts: IndexedSeq[BundledPart],
     val bytes: Long,
     counters: FetchCounters)
-    extends BundledRead {
+    extends BundledRead
+    with Logging {
 
   override def blocks: Int = parts.size
 
-  override def unbundled(): Seq[(BlockManagerId, BlockRef)] = {
+  override def replacesBlocks: Boolean = true
+
+  override def instead(why: String, cause: Option[Throwable]): Seq[(BlockManagerId, BlockRef)] = {
+    logWarning(s"$why; reading its blocks from their map outputs", cause.orNull)
     counters.add(FetchCounters.ChunkFallbacks, 1)
     parts.map(p => p.home -> p.block)
   }
 
-  // Its blocks are some of their map outputs': the task may not read the blocks between them.
-  override def unbundledAcrossGaps: Boolean = false
-
   // Another size means not the chunks the layout described (the owner lost them, or a bug):
   // their offsets would cut blocks wrongly.
-  override def cut(data: ManagedBuffer): Option[BundledRead.Cut] =
-    if (data.size != bytes) None
+  override def cut(data: ManagedBuffer): Either[String, BundledRead.Cut] =
+    if (data.size != bytes) Left(s"the layout said $bytes bytes")
     else {
       counters.add(FetchCounters.ChunksRead, 1)
-      Some(BundledRead.Cut(parts, Nil))
+      Right(BundledRead.Cut(parts))
     }
 
   override def joinable: Boolean = true

@@ -1,0 +1,138 @@
+package org.apache.spark.shuffle.adaptive.combine
+
+/**
+ * What judging looks keys up in ([[Verdict]]): the hashes of a sample of the keys the judging map
+ * outputs of one round wrote on this executor. A key is in the sample of level l when the low l
+ * bits of its hash, mixed, are 0 ([[KeySample.inLevel]]): one key in 2^l, the same keys in every
+ * map output, so that looking up one map output's sample in another's counts the keys they share
+ * in the sample. A map task samples every key until it has more than [[KeySample.MaxTaskHashes]],
+ * then moves up a level ([[TaskSample]]); lookups are made at the higher level of the two. A hash
+ * stands for its key: a collision counts as a key met once in billions, which no judgement
+ * notices. Thread-safe.
+ */
+private[combine] final class KeySample {
+  private[this] var round = -1
+  private[this] var level = 0
+  private[this] var hashes = new IntSet
+
+  /**
+   * Looks for `task`'s sample (of judging round `ofRound`) among those added before in the round,
+   * then adds it: answers how many hashes were looked for (none while the round's sample is
+   * empty) and how many found.
+   */
+  def probeAndAdd(ofRound: Int, task: TaskSample): (Long, Long) = synchronized {
+    if (ofRound > round) {
+      round = ofRound
+      level = 0
+      hashes = new IntSet
+    }
+    if (ofRound < round) (0L, 0L)
+    else {
+      if (task.level > level) {
+        level = task.level
+        val kept = new IntSet
+        hashes.foreach(h => if (KeySample.inLevel(h, level)) kept.add(h))
+        hashes = kept
+      }
+      val empty = hashes.isEmpty
+      var probed, met = 0L
+      task.hashes.foreach { h =>
+        if (KeySample.inLevel(h, level)) {
+          if (!empty) {
+            probed += 1
+            if (hashes.contains(h)) met += 1
+          }
+        }
+      }
+      task.hashes.foreach(h => if (KeySample.inLevel(h, level)) hashes.add(h))
+      (probed, met)
+    }
+  }
+
+  /** Frees the sample: the round was decided. */
+  def clear(): Unit = synchronized { hashes = new IntSet }
+}
+
+private[combine] object KeySample {
+
+  /** Hashes a map task keeps before it keeps every other one fewer. */
+  val MaxTaskHashes = 1 << 16
+
+  /** Whether a key of this hash is in the sample of `level` (Murmur3's finalizer mixes it). */
+  def inLevel(hash: Int, level: Int): Boolean = {
+    var h = hash
+    h ^= h >>> 16
+    h *= 0x85ebca6b
+    h ^= h >>> 13
+    h *= 0xc2b2ae35
+    h ^= h >>> 16
+    (h & ((1 << level) - 1)) == 0
+  }
+}
+
+/**
+ * The hashes of one judging map task's sampled keys, as it writes them ([[KeySample]]): each
+ * key once, however many of its records the task writes (a fold counts keys, not records).
+ */
+private[combine] final class TaskSample {
+  var hashes = new IntSet
+  var level = 0
+
+  /** Keeps `hash` if its key is in the sample. */
+  def offer(hash: Int): Unit = if (KeySample.inLevel(hash, level)) {
+    hashes.add(hash)
+    if (hashes.size > KeySample.MaxTaskHashes) {
+      level += 1
+      val kept = new IntSet
+      hashes.foreach(h => if (KeySample.inLevel(h, level)) kept.add(h))
+      hashes = kept
+    }
+  }
+}
+
+/** A set of ints, open addressing; 0 is held apart, as it marks an empty slot. */
+private[combine] final class IntSet {
+  private[this] var slots = new Array[Int](1024)
+  private[this] var count = 0
+  private[this] var holdsZero = false
+
+  def isEmpty: Boolean = count == 0 && !holdsZero
+
+  def size: Int = count + (if (holdsZero) 1 else 0)
+
+  def contains(v: Int): Boolean =
+    if (v == 0) holdsZero
+    else {
+      val mask = slots.length - 1
+      var i = spread(v) & mask
+      while (slots(i) != 0 && slots(i) != v) i = (i + 1) & mask
+      slots(i) == v
+    }
+
+  def add(v: Int): Unit =
+    if (v == 0) holdsZero = true
+    else {
+      if (2 * (count + 1) > slots.length) grow()
+      val mask = slots.length - 1
+      var i = spread(v) & mask
+      while (slots(i) != 0 && slots(i) != v) i = (i + 1) & mask
+      if (slots(i) == 0) {
+        slots(i) = v
+        count += 1
+      }
+    }
+
+  def foreach(f: Int => Unit): Unit = {
+    if (holdsZero) f(0)
+    slots.foreach(v => if (v != 0) f(v))
+  }
+
+  private def spread(v: Int): Int = Integer.rotateLeft(v * 0x9e3779b9, 16)
+
+  private def grow(): Unit = {
+    val old = slots
+    slots = new Array[Int](2 * old.length)
+    count = 0
+    old.foreach(v => if (v != 0) add(v))
+  }
+}

@@ -1,0 +1,115 @@
+package org.apache.spark.shuffle.adaptive.combine
+
+import org.apache.spark.Aggregator
+import org.apache.spark.serializer.SerializationStream
+import org.apache.spark.util.SizeEstimator
+
+/**
+ * Combining an RDD aggregator's records as objects ([[AggregatorCombine]]): a map task
+ * combines its records per partition with `createCombiner` and `mergeValue`, as the sort
+ * shuffle's map-side combine would have, and its combiners are merged into the executor's with
+ * `mergeCombiners`. Memory is estimated by sampling (as Spark's own map-side combine does), a
+ * record's estimate counted for every record kept, since combiners may grow as they merge.
+ */
+private[combine] final class ObjectCombiners(aggregator: Aggregator[Any, Any, Any])
+    extends CombineEngine {
+  import ObjectCombiners._
+
+  override def newTaskRecords(budget: Budget, numPartitions: Int): TaskRecords =
+    new TaskCombiners(budget, numPartitions)
+
+  private final class TaskCombiners(budget: Budget, numPartitions: Int) extends TaskRecords {
+    val byPartition = new Array[java.util.HashMap[Any, Any]](numPartitions)
+    private[this] val bytesByPartition = new Array[Long](numPartitions)
+    private[this] var reserved = 0L
+    private[this] var used = 0L
+    private[this] var count = 0L
+    private[this] var bytesPerRecord = 0L
+
+    override def keep(partition: Int, record: Product2[Any, Any]): Boolean = {
+      if (count % SampleEvery == 0) {
+        bytesPerRecord = SizeEstimator.estimate(record.asInstanceOf[AnyRef])
+      }
+      val fits = used + bytesPerRecord <= reserved || {
+        // As much again as is reserved, up to a step: few reservations, and none much larger
+        // than the records need.
+        val step = math.max(bytesPerRecord, math.min(ReserveStep, reserved))
+        budget.reserve(step) && {
+          reserved += step
+          true
+        }
+      }
+      fits && {
+        count += 1
+        used += bytesPerRecord
+        bytesByPartition(partition) += bytesPerRecord
+        if (byPartition(partition) == null) byPartition(partition) = new java.util.HashMap
+        val combiners = byPartition(partition)
+        val held = combiners.get(record._1)
+        combiners.put(
+          record._1,
+          if (held == null && !combiners.containsKey(record._1))
+            aggregator.createCombiner(record._2)
+          else aggregator.mergeValue(held, record._2))
+        true
+      }
+    }
+
+    override def rows(partition: Int): Int =
+      Option(byPartition(partition)).fold(0)(_.size)
+    override def bytes(partition: Int): Long = bytesByPartition(partition)
+    override def partitions: Iterator[Int] = byPartition.indices.iterator.filter(rows(_) > 0)
+
+    override def release(): Unit = {
+      budget.release(reserved)
+      reserved = 0
+      java.util.Arrays.fill(byPartition.asInstanceOf[Array[AnyRef]], null)
+    }
+  }
+
+  override def newCombined(budget: Budget): CombinedRecords = new CombinedObjects[Any, Any](budget)
+
+  // A combiner is taken to be as large as the records it was made of: what the task reserved.
+  override def worstCase(task: TaskRecords, partition: Int, into: CombinedRecords): Long =
+    task.bytes(partition)
+
+  override def fold(task: TaskRecords, partition: Int, into: CombinedRecords): FoldCount = {
+    val records = task.asInstanceOf[TaskCombiners]
+    val combiners = into.asInstanceOf[CombinedObjects[Any, Any]]
+    val perRecord = task.bytes(partition) / math.max(1, task.rows(partition))
+    var merged = 0L
+    records.byPartition(partition).forEach { (key, combiner) =>
+      val held = combiners.map.get(key)
+      if (held == null && !combiners.map.containsKey(key)) {
+        combiners.map.put(key, combiner)
+        combiners.held += perRecord
+      } else {
+        combiners.map.put(key, aggregator.mergeCombiners(held, combiner))
+        merged += 1
+      }
+    }
+    val rows = task.rows(partition).toLong
+    FoldCount(rows, merged, (rows - merged) * perRecord)
+  }
+
+  override def write(partition: Int, records: CombinedRecords, out: SerializationStream): Unit =
+    records.asInstanceOf[CombinedObjects[Any, Any]].map.forEach { (key, combiner) =>
+      out.writeKey(key)
+      out.writeValue(combiner)
+    }
+
+  override def writeKept(task: TaskRecords, partition: Int, out: SerializationStream): Unit =
+    task.asInstanceOf[TaskCombiners].byPartition(partition).forEach { (key, combiner) =>
+      out.writeKey(key)
+      out.writeValue(combiner)
+    }
+}
+
+private object ObjectCombiners {
+
+  /** Records between two estimates of their size. */
+  val SampleEvery = 64
+
+  /** The most bytes a task's records reserve at a time. */
+  val ReserveStep = 64 * 1024
+}
