@@ -17,6 +17,8 @@ import org.apache.spark.shuffle.adaptive.protocol.{BlockMessage, CombinedSegment
 /**
  * A reduce task's read of what executor `home` combined of its partitions `[start, end)`, besides
  * the blocks of `home`'s map outputs' files (which hold what those map outputs did not fold).
+ * A record is in one place only: a file, or one segment (a map output whose fold found no room
+ * part way is in two segments of a partition, each with its own records).
  * `kept` are the map outputs at `home` the task reads (map id to map index, as Spark's map
  * statuses have them, empty blocks included). Each segment is read exactly when it holds only
  * map outputs of `kept`: a segment that holds none of them holds map outputs Spark no longer keeps
@@ -74,7 +76,6 @@ private[spark] final class CombinedRead(
   override def cut(bytes: ManagedBuffer): Either[String, BundledRead.Cut] = {
     val data = bytes.nioByteBuffer()
     val (answer, headerBytes) = Payloads.decodeCombined(data)
-    val taken = mutable.HashSet.empty[(Long, Int)]
     var offset = headerBytes.toLong
     val parts = mutable.ArrayBuffer.empty[BundledPart]
     @tailrec def check(segments: List[CombinedSegment]): Option[String] = segments match {
@@ -91,8 +92,6 @@ private[spark] final class CombinedRead(
             s"a segment of partition ${s.partition} holds map outputs the task reads " +
               s"(${s.mapIds.filter(kept.contains).mkString(", ")}) with others it must not " +
               s"(${s.mapIds.filterNot(kept.contains).mkString(", ")})")
-        } else if (!s.mapIds.forall(m => taken.add((m, s.partition)))) {
-          Some(s"two segments of partition ${s.partition} hold one map output")
         } else if (!matches(data, at, s)) {
           Some(s"a segment of partition ${s.partition} is corrupt (its checksum differs)")
         } else {

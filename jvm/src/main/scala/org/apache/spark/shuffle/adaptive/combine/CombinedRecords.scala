@@ -18,11 +18,18 @@ private[spark] trait CombinedRecords {
 
 /**
  * Combined records held as objects, one entry per key; `held` is what the engine estimates
- * they take, reserved in `budget`.
+ * they take, reserved in `budget` ([[reserve]]) before they grow.
  */
 private[spark] final class CombinedObjects[K, V](budget: Budget) extends CombinedRecords {
   val map = new java.util.HashMap[K, V]
-  var held = 0L
+  private[this] var held = 0L
+
+  /** Room for `bytes` more; false if there is none. */
+  def reserve(bytes: Long): Boolean = budget.reserve(bytes) && {
+    held += bytes
+    true
+  }
+
   override def rows: Long = map.size.toLong
   override def bytes: Long = held
   override def free(): Unit = {

@@ -30,11 +30,11 @@ import org.apache.spark.shuffle.adaptive.protocol.{CombinedAnswer, CombinedSegme
  * that name none of them (map outputs Spark no longer keeps), and fails its fetch on any other
  * ([[CombinedRead]]), so that Spark runs the executor's map tasks again.
  *
- * Memory: what a fold of a map output's rows into a partition may take is reserved first, so a
- * fold never stops half way; when the reservation fails, every partition is sealed, which gives
- * the combined records' memory back for their much smaller segments (on disk when memory is
- * short), and a partition that still finds no room becomes a segment of that map output's rows
- * alone. A fold that fails all the same (a merge throws) loses the records it was folding into:
+ * Memory: combined records reserve what they grow by as a fold adds keys; when they find no
+ * room, every partition is sealed, which gives the combined records' memory back for their much
+ * smaller segments (on disk when memory is short), and the fold goes on into fresh records; what
+ * still finds no room becomes a segment of that map output's records alone. A record is folded
+ * or in a segment, never both. A fold that fails all the same (a merge throws) loses the records it was folding into:
  * their map outputs are answered as lost ([[PartitionRecords.poison]]) and the map task fails.
  *
  * Whether map tasks fold at all is the [[Verdict]]'s: they do where merges pay for the folds,
@@ -89,18 +89,21 @@ private[spark] final class CombinedShuffle(
   private def engine: CombineEngine = engines.get()
 
   /**
-   * A map task's records of this shuffle, to be kept as it writes them; when they find no room,
-   * what is combined so far is sealed, once, to make some.
+   * A map task's records of this shuffle, to be kept as it writes them. What does not fit is
+   * written to the map output's file, and the combined records stay to merge into; only a task
+   * that finds no room for its first records seals them (their segments are much smaller), as
+   * they leave no room to fold into.
    */
   def newTaskRecords(): TaskRecords = {
-    var sealedForThisTask = false
+    var keptSome = false
     val budget = new Budget {
-      override def reserve(bytes: Long): Boolean = memory.forTask.reserve(bytes) || {
-        !sealedForThisTask && {
-          sealedForThisTask = true
+      override def reserve(bytes: Long): Boolean = {
+        val fits = memory.forTask.reserve(bytes) || (!keptSome && {
           sealAll()
           memory.forTask.reserve(bytes)
-        }
+        })
+        keptSome ||= fits
+        fits
       }
       override def release(bytes: Long): Unit = memory.forTask.release(bytes)
     }
@@ -120,31 +123,33 @@ private[spark] final class CombinedShuffle(
     var sealedToMakeRoom = false
     task.partitions.foreach { p =>
       val state = partitions.computeIfAbsent(p, _ => new PartitionRecords)
-      val outcome = foldInto(state, p, mapId, task, engine).orElse {
-        if (sealedToMakeRoom) None
-        else {
-          // No room: sealing turns the combined records into their much smaller segments.
-          sealedToMakeRoom = true
-          sealAll()
-          foldInto(state, p, mapId, task, engine)
+      val total = task.rows(p)
+      var from = 0
+      while (from < total) {
+        val (count, met) = foldFrom(state, p, mapId, task, from, engine)
+        rows += count.rows
+        merged += count.merged
+        newBytes += count.newBytes
+        if (met) {
+          couldMeet = true
+          judged += count.rows
+          judgedMerged += count.merged
         }
-      }
-      outcome match {
-        case Some((count, met)) =>
-          rows += count.rows
-          merged += count.merged
-          newBytes += count.newBytes
-          if (met) {
-            couldMeet = true
-            judged += count.rows
-            judgedMerged += count.merged
+        from = count.next
+        if (from < total) {
+          if (!sealedToMakeRoom) {
+            // No room: sealing turns the combined records into their much smaller segments.
+            sealedToMakeRoom = true
+            sealAll()
+          } else {
+            // None even then: the rest is a segment of this map output's records alone.
+            overflowed += 1
+            rows += total - from
+            newBytes += task.bytes(p) * (total - from) / total
+            state.synchronized(if (!removed) overflow(state, p, mapId, task, from, engine))
+            from = total
           }
-        case None =>
-          overflowed += 1
-          val count = task.rows(p).toLong
-          rows += count
-          newBytes += task.bytes(p)
-          state.synchronized(if (!removed) overflow(state, p, mapId, task, engine))
+        }
       }
     }
     verdict.folded(judged, judgedMerged, couldMeet).foreach { why =>
@@ -157,24 +162,26 @@ private[spark] final class CombinedShuffle(
     Fold(overflowed, rows, merged, newBytes, task.partitions.map(task.bytes).sum)
   }
 
-  /** The fold's count, and whether its rows could meet keys of another map output. */
-  private def foldInto(
+  /**
+   * Folds `task`'s records of `p` from the `from`th on into its open records, for as long as
+   * they find room; the count, and whether the records held another map output's.
+   */
+  private def foldFrom(
       state: PartitionRecords,
       p: Int,
       mapId: Long,
       task: TaskRecords,
-      engine: CombineEngine): Option[(FoldCount, Boolean)] = state.synchronized {
-    if (removed) return Some((FoldCount(task.rows(p), 0, 0), false))
+      from: Int,
+      engine: CombineEngine): (FoldCount, Boolean) = state.synchronized {
+    val total = task.rows(p)
+    if (removed) return (FoldCount(total - from, 0, 0, total), false)
     // New combined records hold nothing until their first fold.
     if (state.open == null) state.open = engine.newCombined(memory.held)
-    val worst = engine.worstCase(task, p, state.open)
-    if (!memory.held.reserve(worst)) return None
-    val before = state.open.bytes
     val couldMeet = state.open.rows > 0
     try {
-      val count = engine.fold(task, p, state.open)
-      state.openMaps += mapId
-      Some((count, couldMeet))
+      val count = engine.fold(task, p, from, state.open)
+      if (count.rows > 0 && !state.openMaps.lastOption.contains(mapId)) state.openMaps += mapId
+      (count, couldMeet)
     } catch {
       case NonFatal(e) =>
         logWarning(
@@ -183,20 +190,19 @@ private[spark] final class CombinedShuffle(
           e)
         state.poison(mapId)
         throw e
-    } finally {
-      val used = if (state.open == null) 0L else state.open.bytes - before
-      memory.held.release(worst - math.max(0L, used))
     }
   }
 
-  /** `task`'s rows of `p`, which found no room to fold, as a segment of their own. */
+  /** `task`'s records of `p` from the `from`th on, which found no room, as a segment of their own. */
   private def overflow(
       state: PartitionRecords,
       p: Int,
       mapId: Long,
       task: TaskRecords,
+      from: Int,
       engine: CombineEngine): Unit =
-    state.segments += segmentOf(p, task.rows(p).toLong, Array(mapId))(engine.writeKept(task, p, _))
+    state.segments += segmentOf(p, (task.rows(p) - from).toLong, Array(mapId))(
+      engine.writeKept(task, p, from, _))
 
   /**
    * The segments of partitions `[start, end)`, each sealed first, and the map outputs lost

@@ -70,13 +70,15 @@ private[combine] final class NumberCombiners(
 
     override def partitions: Iterator[Int] = counts.indices.iterator.filter(counts(_) > 0)
 
-    def foreach(partition: Int)(f: (Long, Long) => Unit): Unit = {
+    /**
+     * Hands `f` each combiner of `partition` from the `from`th on, until it answers false;
+     * answers the index of the first it did not take.
+     */
+    def foldFrom(partition: Int, from: Int)(f: (Long, Long) => Boolean): Int = {
       if (starts == null) index()
-      var i = starts(partition)
-      while (i < starts(partition + 1)) {
-        f(table.keys(slots(i)), table.values(slots(i)))
-        i += 1
-      }
+      var i = starts(partition) + from
+      while (i < starts(partition + 1) && f(table.keys(slots(i)), table.values(slots(i)))) i += 1
+      i - starts(partition)
     }
 
     // Counting sort of the table's slots by partition.
@@ -108,9 +110,20 @@ private[combine] final class NumberCombiners(
 
   override def newCombined(budget: Budget): CombinedRecords = new ExecutorNumbers(budget)
 
-  /** A partition's combiners on the executor; `bytes` is what its table takes. */
+  /** A partition's combiners on the executor; `bytes` is what its table takes, reserved. */
   private final class ExecutorNumbers(budget: Budget) extends CombinedRecords {
     val table = new NumberTable
+
+    /** Room for one more key: the table grown first if it must; false if there is none. */
+    def roomForOneMore(): Boolean = !table.full || {
+      val before = NumberTable.bytesOf(table.capacity)
+      budget.reserve(NumberTable.bytesOf(table.grownCapacity)) && {
+        table.grow()
+        budget.release(before)
+        true
+      }
+    }
+
     override def rows: Long = table.size
     override def bytes: Long = NumberTable.bytesOf(table.capacity)
     override def free(): Unit = {
@@ -119,29 +132,30 @@ private[combine] final class NumberCombiners(
     }
   }
 
-  override def worstCase(task: TaskRecords, partition: Int, into: CombinedRecords): Long = {
-    val table = into.asInstanceOf[ExecutorNumbers].table
-    var capacity = math.max(table.capacity, NumberTable.InitialCapacity).toLong
-    while (2 * (table.size + task.rows(partition)) > capacity) capacity *= 2
-    // While it grows, the old table and the new one.
-    if (capacity > table.capacity) NumberTable.bytesOf(capacity + table.capacity) else 0L
-  }
-
-  override def fold(task: TaskRecords, partition: Int, into: CombinedRecords): FoldCount = {
-    val table = into.asInstanceOf[ExecutorNumbers].table
+  override def fold(
+      task: TaskRecords,
+      partition: Int,
+      from: Int,
+      into: CombinedRecords): FoldCount = {
+    val combined = into.asInstanceOf[ExecutorNumbers]
+    val table = combined.table
     var merged = 0L
-    task.asInstanceOf[TaskNumbers].foreach(partition) { (key, combiner) =>
-      if (table.full) table.grow()
-      val slot = table.find(key)
-      if (table.holds(slot)) {
+    val next = task.asInstanceOf[TaskNumbers].foldFrom(partition, from) { (key, combiner) =>
+      val slot = if (table.capacity == 0) -1 else table.find(key)
+      if (slot >= 0 && table.holds(slot)) {
         val sum =
           aggregator.mergeCombiners(combiners.box(table.values(slot)), combiners.box(combiner))
         table.values(slot) = combiners.bits(sum)
         merged += 1
-      } else table.insert(slot, key, combiner, partition)
+        true
+      } else
+        combined.roomForOneMore() && {
+          table.insert(table.find(key), key, combiner, partition)
+          true
+        }
     }
-    val rows = task.rows(partition).toLong
-    FoldCount(rows, merged, (rows - merged) * NumberTable.EntryBytes)
+    val rows = (next - from).toLong
+    FoldCount(rows, merged, (rows - merged) * NumberTable.EntryBytes, next)
   }
 
   override def write(partition: Int, records: CombinedRecords, out: SerializationStream): Unit = {
@@ -156,10 +170,15 @@ private[combine] final class NumberCombiners(
     }
   }
 
-  override def writeKept(task: TaskRecords, partition: Int, out: SerializationStream): Unit =
-    task.asInstanceOf[TaskNumbers].foreach(partition) { (key, combiner) =>
+  override def writeKept(
+      task: TaskRecords,
+      partition: Int,
+      from: Int,
+      out: SerializationStream): Unit =
+    task.asInstanceOf[TaskNumbers].foldFrom(partition, from) { (key, combiner) =>
       out.writeKey(keys.box(key))
       out.writeValue(combiners.box(combiner))
+      true
     }
 }
 

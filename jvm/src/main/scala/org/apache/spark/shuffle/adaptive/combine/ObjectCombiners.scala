@@ -19,7 +19,7 @@ private[combine] final class ObjectCombiners(aggregator: Aggregator[Any, Any, An
     new TaskCombiners(budget, numPartitions)
 
   private final class TaskCombiners(budget: Budget, numPartitions: Int) extends TaskRecords {
-    val byPartition = new Array[java.util.HashMap[Any, Any]](numPartitions)
+    private[this] val byPartition = new Array[java.util.HashMap[Any, Any]](numPartitions)
     private[this] val bytesByPartition = new Array[Long](numPartitions)
     private[this] var reserved = 0L
     private[this] var used = 0L
@@ -55,6 +55,26 @@ private[combine] final class ObjectCombiners(aggregator: Aggregator[Any, Any, An
       }
     }
 
+    /**
+     * Hands `f` each key and combiner of `partition` from the `from`th on (in the map's order,
+     * the same each time), until it answers false; answers the index of the first not taken.
+     */
+    def foldFrom(partition: Int, from: Int)(f: (Any, Any) => Boolean): Int = {
+      val entries = byPartition(partition).entrySet.iterator
+      var i = 0
+      while (i < from) {
+        entries.next()
+        i += 1
+      }
+      var taking = true
+      while (taking && entries.hasNext) {
+        val entry = entries.next()
+        taking = f(entry.getKey, entry.getValue)
+        if (taking) i += 1
+      }
+      i
+    }
+
     override def rows(partition: Int): Int =
       Option(byPartition(partition)).fold(0)(_.size)
     override def bytes(partition: Int): Long = bytesByPartition(partition)
@@ -69,27 +89,30 @@ private[combine] final class ObjectCombiners(aggregator: Aggregator[Any, Any, An
 
   override def newCombined(budget: Budget): CombinedRecords = new CombinedObjects[Any, Any](budget)
 
-  // A combiner is taken to be as large as the records it was made of: what the task reserved.
-  override def worstCase(task: TaskRecords, partition: Int, into: CombinedRecords): Long =
-    task.bytes(partition)
-
-  override def fold(task: TaskRecords, partition: Int, into: CombinedRecords): FoldCount = {
+  // A combiner is taken to be as large as the records it was made of, on average.
+  override def fold(
+      task: TaskRecords,
+      partition: Int,
+      from: Int,
+      into: CombinedRecords): FoldCount = {
     val records = task.asInstanceOf[TaskCombiners]
     val combiners = into.asInstanceOf[CombinedObjects[Any, Any]]
     val perRecord = task.bytes(partition) / math.max(1, task.rows(partition))
     var merged = 0L
-    records.byPartition(partition).forEach { (key, combiner) =>
+    val next = records.foldFrom(partition, from) { (key, combiner) =>
       val held = combiners.map.get(key)
-      if (held == null && !combiners.map.containsKey(key)) {
-        combiners.map.put(key, combiner)
-        combiners.held += perRecord
-      } else {
+      if (held != null || combiners.map.containsKey(key)) {
         combiners.map.put(key, aggregator.mergeCombiners(held, combiner))
         merged += 1
-      }
+        true
+      } else
+        combiners.reserve(perRecord) && {
+          combiners.map.put(key, combiner)
+          true
+        }
     }
-    val rows = task.rows(partition).toLong
-    FoldCount(rows, merged, (rows - merged) * perRecord)
+    val rows = (next - from).toLong
+    FoldCount(rows, merged, (rows - merged) * perRecord, next)
   }
 
   override def write(partition: Int, records: CombinedRecords, out: SerializationStream): Unit =
@@ -98,10 +121,15 @@ private[combine] final class ObjectCombiners(aggregator: Aggregator[Any, Any, An
       out.writeValue(combiner)
     }
 
-  override def writeKept(task: TaskRecords, partition: Int, out: SerializationStream): Unit =
-    task.asInstanceOf[TaskCombiners].byPartition(partition).forEach { (key, combiner) =>
+  override def writeKept(
+      task: TaskRecords,
+      partition: Int,
+      from: Int,
+      out: SerializationStream): Unit =
+    task.asInstanceOf[TaskCombiners].foldFrom(partition, from) { (key, combiner) =>
       out.writeKey(key)
       out.writeValue(combiner)
+      true
     }
 }
 

@@ -5,37 +5,42 @@ import org.apache.spark.shuffle.adaptive.combine.{Budget, CombinedRecords}
 
 /**
  * Combined rows whose buffers are updated in place: each record is `[key length][buffer
- * length][key][buffer]` in pages ([[RecordPages]]), found by an open-addressing table whose slot
- * i holds the record's address plus one (0: empty) at 2i and its keys' hash at 2i + 1, side by
- * side, so a probe touches one cache line before the record's. The hash is the one the exchange
- * partitioned the row by, which is why a slot is chosen by its bits mixed
- * ([[BinaryRecords.slotOf]]): a partition's keys share the hash's low bits.
+ * length][key][buffer]` in pages ([[RecordPages]]), found by an open-addressing table whose slots
+ * each hold, in one long, the record's address plus one (0: empty) and its keys' hash, so a probe
+ * touches one cache line before the record's. The hash is the one the exchange partitioned the
+ * row by, which is why a slot is chosen by its bits mixed ([[BinaryRecords.slotOf]]): a
+ * partition's keys share the hash's low bits. What the pages and the table take is reserved in
+ * `budget` before they grow.
  */
 private[sql] final class BinaryRecords(budget: Budget) extends CombinedRecords {
   val pages = new RecordPages(budget, 4 * 1024, BinaryRecords.MaxPage)
-  // Made by the first fold, within what it reserved.
   var slots = new Array[Long](0)
   var size = 0
 
-  def capacity: Int = slots.length / 2
+  def capacity: Int = slots.length
 
   override def rows: Long = size
   override def bytes: Long = pages.bytes + 8L * slots.length
 
-  def resize(newCapacity: Int): Unit = {
+  /** Room for one more key: the table grown first if it must; false if there is none. */
+  def roomForOneMore(): Boolean =
+    2 * (size + 1) <= capacity || resize(math.max(BinaryRecords.InitialSlots, 2 * capacity))
+
+  private def resize(newCapacity: Int): Boolean = budget.reserve(8L * newCapacity) && {
     val old = slots
-    slots = new Array[Long](2 * newCapacity)
+    slots = new Array[Long](newCapacity)
     val mask = newCapacity - 1
     var i = 0
     while (i < old.length) {
       if (old(i) != 0) {
-        var slot = BinaryRecords.slotOf(old(i + 1).toInt, mask)
-        while (slots(2 * slot) != 0) slot = (slot + 1) & mask
-        slots(2 * slot) = old(i)
-        slots(2 * slot + 1) = old(i + 1)
+        var slot = BinaryRecords.slotOf(BinaryRecords.hashOf(old(i)), mask)
+        while (slots(slot) != 0) slot = (slot + 1) & mask
+        slots(slot) = old(i)
       }
-      i += 2
+      i += 1
     }
+    budget.release(8L * old.length)
+    true
   }
 
   override def free(): Unit = {
@@ -48,7 +53,9 @@ private[sql] final class BinaryRecords(budget: Budget) extends CombinedRecords {
 private[sql] object BinaryRecords {
 
   /** The largest page of combined records: what a partition's last page leaves unused. */
-  val MaxPage = 64 * 1024
+  val MaxPage: Int = 1 << 14
+
+  val InitialSlots = 16
 
   /** Murmur3's finalizer: every bit of the hash moves every bit of the slot. */
   def slotOf(hash: Int, mask: Int): Int = {
@@ -61,16 +68,29 @@ private[sql] object BinaryRecords {
     h & mask
   }
 
-  /** Where a record lies: its page's index in the high half, its offset in the low half. */
-  def address(page: Int, offset: Int): Long = (page.toLong << 32) | offset.toLong
-  def pageOf(address: Long): Int = (address >>> 32).toInt
-  def offsetOf(address: Long): Int = address.toInt
+  /**
+   * Where a record lies, in an int: its page's index above [[OffsetBits]], its offset below (a
+   * record larger than a page has one of its own, at offset 0).
+   */
+  def address(page: Int, offset: Int): Int = (page << OffsetBits) | offset
+  def pageOf(address: Int): Int = address >>> OffsetBits
+  def offsetOf(address: Int): Int = address & (MaxPage - 1)
+
+  private val OffsetBits = 14
+
+  /** Pages a partition's records may take: addresses stay below 2^31. */
+  val MaxPages: Int = (1 << (31 - OffsetBits)) - 1
+
+  /** A slot: a record's address plus one, and its keys' hash. */
+  def slot(address: Int, hash: Int): Long = ((address + 1).toLong << 32) | (hash & 0xffffffffL)
+  def addressOf(slot: Long): Int = (slot >>> 32).toInt - 1
+  def hashOf(slot: Long): Int = slot.toInt
 }
 
 /**
  * Byte pages, each as large as the last twice over (from `first` up to `max`, or what one
- * record needs): records never move. Their bytes are reserved in `budget` before they are
- * allocated (a fold reserves its worst case), and given back by [[release]].
+ * record needs): records never move. A page's bytes are reserved in `budget` before it is
+ * allocated, and given back by [[release]].
  */
 private[sql] final class RecordPages(budget: Budget, first: Int, max: Int) {
   var pages = new Array[Array[Byte]](4)
@@ -79,10 +99,11 @@ private[sql] final class RecordPages(budget: Budget, first: Int, max: Int) {
   private[this] var size = first
   var bytes = 0L
 
-  /** Room for `length` bytes: its address. */
-  def allocate(length: Int): Long = {
+  /** Room for `length` bytes: its address, or -1 if a page it needs finds no room. */
+  def allocate(length: Int): Int = {
     if (count == 0 || used + length > pages(count - 1).length) {
       val pageBytes = math.max(length, size)
+      if (count == BinaryRecords.MaxPages || !budget.reserve(pageBytes)) return -1
       if (count == pages.length) pages = java.util.Arrays.copyOf(pages, count * 2)
       pages(count) = new Array[Byte](pageBytes)
       count += 1
@@ -95,11 +116,9 @@ private[sql] final class RecordPages(budget: Budget, first: Int, max: Int) {
     at
   }
 
-  def nextPageBytes(length: Int): Int = math.max(length, size)
-
   /** The page of a record's address, and the offset of its first byte for [[Platform]]. */
-  def page(address: Long): Array[Byte] = pages(BinaryRecords.pageOf(address))
-  def offset(address: Long): Long = Platform.BYTE_ARRAY_OFFSET + BinaryRecords.offsetOf(address)
+  def page(address: Int): Array[Byte] = pages(BinaryRecords.pageOf(address))
+  def offset(address: Int): Long = Platform.BYTE_ARRAY_OFFSET + BinaryRecords.offsetOf(address)
 
   def release(): Unit = {
     budget.release(bytes)

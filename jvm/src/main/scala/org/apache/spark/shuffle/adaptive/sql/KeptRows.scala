@@ -74,12 +74,18 @@ private[sql] final class KeptRows(budget: Budget, numPartitions: Int) extends Ta
   }
 
   /**
-   * Hands `f` the rows of `partition` in batches, in the order they came: `f(page, n)` gets n
-   * rows of `page`, row i at `Platform.BYTE_ARRAY_OFFSET + offsets(i)`, `lengths(i)` long, its
-   * keys' hash `hashes(i)`.
+   * Hands `f` the rows of `partition` from the `from`th on, in batches, in the order they came:
+   * `f(page, n)` gets n rows of `page`, row i at `Platform.BYTE_ARRAY_OFFSET + offsets(i)`,
+   * `lengths(i)` long, its keys' hash `hashes(i)`; `f` answers how many of them it took, and
+   * fewer than n ends the walk. Answers the index of the first row not taken.
    */
-  def foreachBatch(partition: Int, offsets: Array[Int], lengths: Array[Int], hashes: Array[Int])(
-      f: (Array[Byte], Int) => Unit): Unit = {
+  def foreachBatch(
+      partition: Int,
+      from: Int,
+      offsets: Array[Int],
+      lengths: Array[Int],
+      hashes: Array[Int])(f: (Array[Byte], Int) => Int): Int = {
+    var index = 0
     var i = 0
     while (i < pageCounts(partition)) {
       val page = pages(partition)(i)
@@ -89,16 +95,23 @@ private[sql] final class KeptRows(budget: Budget, numPartitions: Int) extends Ta
         var n = 0
         while (n < offsets.length && at < end) {
           val length = Platform.getInt(page, Platform.BYTE_ARRAY_OFFSET + at)
-          hashes(n) = Platform.getInt(page, Platform.BYTE_ARRAY_OFFSET + at + 4)
-          offsets(n) = at + Header
-          lengths(n) = length
-          n += 1
+          if (index >= from) {
+            hashes(n) = Platform.getInt(page, Platform.BYTE_ARRAY_OFFSET + at + 4)
+            offsets(n) = at + Header
+            lengths(n) = length
+            n += 1
+          }
+          index += 1
           at += Header + length
         }
-        f(page, n)
+        if (n > 0) {
+          val taken = f(page, n)
+          if (taken < n) return index - n + taken
+        }
       }
       i += 1
     }
+    index
   }
 }
 
@@ -108,5 +121,5 @@ private[sql] object KeptRows {
   val Header = 8
 
   private val FirstPage = 512
-  private val MaxPage = 64 * 1024
+  private val MaxPage = 16 * 1024
 }

@@ -145,38 +145,29 @@ private[sql] final class SqlFoldEngine(
   override def newCombined(budget: Budget): CombinedRecords =
     if (binary) new BinaryRecords(budget) else new ObjectRows(budget)
 
-  override def worstCase(task: TaskRecords, partition: Int, into: CombinedRecords): Long = {
-    val rows = task.rows(partition).toLong
-    val bytes = task.bytes(partition)
-    into match {
-      case b: BinaryRecords =>
-        // Every row a new key: a record of key and buffer (one null-bit word more than the
-        // row), pages up to one more, and the table grown to twice the keys.
-        var capacity = math.max(b.capacity, InitialSlots).toLong
-        while (2 * (b.size + rows) > capacity) capacity *= 2
-        val grown = if (capacity > b.capacity) 16L * (capacity + b.capacity) else 0L
-        bytes + rows * (KeptRows.Header + 8) + b.pages.nextPageBytes(BinaryRecords.MaxPage) + grown
-      case _ => 2 * bytes + rows * ObjectOverhead
-    }
-  }
-
   // A partial aggregate's output holds one row per key, so each row met a key held before
   // or made one.
-  override def fold(task: TaskRecords, partition: Int, into: CombinedRecords): FoldCount = {
+  override def fold(
+      task: TaskRecords,
+      partition: Int,
+      from: Int,
+      into: CombinedRecords): FoldCount = {
     val kept = task.asInstanceOf[KeptRows]
     newBytes = 0L
-    val merged = into match {
-      case b: BinaryRecords => foldBinary(kept, partition, b)
-      case o => foldObjects(kept, partition, o.asInstanceOf[ObjectRows])
+    merged = 0L
+    val next = into match {
+      case b: BinaryRecords => foldBinary(kept, partition, from, b)
+      case o => foldObjects(kept, partition, from, o.asInstanceOf[ObjectRows])
     }
-    FoldCount(task.rows(partition), merged, newBytes)
+    FoldCount(next - from, merged, newBytes, next)
   }
 
   private[this] val batchOffsets = new Array[Int](Batch)
   private[this] val batchLengths = new Array[Int](Batch)
   private[this] val batchHashes = new Array[Int](Batch)
 
-  /** Bytes of the rows the current fold made new records of. */
+  /** Of the current fold: rows that met a key held, bytes of the rows made new records of. */
+  private[this] var merged = 0L
   private[this] var newBytes = 0L
 
   /** What the loads that bring a batch's slots and records into cache read (kept, unused). */
@@ -185,83 +176,92 @@ private[sql] final class SqlFoldEngine(
   /**
    * Folds rows a batch at a time: first a load of each row's slot and of the record there
    * (independent loads the processor overlaps: a partition's records are read in no order, so
-   * each would otherwise wait for memory in turn), then each row in order.
+   * each would otherwise wait for memory in turn), then each row in order, until one finds no
+   * room; answers the index of the first row not folded.
    */
-  private def foldBinary(rows: KeptRows, partition: Int, into: BinaryRecords): Long = {
-    if (into.capacity == 0) into.resize(InitialSlots)
-    var merged = 0L
-    rows.foreachBatch(partition, batchOffsets, batchLengths, batchHashes) { (page, n) =>
+  private def foldBinary(rows: KeptRows, partition: Int, from: Int, into: BinaryRecords): Int =
+    rows.foreachBatch(partition, from, batchOffsets, batchLengths, batchHashes) { (page, n) =>
       var sink = 0L
       val mask = into.capacity - 1
       var i = 0
-      while (i < n) {
-        val address = into.slots(2 * BinaryRecords.slotOf(batchHashes(i), mask))
-        if (address != 0)
-          sink += Platform.getLong(into.pages.page(address - 1), into.pages.offset(address - 1))
-        i += 1
+      if (mask >= 0) {
+        while (i < n) {
+          val slot = into.slots(BinaryRecords.slotOf(batchHashes(i), mask))
+          if (slot != 0) {
+            val address = BinaryRecords.addressOf(slot)
+            sink += Platform.getLong(into.pages.page(address), into.pages.offset(address))
+          }
+          i += 1
+        }
       }
       touched += sink
       i = 0
-      while (i < n) {
+      var room = true
+      while (room && i < n) {
         inputRow.pointTo(page, Platform.BYTE_ARRAY_OFFSET + batchOffsets(i), batchLengths(i))
-        merged += foldRow(into, batchHashes(i))
-        i += 1
+        room = foldRow(into, batchHashes(i))
+        if (room) i += 1
       }
+      i
     }
-    merged
-  }
 
-  /** Folds `inputRow`, whose keys hash to `hash`; 1 if it met a key held, else 0. */
-  private def foldRow(into: BinaryRecords, hash: Int): Long = {
-    val mask = into.capacity - 1
-    var slot = BinaryRecords.slotOf(hash, mask)
-    var found = -1L
-    while (found < 0 && into.slots(2 * slot) != 0) {
-      val record = into.slots(2 * slot) - 1
-      if (into.slots(2 * slot + 1).toInt == hash && {
-          pointToKey(into, record)
-          keysInPlace.same(inputRow, keyRow)
-        }) {
-        found = record
-      } else slot = (slot + 1) & mask
+  /** Folds `inputRow`, whose keys hash to `hash`; false, folding nothing, if it finds no room. */
+  private def foldRow(into: BinaryRecords, hash: Int): Boolean = {
+    var found = find(into, hash)
+    if (found >= 0) merged += 1
+    else {
+      if (!into.roomForOneMore()) return false
+      val key = keyOf(inputRow)
+      val keyLength = key.getSizeInBytes
+      val record = into.pages.allocate(KeptRows.Header + keyLength + emptyBuffer.length)
+      if (record < 0) return false
+      val page = into.pages.page(record)
+      val offset = into.pages.offset(record)
+      Platform.putInt(page, offset, keyLength)
+      Platform.putInt(page, offset + 4, emptyBuffer.length)
+      key.writeToMemory(page, offset + KeptRows.Header)
+      Platform.copyMemory(
+        emptyBuffer,
+        Platform.BYTE_ARRAY_OFFSET,
+        page,
+        offset + KeptRows.Header + keyLength,
+        emptyBuffer.length)
+      val mask = into.capacity - 1
+      var slot = BinaryRecords.slotOf(hash, mask)
+      while (into.slots(slot) != 0) slot = (slot + 1) & mask
+      into.slots(slot) = BinaryRecords.slot(record, hash)
+      into.size += 1
+      newBytes += inputRow.getSizeInBytes
+      found = record
     }
-    val merged =
-      if (found >= 0) 1L
-      else {
-        val key = keyOf(inputRow)
-        val keyLength = key.getSizeInBytes
-        val record = into.pages.allocate(KeptRows.Header + keyLength + emptyBuffer.length)
-        val page = into.pages.page(record)
-        val offset = into.pages.offset(record)
-        Platform.putInt(page, offset, keyLength)
-        Platform.putInt(page, offset + 4, emptyBuffer.length)
-        key.writeToMemory(page, offset + KeptRows.Header)
-        Platform.copyMemory(
-          emptyBuffer,
-          Platform.BYTE_ARRAY_OFFSET,
-          page,
-          offset + KeptRows.Header + keyLength,
-          emptyBuffer.length)
-        into.slots(2 * slot) = record + 1
-        into.slots(2 * slot + 1) = hash.toLong
-        into.size += 1
-        if (2 * into.size > into.capacity) into.resize(into.capacity * 2)
-        newBytes += inputRow.getSizeInBytes
-        found = record
-        0L
-      }
     pointToBuffer(into, found)
     mergeInto(bufferRow)
-    merged
+    true
   }
 
-  private def pointToKey(into: BinaryRecords, record: Long): Unit = {
+  /** The record of `inputRow`'s keys, which hash to `hash`, or -1. */
+  private def find(into: BinaryRecords, hash: Int): Int = {
+    val mask = into.capacity - 1
+    if (mask < 0) return -1
+    var slot = BinaryRecords.slotOf(hash, mask)
+    while (into.slots(slot) != 0) {
+      val held = into.slots(slot)
+      if (BinaryRecords.hashOf(held) == hash && {
+          pointToKey(into, BinaryRecords.addressOf(held))
+          keysInPlace.same(inputRow, keyRow)
+        }) return BinaryRecords.addressOf(held)
+      slot = (slot + 1) & mask
+    }
+    -1
+  }
+
+  private def pointToKey(into: BinaryRecords, record: Int): Unit = {
     val page = into.pages.page(record)
     val offset = into.pages.offset(record)
     keyRow.pointTo(page, offset + KeptRows.Header, Platform.getInt(page, offset))
   }
 
-  private def pointToBuffer(into: BinaryRecords, record: Long): Unit = {
+  private def pointToBuffer(into: BinaryRecords, record: Int): Unit = {
     val page = into.pages.page(record)
     val offset = into.pages.offset(record)
     val keyLength = Platform.getInt(page, offset)
@@ -269,30 +269,31 @@ private[sql] final class SqlFoldEngine(
     bufferRow.pointTo(page, offset + KeptRows.Header + keyLength, Platform.getInt(page, offset + 4))
   }
 
-  private def foldObjects(rows: KeptRows, partition: Int, into: ObjectRows): Long = {
-    var merged = 0L
-    rows.foreachBatch(partition, batchOffsets, batchLengths, batchHashes) { (page, n) =>
+  private def foldObjects(rows: KeptRows, partition: Int, from: Int, into: ObjectRows): Int =
+    rows.foreachBatch(partition, from, batchOffsets, batchLengths, batchHashes) { (page, n) =>
       var i = 0
-      while (i < n) {
+      var room = true
+      while (room && i < n) {
         inputRow.pointTo(page, Platform.BYTE_ARRAY_OFFSET + batchOffsets(i), batchLengths(i))
-        merged += foldObjectRow(into)
-        i += 1
+        room = foldObjectRow(into)
+        if (room) i += 1
       }
+      i
     }
-    merged
-  }
 
-  /** Folds `inputRow` into its key's buffer; 1 if it met a key held, else 0. */
-  private def foldObjectRow(into: ObjectRows): Long = {
+  /** Folds `inputRow` into its key's buffer; false, folding nothing, if it finds no room. */
+  private def foldObjectRow(into: ObjectRows): Boolean = {
     val key = keyOf(inputRow)
     var buffer = into.map.get(key)
-    val merged = if (buffer == null) 0L else 1L
+    // Typed buffers grow as they merge: each merge is taken to bring what its row holds.
+    val grows = (if (buffer == null) key.getSizeInBytes + ObjectOverhead else 0L) +
+      (if (buffer == null || typed.nonEmpty) inputRow.getSizeInBytes else 0L)
+    if (grows > 0 && !into.reserve(grows)) return false
     if (buffer == null) {
       buffer = newBuffer()
       into.map.put(key.copy(), buffer)
-      into.held += key.getSizeInBytes + inputRow.getSizeInBytes + ObjectOverhead
       newBytes += inputRow.getSizeInBytes
-    }
+    } else merged += 1
     mergeInto(buffer)
     // Values the merge took from the input row point into the task's pages, which go.
     var i = 0
@@ -303,9 +304,7 @@ private[sql] final class SqlFoldEngine(
       }
       i += 1
     }
-    // Typed buffers grow as they merge: count what each merge brings.
-    if (typed.nonEmpty) into.held += inputRow.getSizeInBytes
-    merged
+    true
   }
 
   override def write(partition: Int, records: CombinedRecords, out: SerializationStream): Unit = {
@@ -316,11 +315,11 @@ private[sql] final class SqlFoldEngine(
         var i = 0
         while (i < b.slots.length) {
           if (b.slots(i) != 0) {
-            pointToBuffer(b, b.slots(i) - 1)
+            pointToBuffer(b, BinaryRecords.addressOf(b.slots(i)))
             out.writeKey(key)
             out.writeValue(result(joined(keyRow, bufferRow)))
           }
-          i += 2
+          i += 1
         }
       case o =>
         o.asInstanceOf[ObjectRows].map.forEach { (k, buffer) =>
@@ -331,9 +330,14 @@ private[sql] final class SqlFoldEngine(
     }
   }
 
-  override def writeKept(task: TaskRecords, partition: Int, out: SerializationStream): Unit =
-    task.asInstanceOf[KeptRows].foreachBatch(partition, batchOffsets, batchLengths, batchHashes) {
-      (page, n) =>
+  override def writeKept(
+      task: TaskRecords,
+      partition: Int,
+      from: Int,
+      out: SerializationStream): Unit =
+    task
+      .asInstanceOf[KeptRows]
+      .foreachBatch(partition, from, batchOffsets, batchLengths, batchHashes) { (page, n) =>
         var i = 0
         while (i < n) {
           inputRow.pointTo(page, Platform.BYTE_ARRAY_OFFSET + batchOffsets(i), batchLengths(i))
@@ -341,15 +345,14 @@ private[sql] final class SqlFoldEngine(
           out.writeValue(inputRow)
           i += 1
         }
-    }
+        n
+      }
 }
 
 private object SqlFoldEngine {
 
   /** Combined rows of objects: a key's buffer is a row of the buffer's values. */
   type ObjectRows = CombinedObjects[UnsafeRow, SpecificInternalRow]
-
-  private val InitialSlots = 16
 
   /** Rows whose slots and records are brought into cache together. */
   private val Batch = 16

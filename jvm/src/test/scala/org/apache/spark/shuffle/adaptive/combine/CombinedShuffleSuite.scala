@@ -271,54 +271,42 @@ class CombinedShuffleSuite extends AnyFunSuite {
     assert((1 to 40).forall(_ => shuffle.nextMap(newMapIndex())._1 == Verdict.Fold))
   }
 
-  /** Bytes a map output's `records` take kept by its task, and folded into fresh records. */
-  private def footprint(records: Seq[(Int, Int)]): (Long, Long) = {
-    val memory = new CombineMemory(1L << 30)
-    val shuffle = newShuffle(memory)
+  test(
+    "a fold that finds no room part way seals the records and goes on into fresh ones: its " +
+      "records are in two segments of a partition, each record in one") {
+    val memory = new CombineMemory(1L << 20)
+    val shuffle = folding(newShuffle(memory))
+    fold(shuffle, 1, (1 to 200).map(_ -> 1))
+    // Map 2's keys are even (partition 0): half of them map 1's.
     val task = shuffle.newTaskRecords()
-    records.foreach { case (k, v) => assert(task.keep(k % 2, (k, v))) }
-    val kept = memory.used
-    shuffle.fold(1, task)
+    (2 to 400 by 2).foreach(k => assert(task.keep(0, (k, 1))))
+    // Another shuffle's records take the rest: keys 202 to 400 find no room to grow into until
+    // map 1's records are sealed.
+    var others = 0L
+    while (memory.held.reserve(64)) others += 64
+    val folded = shuffle.fold(2, task)
     task.release()
-    (kept, memory.used)
+    memory.held.release(others)
+    assert((folded.partitionsOverflowed, folded.rows, folded.rowsMerged) === ((0, 200, 100)))
+    val expected =
+      (1 to 200).map(_ -> 1).toMap ++ (2 to 400 by 2).map(k => k -> (if (k <= 200) 2 else 1))
+    assert(sums(shuffle) === expected)
+    assert(
+      read(shuffle, 0, 1).map(_._2) === Seq(Seq(1L, 2L), Seq(2L)),
+      "partition 0: maps 1 and 2 sealed, then the rest of map 2")
   }
 
   test(
-    "folds that had to seal first (memory held elsewhere meanwhile) are not judged: folding " +
-      "goes on and merges once there is room") {
-    val keys = (1 to 200).map(_ -> 1)
-    val (kept, held) = footprint(keys)
-    // Room for a task's kept records beside another map output's folded ones (tasks may take
-    // three quarters), until another shuffle's records take what leaves room only once map 1's
-    // are sealed away.
-    val capacity = (kept + held) * 4 / 3 + 64
-    val memory = new CombineMemory(capacity)
-    val shuffle = folding(newShuffle(memory))
-    fold(shuffle, 1, keys)
-    val othersRecords = held / 2
-    assert(memory.held.reserve(othersRecords))
-    assert(fold(shuffle, 2, keys).rowsMerged === 0)
-    memory.held.release(othersRecords)
-    assert(
-      shuffle.nextMap(newMapIndex())._1 === Verdict.Fold,
-      "off after two folds that could not merge")
-    (3 to 4).foreach(m => assert(fold(shuffle, m, keys).rowsMerged === keys.size))
-    assert(shuffle.nextMap(newMapIndex())._1 === Verdict.Fold)
-    assert(sums(shuffle) === keys.map { case (k, _) => k -> 4 }.toMap)
-  }
-
-  test("a memory too small to hold two map outputs' records turns folding off, saying why") {
-    def keys(m: Int) = (1 to 200).map(k => (m * 1000 + k) -> 1)
-    val (kept, held) = footprint(keys(0))
-    // A fresh fold fits beside its task's kept records; a fold beside another map's does not.
-    val memory = new CombineMemory(kept * 3 / 2 + held / 2)
-    val shuffle = folding(newShuffle(memory))
+    "folds that never meet records holding another map output's (each sealed away first, as " +
+      "when the memory holds less than two map outputs' records) turn folding off") {
+    val shuffle = folding(newShuffle(new CombineMemory(1L << 20)))
     (1 to Verdict.FoldsWithoutMeeting).foreach { m =>
       assert(shuffle.nextMap(newMapIndex())._1 === Verdict.Fold)
-      assert(fold(shuffle, m, keys(m)).partitionsOverflowed === 0)
+      shuffle.sealAll()
+      assert(fold(shuffle, m, (1 to 200).map(_ -> 1)).rowsMerged === 0)
     }
     assert(shuffle.nextMap(newMapIndex())._1 === Verdict.Write)
-    assert(sums(shuffle).size === Verdict.FoldsWithoutMeeting * 200)
+    assert(sums(shuffle) === (1 to 200).map(_ -> Verdict.FoldsWithoutMeeting).toMap)
   }
 
   test(

@@ -267,8 +267,9 @@ class SqlCombineSuite extends AnyFunSuite with BeforeAndAfterAll with AdaptiveSp
         val task = engine.newTaskRecords(unbounded, 1)
         // Four keys to a hash: a comparison that missed a difference would merge them.
         rows.zipWithIndex.foreach { case (row, k) => assert(task.keep(0, ((k / 4) * 7919, row))) }
-        val count = engine.fold(task, 0, into)
-        assert((count.rows, count.merged) === ((keys, if (output == 1) 0 else keys)))
+        val count = engine.fold(task, 0, 0, into)
+        assert(
+          (count.rows, count.merged, count.next) === ((keys, if (output == 1) 0 else keys, keys)))
         task.release()
       }
       val written = mutable.ArrayBuffer.empty[(Long, Long)]
