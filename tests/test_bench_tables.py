@@ -352,11 +352,18 @@ def test_memory_table_compares_the_executor_that_held_most_with_sort():
         }
         probe["0"] = {"netty_pooled_bytes": mib, "netty_direct_bytes": mib, "netty_oom_episodes": episodes}
         plugin = (
-            {"1": {"executor_fetch_peak_bytes": held * mib, "direct_memory_deferrals": deferrals}}
+            {
+                "1": {
+                    "executor_fetch_peak_bytes": held * mib,
+                    "combine_memory_peak_bytes": 2 * held * mib,
+                    "direct_memory_deferrals": deferrals,
+                }
+            }
             if held
             else {}
         )
-        spark_peaks = {"1": {"heap_peak_bytes": 100 * mib, "rss_peak_bytes": 300 * mib}, "driver": {}}
+        heap = 100 if held is None else 110
+        spark_peaks = {"1": {"heap_peak_bytes": heap * mib, "rss_peak_bytes": 300 * mib}, "driver": {}}
         return {
             "status": "ok",
             "workload": "slowreduce",
@@ -388,8 +395,11 @@ def test_memory_table_compares_the_executor_that_held_most_with_sort():
         "1.00x",
         "144.0",
         "-",
+        "-",
         "300",
+        "1.00x",
         "100",
+        "1.00x",
         # Both executors' episodes: medians of 2 and 6.
         "4",
         "3",
@@ -404,8 +414,11 @@ def test_memory_table_compares_the_executor_that_held_most_with_sort():
         "0.22x",
         "32.0",
         "12.0",
+        "24.0",
         "300",
-        "100",
+        "1.00x",
+        "110",
+        "1.10x",
         "5",
         "0",
     ]

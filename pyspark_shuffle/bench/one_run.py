@@ -127,7 +127,8 @@ def fetch_memory(
 ) -> Dict[str, Dict[str, Optional[int]]]:
     """Per executor, the peaks of the memory its shuffle reads held and of the process: Netty's
     pooled and all its direct memory (the probe's), what the plugin's reduce tasks held against
-    the executor's fetch budget (None under sort), and Spark's heap and RSS peaks; and how often
+    the executor's fetch budget and what its local reduction held (None under sort), and Spark's
+    heap and RSS peaks; and how often
     reads ran out of Netty's memory: the episodes the probe saw Spark's fetcher flag (sort's) and
     the blocks the plugin's fetcher deferred (None under sort)."""
     return {
@@ -136,6 +137,7 @@ def fetch_memory(
             "netty_direct_bytes": probe.get(executor, {}).get("netty_direct_bytes"),
             "netty_oom_episodes": probe.get(executor, {}).get("netty_oom_episodes"),
             "plugin_fetch_bytes": plugin_executors.get(executor, {}).get(FETCH.executor_fetch_peak_bytes),
+            "plugin_combine_bytes": plugin_executors.get(executor, {}).get(FETCH.combine_memory_peak_bytes),
             "plugin_oom_deferrals": plugin_executors.get(executor, {}).get(FETCH.direct_memory_deferrals),
             "heap_peak_bytes": spark_peaks.get(executor, {}).get("heap_peak_bytes"),
             "rss_peak_bytes": spark_peaks.get(executor, {}).get("rss_peak_bytes"),

@@ -442,8 +442,11 @@ MEMORY_COLUMNS = (
     ("vs sort", ">"),
     ("netty direct MiB", ">"),
     ("plugin held MiB", ">"),
+    ("combine held MiB", ">"),
     ("RSS MiB", ">"),
+    ("vs sort", ">"),
     ("heap MiB", ">"),
+    ("vs sort", ">"),
     ("OOM retries", ">"),
     ("tasks rerun", ">"),
 )
@@ -471,7 +474,8 @@ def memory_table(records: Sequence[Dict[str, Any]]) -> Optional[str]:
     """The memory shuffle reads held, medians over the ok runs of the peak of the executor that
     held most: Netty's pooled direct memory (and its ratio to sort's in the same workload and
     skew), all of Netty's direct memory, what the plugin's reduce tasks held against the
-    executor's fetch budget, and the executor's RSS and heap peaks; beside the wall time, the
+    executor's fetch budget and what its local reduction held, and the executor's RSS and heap
+    peaks (and their ratios to sort's); beside the wall time, the
     times reads ran out of Netty's memory and the tasks that ran again. None when no run has the
     probe's figures."""
     ok = [r for r in records if r.get("status") == "ok" and r.get("fetch_memory")]
@@ -485,6 +489,8 @@ def memory_table(records: Sequence[Dict[str, Any]]) -> Optional[str]:
         wall, base_wall = median(r.get("wall_s") for r in runs), median(r.get("wall_s") for r in base)
         pooled = median(_executor_peak(r, "netty_pooled_bytes") for r in runs)
         base_pooled = median(_executor_peak(r, "netty_pooled_bytes") for r in base)
+        rss, base_rss = (median(_executor_peak(r, "rss_peak_bytes") for r in g) for g in (runs, base))
+        heap, base_heap = (median(_executor_peak(r, "heap_peak_bytes") for r in g) for g in (runs, base))
         rows.append(
             [
                 workload,
@@ -496,8 +502,11 @@ def memory_table(records: Sequence[Dict[str, Any]]) -> Optional[str]:
                 _ratio(pooled, base_pooled),
                 _num(median(_executor_peak(r, "netty_direct_bytes") for r in runs), 1 << 20),
                 _num(median(_executor_peak(r, "plugin_fetch_bytes") for r in runs), 1 << 20),
-                _num(median(_executor_peak(r, "rss_peak_bytes") for r in runs), 1 << 20, 0),
-                _num(median(_executor_peak(r, "heap_peak_bytes") for r in runs), 1 << 20, 0),
+                _num(median(_executor_peak(r, "plugin_combine_bytes") for r in runs), 1 << 20),
+                _num(rss, 1 << 20, 0),
+                _ratio(rss, base_rss),
+                _num(heap, 1 << 20, 0),
+                _ratio(heap, base_heap),
                 _num(median(_out_of_memory_retries(r) for r in runs), digits=0),
                 _num(
                     median(

@@ -106,7 +106,7 @@ private[spark] final class ExecutorServices(
         SparkEnv.get.executorId,
         shuffle,
         reduction.spec,
-        h.fetchMetrics.value.combine,
+        h.fetchMetrics.value,
         reduction.executors)
     }
   }

@@ -79,11 +79,15 @@ private[spark] final class CombinedShuffle(
     verdict.judged(round, probed, met).foreach { folds =>
       sample.clear()
       logInfo(
-        s"Shuffle $shuffleId: $met of $probed sampled keys of a map output were among those of " +
+        s"Shuffle $shuffleId (${spec.kind}): $met of $probed sampled keys of a map output were " +
+          "among those of " +
           s"the map outputs before it here: ${if (folds) "folding" else "not folding"} " +
           s"(folding pays from a share of ${spec.breakEven})")
     }
   }
+
+  /** The most bytes the executor's local reduction held at once so far. */
+  def memoryPeak: Long = memory.highWater
 
   /** This thread's engine: any makes the same records, bytes for bytes. */
   private def engine: CombineEngine = engines.get()
@@ -153,7 +157,8 @@ private[spark] final class CombinedShuffle(
       }
     }
     verdict.folded(judged, judgedMerged, couldMeet).foreach { why =>
-      logInfo(s"Shuffle $shuffleId: $why; its next map outputs are written to their files")
+      logInfo(
+        s"Shuffle $shuffleId (${spec.kind}): $why; its next map outputs are written to their files")
       // What stays in memory costs the heap where folding does not pay: the records become their
       // segments, on disk.
       sealAll()

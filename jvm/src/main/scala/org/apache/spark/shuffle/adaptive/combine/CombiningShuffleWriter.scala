@@ -3,7 +3,7 @@ package org.apache.spark.shuffle.adaptive.combine
 import org.apache.spark.{Partitioner, TaskContext}
 import org.apache.spark.scheduler.MapStatus
 import org.apache.spark.shuffle.ShuffleWriter
-import org.apache.spark.shuffle.adaptive.metrics.CombineCounters
+import org.apache.spark.shuffle.adaptive.metrics.{CombineCounters, FetchCounters}
 
 /**
  * Spark's writer (with whatever serves its output), with local reduction in place of part of
@@ -28,7 +28,7 @@ private[spark] final class CombiningShuffleWriter[K, V](
     executorId: String,
     shuffle: CombinedShuffle,
     spec: CombineSpec,
-    counters: CombineCounters,
+    counters: FetchCounters,
     combining: CombiningExecutors)
     extends ShuffleWriter[K, V] {
 
@@ -91,15 +91,16 @@ private[spark] final class CombiningShuffleWriter[K, V](
         records match {
           case Some(kept) if kept.partitions.hasNext =>
             val fold = shuffle.fold(mapId, kept)
-            counters.folded(
+            counters.combine.folded(
               fold.partitionsOverflowed,
               fold.rows,
               fold.rowsMerged,
               fold.newBytes,
               fold.bytes)
-            counters.combining += executorId
+            counters.combine.combining += executorId
+            counters.observe(FetchCounters.CombineMemoryPeak, shuffle.memoryPeak)
             combining.add(executorId -> fold.newBytes)
-          case _ => counters.add(CombineCounters.MapsNotFolded, 1)
+          case _ => counters.combine.add(CombineCounters.MapsNotFolded, 1)
         }
       }
       status

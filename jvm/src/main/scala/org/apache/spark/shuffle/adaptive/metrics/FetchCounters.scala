@@ -287,6 +287,11 @@ private[spark] object FetchCounters {
     "the most bytes the reduce tasks of one executor held at once against its fetch budget " +
       "(fetch.executorBudget): in flight plus fetched and not yet consumed, as the task that " +
       "saw the most found it when it ended")
+  val CombineMemoryPeak = new Peak(
+    "combine_memory_peak_bytes",
+    "the most bytes one executor's local reduction held at once (combine.maxMemory): its map " +
+      "tasks' kept records and its combined records and segments in memory, as the map task " +
+      "that saw the most found it when it folded")
   val PeakBytesInFlight = new Peak(
     "peak_bytes_in_flight",
     "the most bytes one task had requested and not yet consumed (in flight plus fetched but " +
