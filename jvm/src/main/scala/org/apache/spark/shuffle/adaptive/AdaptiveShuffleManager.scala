@@ -10,8 +10,9 @@ import org.apache.spark.shuffle.adaptive.config.Features
 /**
  * The plugin's entry point: `spark.shuffle.manager=org.apache.spark.shuffle.adaptive.AdaptiveShuffleManager`.
  *
- * Map tasks write with Spark's sort shuffle, unchanged (so MapStatus sizes, checksums, I/O
- * encryption, block migration and cleanup are Spark's own); what the plugin adds runs in
+ * Map tasks write with Spark's sort shuffle (so MapStatus sizes, checksums, I/O encryption,
+ * block migration and cleanup are Spark's own), less the records local reduction folds instead
+ * of writing ([[combine.CombiningShuffleWriter]]); what the plugin adds runs in
  * [[ExecutorServices]] (each map task's serving and pushing, each reduce task's reader) and
  * [[DriverServices]] (counters, reports, registries, push's placement), what runs being
  * [[config.Features]]. docs/how-it-works.md says how each part works.

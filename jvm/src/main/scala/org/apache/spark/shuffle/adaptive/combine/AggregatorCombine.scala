@@ -38,8 +38,11 @@ private[spark] final class AggregatorCombine(
 private[spark] object AggregatorCombine {
 
   /**
-   * Break-even shares of records meeting a key held, measured against the sort shuffle's cost of
-   * writing and reading a record ([[CombineSpec.breakEven]], docs/measurements.md).
+   * Break-even shares of records meeting a key held ([[CombineSpec.breakEven]]). A map task that
+   * folds combines its records in place of the sort shuffle's map-side combine, without its
+   * sorting and spilling: for integer keys and numbers that alone cost sort more than folding
+   * everything (the `reducebykey` profile, docs/measurements.md), so a tenth suffices; combiners
+   * of objects merge in a hash map of objects, whose merges cost what sort's do: a third.
    */
   val NumbersBreakEven = 0.1
   val ObjectsBreakEven = 0.3

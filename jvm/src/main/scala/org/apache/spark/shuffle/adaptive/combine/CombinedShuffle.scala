@@ -76,15 +76,31 @@ private[spark] final class CombinedShuffle(
   /** A judging map task of `round` committed its file whole: its sample judges ([[Verdict]]). */
   def judge(round: Int, task: TaskSample): Unit = {
     val (probed, met) = sample.probeAndAdd(round, task)
-    verdict.judged(round, probed, met).foreach { folds =>
+    decide(round, probed, met)
+  }
+
+  /**
+   * The sample of the map outputs judged so far in `round`, to look a judging map task's keys up
+   * in as it writes them ([[KeySample.snapshot]]).
+   */
+  def sampleOf(round: Int): Option[(IntSet, Int)] = sample.snapshot(round)
+
+  /**
+   * A judging map task of `round` found `met` of the first `probed` of its sampled keys in
+   * [[sampleOf]]: whether folding starts now (the task folds the rest of its records).
+   */
+  def judgeEarly(round: Int, probed: Long, met: Long): Boolean = decide(round, probed, met)
+
+  private def decide(round: Int, probed: Long, met: Long): Boolean =
+    verdict.judged(round, probed, met).exists { folds =>
       sample.clear()
       logInfo(
         s"Shuffle $shuffleId (${spec.kind}): $met of $probed sampled keys of a map output were " +
-          "among those of " +
-          s"the map outputs before it here: ${if (folds) "folding" else "not folding"} " +
-          s"(folding pays from a share of ${spec.breakEven})")
+          s"among those of the map outputs before it here: " +
+          s"${if (folds) "folding" else "not folding"} (folding pays from a share of " +
+          s"${spec.breakEven})")
+      folds
     }
-  }
 
   /** The most bytes the executor's local reduction held at once so far. */
   def memoryPeak: Long = memory.highWater

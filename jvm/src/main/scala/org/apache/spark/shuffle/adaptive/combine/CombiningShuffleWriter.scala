@@ -12,8 +12,9 @@ import org.apache.spark.shuffle.adaptive.metrics.{CombineCounters, FetchCounters
  * so its file holds what it did not fold (no records at all where everything fits). Once that
  * file is committed, and before its MapStatus leaves the task, the kept records are folded into
  * the executor's combined records of the shuffle, which then are their only copy. Whether a map
- * task folds is its executor's [[Verdict]]: a judging task writes its file whole and samples its
- * keys, and one where folding does not pay only writes.
+ * task folds is its executor's [[Verdict]]: a judging task writes its file and samples its keys
+ * (and may find part way that folding pays, and fold the rest), and one where folding does not
+ * pay only writes.
  *
  * A map task Spark runs again (a retry, a speculative copy, a stage resubmitted because map
  * outputs were lost, or its map index started on this executor before) writes all its records to
@@ -36,44 +37,61 @@ private[spark] final class CombiningShuffleWriter[K, V](
     if (context.stageAttemptNumber() == 0 && context.attemptNumber() == 0) {
       shuffle.nextMap(context.partitionId())
     } else (Verdict.Write, 0)
-  private[this] val records: Option[TaskRecords] =
+
+  /** What the task keeps to fold: from the start, or once its judging found folding pays. */
+  private[this] var records: Option[TaskRecords] =
     if (role == Verdict.Fold) Some(shuffle.newTaskRecords()) else None
-  private[this] val sample: Option[TaskSample] =
+
+  /** A judging task's sample, until its judgement is made (at its commit, or early). */
+  private[this] var sample: Option[TaskSample] =
     if (role == Verdict.Judge) Some(new TaskSample) else None
 
-  override def write(in: Iterator[Product2[K, V]]): Unit = writer.write(role match {
-    case Verdict.Fold => new NotKept(in, records.get)
-    case Verdict.Judge =>
-      val hashes = sample.get
-      in.map { record =>
-        hashes.offer(spec.keyHash(record._1))
-        record
-      }
-    case Verdict.Write => in
-  })
+  override def write(in: Iterator[Product2[K, V]]): Unit =
+    writer.write(if (role == Verdict.Write) in else new NotKept(in))
 
   /**
-   * The records of `in` that `kept` does not keep; once one does not fit, the rest too (so a
-   * task's records of a partition are folded, or the first of them that did not fit and all
-   * after it are in the file).
+   * The records of `in` the task does not keep to fold. Once one does not fit, the rest go to
+   * the file too. A judging task samples its keys and, where the map outputs judged before it on
+   * the executor left a sample, looks them up as they come: after [[Verdict.EarlyKeys]] of them,
+   * that decides, and where folding pays the task keeps its records from then on.
    */
-  private final class NotKept(in: Iterator[Product2[K, V]], kept: TaskRecords)
-      extends Iterator[Product2[K, V]] {
+  private final class NotKept(in: Iterator[Product2[K, V]]) extends Iterator[Product2[K, V]] {
     private[this] var keeping = true
     private[this] var pending: Product2[K, V] = _
+    private[this] val seen = if (sample.isDefined) shuffle.sampleOf(round) else None
+    private[this] var probed, met = 0L
 
     override def hasNext: Boolean = {
       while (pending == null && in.hasNext) {
         val record = in.next()
-        if (!keeping || !kept.keep(
-            partitioner.getPartition(record._1),
-            record.asInstanceOf[Product2[Any, Any]])) {
-          keeping = false
-          pending = record
+        records match {
+          case Some(kept) =>
+            if (!keeping || !kept.keep(
+                partitioner.getPartition(record._1),
+                record.asInstanceOf[Product2[Any, Any]])) {
+              keeping = false
+              pending = record
+            }
+          case None =>
+            sample.foreach(judge(_, spec.keyHash(record._1)))
+            pending = record
         }
       }
       pending != null
     }
+
+    private def judge(task: TaskSample, hash: Int): Unit =
+      if (task.offer(hash)) seen.foreach { case (hashes, level) =>
+        if (KeySample.inLevel(hash, level)) {
+          probed += 1
+          if (hashes.contains(hash)) met += 1
+          if (probed == Verdict.EarlyKeys) {
+            // Decided, one way or the other: the sample is no longer needed.
+            sample = None
+            if (shuffle.judgeEarly(round, probed, met)) records = Some(shuffle.newTaskRecords())
+          }
+        }
+      }
 
     override def next(): Product2[K, V] = {
       if (!hasNext) throw new NoSuchElementException

@@ -44,9 +44,20 @@ private[combine] final class KeySample {
           }
         }
       }
-      task.hashes.foreach(h => if (KeySample.inLevel(h, level)) hashes.add(h))
+      // A new set, so that the snapshots running map tasks look keys up in stay as they were.
+      val grown = hashes.copy()
+      task.hashes.foreach(h => if (KeySample.inLevel(h, level)) grown.add(h))
+      hashes = grown
       (probed, met)
     }
+  }
+
+  /**
+   * The sample of round `ofRound` so far, to look a running map task's keys up in as it writes
+   * them, with its level; none while it is empty. The set is never changed after.
+   */
+  def snapshot(ofRound: Int): Option[(IntSet, Int)] = synchronized {
+    if (ofRound == round && !hashes.isEmpty) Some((hashes, level)) else None
   }
 
   /** Frees the sample: the round was decided. */
@@ -78,23 +89,23 @@ private[combine] final class TaskSample {
   var hashes = new IntSet
   var level = 0
 
-  /** Keeps `hash` if its key is in the sample. */
-  def offer(hash: Int): Unit = if (KeySample.inLevel(hash, level)) {
-    hashes.add(hash)
+  /** Keeps `hash` if its key is in the sample; whether it is, and was not before. */
+  def offer(hash: Int): Boolean = KeySample.inLevel(hash, level) && hashes.add(hash) && {
     if (hashes.size > KeySample.MaxTaskHashes) {
       level += 1
       val kept = new IntSet
       hashes.foreach(h => if (KeySample.inLevel(h, level)) kept.add(h))
       hashes = kept
     }
+    KeySample.inLevel(hash, level)
   }
 }
 
 /** A set of ints, open addressing; 0 is held apart, as it marks an empty slot. */
 private[combine] final class IntSet {
-  private[this] var slots = new Array[Int](1024)
-  private[this] var count = 0
-  private[this] var holdsZero = false
+  private var slots = new Array[Int](1024)
+  private var count = 0
+  private var holdsZero = false
 
   def isEmpty: Boolean = count == 0 && !holdsZero
 
@@ -109,18 +120,31 @@ private[combine] final class IntSet {
       slots(i) == v
     }
 
-  def add(v: Int): Unit =
-    if (v == 0) holdsZero = true
-    else {
+  /** Adds `v`; whether it was not there. */
+  def add(v: Int): Boolean =
+    if (v == 0) {
+      val added = !holdsZero
+      holdsZero = true
+      added
+    } else {
       if (2 * (count + 1) > slots.length) grow()
       val mask = slots.length - 1
       var i = spread(v) & mask
       while (slots(i) != 0 && slots(i) != v) i = (i + 1) & mask
-      if (slots(i) == 0) {
+      slots(i) == 0 && {
         slots(i) = v
         count += 1
+        true
       }
     }
+
+  def copy(): IntSet = {
+    val c = new IntSet
+    c.slots = slots.clone()
+    c.count = count
+    c.holdsZero = holdsZero
+    c
+  }
 
   def foreach(f: Int => Unit): Unit = {
     if (holdsZero) f(0)

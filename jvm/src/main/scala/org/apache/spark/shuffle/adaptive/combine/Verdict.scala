@@ -10,13 +10,14 @@ package org.apache.spark.shuffle.adaptive.combine
  * of records meeting a key held is at least `breakEven` (the spec's: what a probe and merge cost
  * against a record's write and read, measured per kind of record).
  *
- * Judging costs next to nothing and changes nothing a map task writes: a judging map task writes
- * its file whole, keeping the hashes of a sample of its keys ([[KeySample]]), and when it
- * commits counts how many of them the map outputs judged before it on the executor had. The
- * first such count decides: folding starts with the next map task, or the executor writes whole
- * files. So a shuffle whose keys do not repeat across map tasks is never folded (its files, its
- * metrics and its reads are the sort shuffle's), and where they repeat the judging map outputs
- * (the first on each executor, and any that started beside it) are read from their files.
+ * Judging costs next to nothing and changes nothing a map task writes until it decides: a
+ * judging map task writes its file, keeping the hashes of a sample of its keys ([[KeySample]]),
+ * and counts how many of them the map outputs judged before it on the executor had: as it
+ * writes them ([[Verdict.EarlyKeys]] of them decide, and where folding pays the task folds its
+ * remaining records), or when it commits. The first such count decides: folding starts, or the
+ * executor writes whole files. So a shuffle whose keys do not repeat across map tasks is never
+ * folded (its files, its metrics and its reads are the sort shuffle's), and where they repeat
+ * the first map output on each executor (and any that started beside it) is read from its file.
  *
  * While folding, the folds themselves are judged, over windows of [[Verdict.MapsPerWindow]] map
  * outputs (or one of [[Verdict.RowsPerWindow]] records or more) whose folds met records holding
@@ -123,6 +124,12 @@ private[combine] object Verdict {
   case object Fold extends Role
   case object Judge extends Role
   case object Write extends Role
+
+  /**
+   * Sampled keys a judging map task looks up in the earlier ones' sample as it writes them,
+   * before that decides (the rest of its records folded where it pays).
+   */
+  val EarlyKeys = 4096
 
   /** Map outputs whose folds could meet a key, per judgement of the folds. */
   val MapsPerWindow = 2

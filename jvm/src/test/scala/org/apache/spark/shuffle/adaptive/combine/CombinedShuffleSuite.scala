@@ -205,6 +205,30 @@ class CombinedShuffleSuite extends AnyFunSuite {
   }
 
   test(
+    "a judging map task looks its keys up in the earlier ones' sample as it writes them: enough " +
+      "of them decide part way, and it folds the rest") {
+    val shuffle = newShuffle(new CombineMemory(1L << 20))
+    assert(shuffle.sampleOf(0).isEmpty)
+    judge(shuffle, 1 to 20000)
+    val (role, round) = shuffle.nextMap(newMapIndex())
+    assert(role === Verdict.Judge)
+    val (seen, level) = shuffle.sampleOf(round).get
+    val task = new TaskSample
+    val looked = (1 to 20000).iterator
+      .map(sum.keyHash)
+      .filter(task.offer)
+      .filter(KeySample.inLevel(_, level))
+      .take(Verdict.EarlyKeys)
+      .toSeq
+    assert(looked.size === Verdict.EarlyKeys && looked.forall(seen.contains))
+    assert(shuffle.judgeEarly(round, looked.size, looked.size))
+    assert(shuffle.nextMap(newMapIndex())._1 === Verdict.Fold)
+    // Decided: the round's later judgements change nothing.
+    assert(!shuffle.judgeEarly(round, 100, 0))
+    assert(shuffle.nextMap(newMapIndex())._1 === Verdict.Fold)
+  }
+
+  test(
     "folding goes off once a window of map outputs that could meet keys shows too few " +
       "merges, and its records go to disk; where keys repeat it stays on") {
     val memory = new CombineMemory(1L << 20)
