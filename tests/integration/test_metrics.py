@@ -63,7 +63,17 @@ def delta(before, after, name):
 def test_counters_present(dummy_job):
     _, after, _, _ = dummy_job
     assert after["manager"] == SHUFFLE_MANAGER_CLASS
-    assert set(after) == {"manager", "application", "executors", "combine", "push", "losses", "cpu"}
+    assert set(after) == {
+        "manager",
+        "application",
+        "since_mark",
+        "executors",
+        "combine",
+        "push",
+        "losses",
+        "cpu",
+    }
+    assert after["since_mark"] == {}  # nothing marked
     assert after["push"] == {} and after["losses"] == {}  # mode="pull"
     assert set(after["application"]) == set(COUNTER_NAMES)
     assert after["application"]["reduce_tasks"] > 0

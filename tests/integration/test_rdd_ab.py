@@ -129,6 +129,7 @@ def test_same_host_blocks_are_read_from_files_unless_turned_off():
     assert result.sort.metrics == {
         "manager": result.sort.manager_class,
         "application": {},
+        "since_mark": {},
         "executors": {},
         "combine": {},
         "push": {},
@@ -145,7 +146,11 @@ def test_aggregations_are_combined_per_executor_unless_every_shuffle_is_pushed()
         assert combine["segments_read"] > 0 and combine["rows_merged"] > 0, (variant, combine)
         assert combine["rows_out"] < combine["rows_in"], (variant, combine)
         assert combine["failed_reads"] == 0, (variant, combine)
-        assert metrics["combine"] and all(c["maps_folded"] > 0 for c in metrics["combine"].values())
+        # Each combining shuffle's map tasks folded, or judged whether folding pays and wrote
+        # their files (the first on each executor always does; these shuffles are small).
+        by_shuffle = metrics["combine"]
+        assert by_shuffle and all(c["maps_folded"] + c["maps_not_folded"] > 0 for c in by_shuffle.values())
+        assert any(c["maps_folded"] > 0 for c in by_shuffle.values()), by_shuffle
     # Under replicated push every shuffle is pushed, so that its map outputs are held elsewhere.
     replicated = result.plugins["push-replicated"].metrics
     assert replicated["combine"] == {} and replicated["application"]["combine"]["maps_folded"] == 0
