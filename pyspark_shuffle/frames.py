@@ -9,8 +9,8 @@ import json
 from pathlib import Path
 from typing import Any, Dict, Iterable, List, Mapping, Union
 
-#: The numbers a bench run record holds for its run as a whole (the bench table's medians).
-RUN_NUMBERS = (
+#: A run's time and CPU figures, which a warm run's record also keeps of its cold run (``cold``).
+TIME_NUMBERS = (
     "wall_s",
     "map_stage_s",
     "reduce_stage_s",
@@ -18,6 +18,11 @@ RUN_NUMBERS = (
     "reduce_cpu_s",
     "map_gc_s",
     "reduce_gc_s",
+)
+
+#: The numbers a bench run record holds for its run as a whole (the bench table's medians).
+RUN_NUMBERS = (
+    *TIME_NUMBERS,
     "shuffle_write_bytes",
     "shuffle_read_bytes",
     "shuffle_read_records",

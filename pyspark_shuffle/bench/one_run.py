@@ -19,6 +19,7 @@ from typing import Any, Dict, Optional
 from .. import spark_logs
 from .._child_process import child_main
 from .._metrics import FETCH
+from ..frames import TIME_NUMBERS
 from ..sessions import PLUGIN, SORT, start_session
 from . import profiles, sparkmetrics
 from .config import ADAPTIVE
@@ -163,20 +164,8 @@ def _warm_up(spark: Any, job: Dict[str, Any], runs: int) -> Dict[str, Any]:
     return cold
 
 
-#: The cold run's figures a run record keeps (``cold``), beside the timed, warm run's own.
-COLD_FIELDS = (
-    "wall_s",
-    "map_stage_s",
-    "reduce_stage_s",
-    "map_cpu_s",
-    "reduce_cpu_s",
-    "map_gc_s",
-    "reduce_gc_s",
-)
-
-
 def _cold_figures(cold: Dict[str, Any], spark_numbers: Dict[str, Any]) -> Dict[str, Any]:
-    figures = {name: spark_numbers.get(name) for name in COLD_FIELDS if name != "wall_s"}
+    figures = {name: spark_numbers.get(name) for name in TIME_NUMBERS if name != "wall_s"}
     return {"wall_s": cold["wall_s"], "result": cold["result"], **figures}
 
 

@@ -87,9 +87,13 @@ private[spark] final class CombinedShuffle(
 
   /**
    * A judging map task of `round` found `met` of the first `probed` of its sampled keys in
-   * [[sampleOf]]: whether folding starts now (the task folds the rest of its records).
+   * [[sampleOf]]: whether folding starts now (the task folds the rest of its records). Only a
+   * share that pays decides this early: the first keys a task writes may be a biased sample of
+   * the rest (input ordered by anything that orders keys), and folding that does not pay goes
+   * off again after two map outputs, where not folding would wait for the next judgement.
    */
-  def judgeEarly(round: Int, probed: Long, met: Long): Boolean = decide(round, probed, met)
+  def foldEarly(round: Int, probed: Long, met: Long): Boolean =
+    met >= spec.breakEven * probed && decide(round, probed, met)
 
   private def decide(round: Int, probed: Long, met: Long): Boolean =
     verdict.judged(round, probed, met).exists { folds =>

@@ -52,8 +52,8 @@ private[spark] final class CombiningShuffleWriter[K, V](
   /**
    * The records of `in` the task does not keep to fold. Once one does not fit, the rest go to
    * the file too. A judging task samples its keys and, where the map outputs judged before it on
-   * the executor left a sample, looks them up as they come: after [[Verdict.EarlyKeys]] of them,
-   * that decides, and where folding pays the task keeps its records from then on.
+   * the executor left a sample, looks them up as they come: where [[Verdict.EarlyKeys]] of them
+   * show that folding pays, the task keeps its records from then on.
    */
   private final class NotKept(in: Iterator[Product2[K, V]]) extends Iterator[Product2[K, V]] {
     private[this] var keeping = true
@@ -85,10 +85,9 @@ private[spark] final class CombiningShuffleWriter[K, V](
         if (KeySample.inLevel(hash, level)) {
           probed += 1
           if (hashes.contains(hash)) met += 1
-          if (probed == Verdict.EarlyKeys) {
-            // Decided, one way or the other: the sample is no longer needed.
+          if (probed == Verdict.EarlyKeys && shuffle.foldEarly(round, probed, met)) {
             sample = None
-            if (shuffle.judgeEarly(round, probed, met)) records = Some(shuffle.newTaskRecords())
+            records = Some(shuffle.newTaskRecords())
           }
         }
       }

@@ -64,20 +64,27 @@ private[combine] final class KeySample {
   def clear(): Unit = synchronized { hashes = new IntSet }
 }
 
-private[combine] object KeySample {
+private[spark] object KeySample {
 
   /** Hashes a map task keeps before it keeps every other one fewer. */
   val MaxTaskHashes = 1 << 16
 
-  /** Whether a key of this hash is in the sample of `level` (Murmur3's finalizer mixes it). */
-  def inLevel(hash: Int, level: Int): Boolean = {
+  /** Whether a key of this hash is in the sample of `level`. */
+  def inLevel(hash: Int, level: Int): Boolean = (KeySample.mix(hash) & ((1 << level) - 1)) == 0
+
+  /**
+   * Murmur3's finalizer: every bit of a hash moves every bit of the result, so that its low bits
+   * can pick a sample or a slot even where keys share the hash's low bits (a reduce partition's
+   * keys do: the partition is the hash modulo their number).
+   */
+  def mix(hash: Int): Int = {
     var h = hash
     h ^= h >>> 16
     h *= 0x85ebca6b
     h ^= h >>> 13
     h *= 0xc2b2ae35
     h ^= h >>> 16
-    (h & ((1 << level) - 1)) == 0
+    h
   }
 }
 

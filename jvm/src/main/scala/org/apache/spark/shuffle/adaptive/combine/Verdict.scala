@@ -13,9 +13,9 @@ package org.apache.spark.shuffle.adaptive.combine
  * Judging costs next to nothing and changes nothing a map task writes until it decides: a
  * judging map task writes its file, keeping the hashes of a sample of its keys ([[KeySample]]),
  * and counts how many of them the map outputs judged before it on the executor had: as it
- * writes them ([[Verdict.EarlyKeys]] of them decide, and where folding pays the task folds its
- * remaining records), or when it commits. The first such count decides: folding starts, or the
- * executor writes whole files. So a shuffle whose keys do not repeat across map tasks is never
+ * writes them ([[Verdict.EarlyKeys]] of them that show folding pays decide, and the task folds
+ * its remaining records), or when it commits. The first such count decides: folding starts, or
+ * the executor writes whole files. So a shuffle whose keys do not repeat across map tasks is never
  * folded (its files, its metrics and its reads are the sort shuffle's), and where they repeat
  * the first map output on each executor (and any that started beside it) is read from its file.
  *
@@ -126,8 +126,8 @@ private[combine] object Verdict {
   case object Write extends Role
 
   /**
-   * Sampled keys a judging map task looks up in the earlier ones' sample as it writes them,
-   * before that decides (the rest of its records folded where it pays).
+   * Sampled keys a judging map task looks up in the earlier ones' sample as it writes them
+   * before their share may decide that folding pays (the rest of its records then folded).
    */
   val EarlyKeys = 4096
 

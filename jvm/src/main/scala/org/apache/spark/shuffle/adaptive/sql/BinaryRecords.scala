@@ -1,7 +1,7 @@
 package org.apache.spark.shuffle.adaptive.sql
 
 import org.apache.spark.unsafe.Platform
-import org.apache.spark.shuffle.adaptive.combine.{Budget, CombinedRecords}
+import org.apache.spark.shuffle.adaptive.combine.{Budget, CombinedRecords, KeySample}
 
 /**
  * Combined rows whose buffers are updated in place: each record is `[key length][buffer
@@ -57,16 +57,8 @@ private[sql] object BinaryRecords {
 
   val InitialSlots = 16
 
-  /** Murmur3's finalizer: every bit of the hash moves every bit of the slot. */
-  def slotOf(hash: Int, mask: Int): Int = {
-    var h = hash
-    h ^= h >>> 16
-    h *= 0x85ebca6b
-    h ^= h >>> 13
-    h *= 0xc2b2ae35
-    h ^= h >>> 16
-    h & mask
-  }
+  /** The slot of a hash, its bits mixed: a partition's keys share the hash's low bits. */
+  def slotOf(hash: Int, mask: Int): Int = KeySample.mix(hash) & mask
 
   /**
    * Where a record lies, in an int: its page's index above [[OffsetBits]], its offset below (a
