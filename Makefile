@@ -56,7 +56,7 @@ DEMO_COMBINE := --workload aggregate --keys 100000 --size 32m --partition-size 1
 DEMO_BUDGET := --workload slowreduce --executor-cores 8 --executor-memory 2g --size 256m \
   --partition-size 16m --conf spark.shuffle.readHostLocalDisk=false
 demo: venv jar
-	@echo "== Local reduction: a SQL groupBy(key) with sum, count and avg, 100,000 keys"
+	@echo "== Local reduction: a SQL groupBy(key) with sum, count and avg, 100,000 keys, warm executors (a folded row is not written: compare the profile's write and keep/fold phases)"
 	$(DEMO_BENCH) $(DEMO_COMBINE)
 	@echo "== One fetch budget per executor: 8 slow reduce tasks an executor"
 	$(DEMO_BENCH) $(DEMO_BUDGET)
