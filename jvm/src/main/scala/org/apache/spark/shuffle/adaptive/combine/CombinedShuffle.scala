@@ -34,8 +34,9 @@ import org.apache.spark.shuffle.adaptive.protocol.{CombinedAnswer, CombinedSegme
  * room, every partition is sealed, which gives the combined records' memory back for their much
  * smaller segments (on disk when memory is short), and the fold goes on into fresh records; what
  * still finds no room becomes a segment of that map output's records alone. A record is folded
- * or in a segment, never both. A fold that fails all the same (a merge throws) loses the records it was folding into:
- * their map outputs are answered as lost ([[PartitionRecords.poison]]) and the map task fails.
+ * or in a segment, never both. A fold that fails all the same (a merge throws) loses the records
+ * it was folding into: their map outputs are answered as lost ([[PartitionRecords.poison]]) and
+ * the map task fails.
  *
  * Whether map tasks fold at all is the [[Verdict]]'s: they do where merges pay for the folds,
  * which judging map tasks, writing their files whole, find out first.
@@ -218,7 +219,7 @@ private[spark] final class CombinedShuffle(
     }
   }
 
-  /** `task`'s records of `p` from the `from`th on, which found no room, as a segment of their own. */
+  /** `task`'s records of `p` from the `from`th on, which found no room, as a segment alone. */
   private def overflow(
       state: PartitionRecords,
       p: Int,
