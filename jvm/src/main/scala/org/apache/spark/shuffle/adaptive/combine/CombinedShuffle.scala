@@ -101,7 +101,7 @@ private[spark] final class CombinedShuffle(
       sample.clear()
       logInfo(
         s"Shuffle $shuffleId (${spec.kind}): $met of $probed sampled keys of a map output were " +
-          s"among those of the map outputs before it here: " +
+          "among those of the map outputs before it here: " +
           s"${if (folds) "folding" else "not folding"} (folding pays from a share of " +
           s"${spec.breakEven})")
       folds

@@ -67,10 +67,11 @@ private[combine] final class KeySample {
 private[spark] object KeySample {
 
   /** Hashes a map task keeps before it keeps every other one fewer. */
-  val MaxTaskHashes = 1 << 16
+  private[combine] val MaxTaskHashes = 1 << 16
 
   /** Whether a key of this hash is in the sample of `level`. */
-  def inLevel(hash: Int, level: Int): Boolean = (KeySample.mix(hash) & ((1 << level) - 1)) == 0
+  private[combine] def inLevel(hash: Int, level: Int): Boolean =
+    (mix(hash) & ((1 << level) - 1)) == 0
 
   /**
    * Murmur3's finalizer: every bit of a hash moves every bit of the result, so that its low bits
