@@ -95,6 +95,20 @@ def _sources():
             yield path, re.sub(r"/\*.*?\*/|//[^\n]*", "", text, flags=re.DOTALL)
 
 
+FEATURES = {"combine", "push", "push.driver", "push.map", "push.owner", "push.reduce", "sql"}
+
+
+def _declares(text: str, name: str) -> bool:
+    return re.search(rf"\b(?:class|trait|object) {name}\b", text) is not None
+
+
+def _implementers(supertype: str) -> set:
+    """The packages of the production types that extend ``supertype``."""
+    return {
+        _package_of(text) for _, text in _sources() if re.search(rf"(?:extends|with)\s+{supertype}\b", text)
+    }
+
+
 def test_what_sql_says_of_a_shuffle_reaches_the_manager_in_its_dependency_only():
     """The SQL exchange tells the shuffle manager how a shuffle combines, where its reduce tasks
     run and what it is co-partitioned with in one typed dependency, which only the driver reads
@@ -106,18 +120,35 @@ def test_what_sql_says_of_a_shuffle_reaches_the_manager_in_its_dependency_only()
         package = _package_of(text)
         if re.search(r"\bTreeNodeTag\b|getTagValue|setTagValue", text):
             assert package == "sql", f"{path.name} ({package}) reads or writes a plan tag"
-        if "AdaptiveShuffleDependency" in text and path.name != "AdaptiveShuffleDependency.scala":
-            readers.add(path.name)
+        if "AdaptiveShuffleDependency" in text and not _declares(text, "AdaptiveShuffleDependency"):
+            readers.add(package)
         assert "RddMarks" not in text and "MarkedRows" not in text, path.name
-    assert readers == {"DriverServices.scala", "AdaptiveShuffleExchangeExec.scala"}, readers
+    assert readers == {"(root)", "sql"}, readers
 
 
 def test_each_feature_plans_its_own_part_of_a_read_and_answers_its_own_messages():
-    """The reader joins the read plans of local reduction (combine/) and mode=push (push/);
-    the resolver hands each message to the one feature that handles it."""
-    texts = {path.name: text for path, text in _sources()}
-    services = texts["ExecutorServices.scala"]
-    assert "CombinedReads.plan" in services and ".readPlan(" in services
-    assert "MergedReads.plan" not in services and "new CombinedRead(" not in services
-    handlers = {name for name, text in texts.items() if re.search(r"extends\s+MessageHandler", text)}
-    assert handlers == {"CombineStore.scala", "PushMessages.scala"}, handlers
+    """Each feature's part of a reduce task's read plan is a ReadPlanPart of its own package,
+    which read/ joins without naming any feature; the resolver hands each message to the one
+    feature that handles it."""
+    assert _implementers("ReadPlanPart") == {"combine", "push.reduce"}
+    assert _implementers("MessageHandler") == {"combine", "push.owner"}
+    assert _implementers("BundledRead") == {"combine", "push.reduce"}
+    graph = package_graph()
+    assert not graph["read"] & FEATURES, graph["read"]
+    assert "read" in graph["combine"] and "read" in graph["push.reduce"]
+
+
+def test_the_fetcher_names_no_feature():
+    """fetch/ serves blocks and requests that stand for several blocks; it imports no feature
+    nor read/, and its code names no bundle, chunk, combined record, push or owner."""
+    graph = package_graph()
+    assert not graph["fetch"] & (FEATURES | {"read"}), graph["fetch"]
+    named = []
+    for path, text in _sources():
+        if _package_of(text) == "fetch":
+            code = re.sub(r'"(?:[^"\\\n]|\\.)*"', '""', text)
+            named += [
+                f"{path.name}: {m}"
+                for m in re.findall(r"\b\w*(?:Bundle|Chunk|Combined|Merged|Push|Owner)\w*", code)
+            ]
+    assert named == []

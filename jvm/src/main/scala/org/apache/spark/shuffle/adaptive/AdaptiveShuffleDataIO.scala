@@ -14,7 +14,7 @@ import org.apache.spark.shuffle.adaptive.config.Features
  * is merged at other executors too. Spark then keeps a lost executor's map outputs registered
  * (and does not rerun them, nor require the external shuffle service or shuffle tracking for
  * dynamic allocation); the plugin's driver unregisters those it does not hold elsewhere
- * ([[push.LostMapOutputs]]).
+ * ([[push.driver.LostMapOutputs]]).
  */
 class AdaptiveShuffleDataIO(conf: SparkConf) extends ShuffleDataIO {
 

@@ -18,7 +18,7 @@ import org.apache.spark.shuffle.adaptive.protocol.OwnerTable
  * The owners are placed (by `placeOwners`, on the driver) when the handle is first serialized,
  * which is when its map stage is submitted: the executors that will run the map tasks are known
  * by then, where they may not be when the shuffle is registered. The driver may place them again
- * by the sizes the first map outputs reported ([[push.OwnerPlacement]]), a newer version that it
+ * by the sizes the first map outputs reported ([[push.driver.OwnerPlacement]]), a newer version that it
  * sends the executors' pushers itself; the handle keeps every version, since a partition's
  * blocks may be merged at its owner in any of them. No task asks the driver for a table; each
  * later serialization (a reduce stage's submission) carries every version and leaves out the

@@ -26,7 +26,7 @@ private[spark] class AdaptiveShuffleManager(conf: SparkConf)
 
   /**
    * What serves this executor's map-output files: Spark's resolver. A subclass may wrap it (a
-   * deliberately slow node, [[testing.SlowServingAdaptiveShuffleManager]]).
+   * deliberately slow node, the testkit's `SlowServingAdaptiveShuffleManager`).
    */
   protected def mapOutputFiles(spark: IndexShuffleBlockResolver): IndexShuffleBlockResolver = spark
 

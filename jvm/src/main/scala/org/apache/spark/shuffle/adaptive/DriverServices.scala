@@ -10,13 +10,13 @@ import org.apache.spark.shuffle.adaptive.combine.{AggregatorCombine, CombiningEx
 import org.apache.spark.shuffle.adaptive.compat.SparkCompat
 import org.apache.spark.shuffle.adaptive.config.Features
 import org.apache.spark.shuffle.adaptive.metrics.{FetchCounters, FetchMetricsAccumulator, FetchMetricsListener, PluginMetricsSource, ShuffleCpu, ShuffleReadReporter}
-import org.apache.spark.shuffle.adaptive.push.driver.{Placement, PushDriver, ShuffleMergeSummary}
+import org.apache.spark.shuffle.adaptive.push.driver.{TableArithmetic, PushDriver, ShuffleMergeSummary}
 import org.apache.spark.shuffle.adaptive.transport.ucx.UcxRegistry
 
 /**
  * The plugin's driver: the counters of finished reduce tasks (a listener and a metrics source),
  * the skew report's reader, the UCX registry where UCX may run, and in mode=push the owners'
- * placement, merge summaries and losses ([[push.PushDriver]]). Each shuffle registered gets its
+ * placement, merge summaries and losses ([[push.driver.PushDriver]]). Each shuffle registered gets its
  * handle here. Built with the first shuffle, because it needs the SparkContext and the shuffle
  * manager is made before it.
  */
@@ -91,7 +91,8 @@ private[spark] final class DriverServices(sc: SparkContext, features: Features) 
       dependency.rdd.partitions.length,
       combine,
       reducedAtOwners,
-      () => if (pushed.isDefined) Some(Placement.uniform(numPartitions, taskExecutors)) else None,
+      () =>
+        if (pushed.isDefined) Some(TableArithmetic.uniform(numPartitions, taskExecutors)) else None,
       () => taskExecutors.map(_.executorId).toSet)
     pushed.foreach { push =>
       push.register(

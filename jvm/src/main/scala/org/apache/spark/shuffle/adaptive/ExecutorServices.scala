@@ -5,17 +5,17 @@ import org.apache.spark.network.netty.SparkTransportConf
 import org.apache.spark.shuffle._
 import org.apache.spark.shuffle.sort.SortShuffleManager
 import org.apache.spark.util.SystemClock
-import org.apache.spark.shuffle.adaptive.combine.{CombineMemory, CombineStore, CombinedReads, CombinedShuffle, CombiningShuffleWriter}
-import org.apache.spark.shuffle.adaptive.compat.SparkCompat
+import org.apache.spark.shuffle.adaptive.combine.{CombineMemory, CombineStore, CombinedReadPart, CombinedShuffle, CombiningShuffleWriter}
 import org.apache.spark.shuffle.adaptive.config.AdaptiveShuffleConf.COMBINE_MAX_MEMORY
 import org.apache.spark.shuffle.adaptive.config.Features
-import org.apache.spark.shuffle.adaptive.fetch.{AdaptiveShuffleReader, BatchFetch, BlockManagerLocalBlocks, DirectMemoryBackoff, ExecutorFetch, ReadPlan, ShuffleBlockFetcher, TaskFetch, BundlesTransport}
+import org.apache.spark.shuffle.adaptive.fetch.{AdaptiveShuffleReader, BatchFetch, BlockManagerLocalBlocks, DirectMemoryBackoff, ExecutorFetch, ShuffleBlockFetcher, TaskFetch}
 import org.apache.spark.shuffle.adaptive.flow.{FlowSettings, PeerTraffic}
 import org.apache.spark.shuffle.adaptive.memory.MemoryBound
 import org.apache.spark.shuffle.adaptive.metrics.{ExecutorShuffleMetrics, FetchCounters}
 import org.apache.spark.shuffle.adaptive.protocol.MessageResolver
 import org.apache.spark.shuffle.adaptive.push.PushExecutor
 import org.apache.spark.shuffle.adaptive.transport.{MapOutputListener, NotifyingShuffleWriter}
+import org.apache.spark.shuffle.adaptive.read.{BundlesTransport, ReadPlanPart, ReadPlanner, ReduceRead}
 
 /**
  * The plugin's executor (and a local-mode driver): the transports, this executor's metrics
@@ -127,8 +127,7 @@ private[spark] final class ExecutorServices(
 
   /**
    * A reduce task's reader. What it reads is the map output tracker's view, rewritten by each
-   * feature's part of the plan in turn: local reduction's ([[CombinedReads]]: combined records
-   * besides the files), then mode=push's ([[PushExecutor.readPlan]]); the requests they read
+   * feature's part of the plan ([[readParts]], joined by [[ReadPlanner]]); the requests they read
    * whole go through the block server.
    */
   def reader[K, C](
@@ -147,56 +146,18 @@ private[spark] final class ExecutorServices(
     counters.endPartition = endPartition
     metrics.foreach(_.taskReads(context, counters))
     val baseHandle = handle.asInstanceOf[BaseShuffleHandle[K, _, C]]
-    val batch = BatchFetch.enabled(
-      env.conf,
-      baseHandle.dependency.serializer,
-      startPartition,
-      endPartition,
-      context)
+    val serializer = baseHandle.dependency.serializer
+    val batch = BatchFetch.enabled(env.conf, serializer, startPartition, endPartition, context)
     def newFetcher() = {
-      val combined = (for {
-        _ <- combines
-        h <- adaptive if h.combine.isDefined
-      } yield {
-        val (blocks, outputs) = SparkCompat.mapOutputsByExecutorId(
+      val plan = ReadPlanner.plan(
+        ReduceRead(
           handle.shuffleId,
           startMapIndex,
           endMapIndex,
           startPartition,
-          endPartition)
-        CombinedReads.plan(
-          h.shuffleId,
-          h.dependency.partitioner.numPartitions,
-          h.combiningExecutors,
-          outputs,
-          startPartition,
           endPartition,
-          counters.combine)(ReadPlan(blocks.toSeq))
-      }).getOrElse(
-        ReadPlan(
-          SparkCompat
-            .mapSizesByExecutorId(
-              handle.shuffleId,
-              startMapIndex,
-              endMapIndex,
-              startPartition,
-              endPartition)
-            .toSeq))
-      val plan = (for {
-        p <- push
-        h <- adaptive
-        owners <- h.ownerVersions
-      } yield p.readPlan(
-        env,
-        h.shuffleId,
-        owners,
-        h.numMaps,
-        startMapIndex,
-        endMapIndex,
-        startPartition,
-        endPartition,
-        transports.readsOneSided,
-        counters)(combined)).getOrElse(combined)
+          counters),
+        adaptive.toSeq.flatMap(readParts))
       val chain = transports.forReduceTask(env)
       val transport =
         if (plan.bundles.isEmpty) chain
@@ -215,15 +176,28 @@ private[spark] final class ExecutorServices(
           transport,
           plan.blocks.iterator,
           settings.elasticLimit(),
-          plan.bundles,
-          batch,
-          concatenate = plan.bundles.nonEmpty &&
-            BatchFetch.concatenable(env.conf, baseHandle.dependency.serializer)),
+          plan.composite(
+            env.blockManager.blockManagerId,
+            batch,
+            BatchFetch.concatenable(env.conf, serializer)),
+          batch),
         readMetrics,
         counters)
     }
     new AdaptiveShuffleReader[K, C](baseHandle, context, readMetrics, () => newFetcher())
   }
+
+  /**
+   * Each feature's part of the read plans of `h`'s reduce tasks, in the order they rewrite a
+   * plan: local reduction's combined records, then mode=push's merged chunks.
+   */
+  private def readParts(h: AdaptiveShuffleHandle[_, _, _]): Seq[ReadPlanPart] =
+    combines.map { _ =>
+      new CombinedReadPart(
+        h.combine.isDefined,
+        h.combiningExecutors,
+        h.dependency.partitioner.numPartitions)
+    }.toSeq ++ push.map(_.readPart(h.ownerVersions, h.numMaps, transports.readsOneSided))
 
   def removeShuffle(shuffleId: Int): Unit = {
     combines.foreach(_.removeShuffle(shuffleId))

@@ -3,15 +3,6 @@ package org.apache.spark.shuffle.adaptive.combine
 import org.apache.spark.shuffle.adaptive.memory.MemoryBound
 
 /**
- * Memory a task's kept records or a partition's combined records take from the executor's
- * combine memory ([[CombineMemory]]): reserved before it is used, given back when it is freed.
- */
-private[spark] trait Budget {
-  def reserve(bytes: Long): Boolean
-  def release(bytes: Long): Unit
-}
-
-/**
  * The bound on what one executor's local reduction holds (`combine.maxMemory`): combined
  * records and their segments in memory (`held`), and the records map tasks keep while they
  * write (`forTask`), which may take at most three quarters, so that folds find room.

@@ -9,10 +9,10 @@ import org.apache.spark.internal.Logging
 import org.apache.spark.network.buffer.ManagedBuffer
 import org.apache.spark.storage.{BlockId, BlockManagerId, ShuffleBlockId}
 import org.apache.spark.shuffle.adaptive.compat.SparkCompat
-import org.apache.spark.shuffle.adaptive.fetch.{BundledPart, BundledRead}
-import org.apache.spark.shuffle.adaptive.flow.BlockRef
 import org.apache.spark.shuffle.adaptive.metrics.CombineCounters
 import org.apache.spark.shuffle.adaptive.protocol.{BlockMessage, CombinedSegment, Payloads}
+import org.apache.spark.shuffle.adaptive.transport.BlockRef
+import org.apache.spark.shuffle.adaptive.read.{BundledPart, BundledRead}
 
 /**
  * A reduce task's read of what executor `home` combined of its partitions `[start, end)`, besides
@@ -70,6 +70,8 @@ private[spark] final class CombinedRead(
   // Each segment is written as the map side writes a block: where the serializer and codec read
   // blocks back to back (Spark's batch fetch), so do they segments.
   override def joinable: Boolean = true
+
+  override def name(holder: BlockManagerId): String = s"Combined records from $holder"
 
   override def served(part: BundledPart, holder: BlockManagerId, reader: BlockManagerId): Unit = ()
 

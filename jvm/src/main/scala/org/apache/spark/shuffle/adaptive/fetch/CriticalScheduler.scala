@@ -2,7 +2,8 @@ package org.apache.spark.shuffle.adaptive.fetch
 
 import org.apache.spark.storage.BlockManagerId
 import org.apache.spark.util.Clock
-import org.apache.spark.shuffle.adaptive.flow.{BlockRef, FlowSettings, PeerQueue, PeerTraffic}
+import org.apache.spark.shuffle.adaptive.flow.{FlowSettings, PeerQueue, PeerTraffic}
+import org.apache.spark.shuffle.adaptive.transport.BlockRef
 
 /**
  * Bottleneck-first source selection. A reduce stage cannot end before the source whose remaining

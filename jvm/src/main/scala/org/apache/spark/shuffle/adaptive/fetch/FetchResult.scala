@@ -2,7 +2,7 @@ package org.apache.spark.shuffle.adaptive.fetch
 
 import org.apache.spark.network.buffer.ManagedBuffer
 import org.apache.spark.storage.BlockManagerId
-import org.apache.spark.shuffle.adaptive.flow.BlockRef
+import org.apache.spark.shuffle.adaptive.transport.BlockRef
 
 /** What the transport hands back to the task thread for one requested block. */
 private[spark] sealed trait FetchResult {

@@ -3,7 +3,8 @@ package org.apache.spark.shuffle.adaptive.fetch
 import org.apache.spark.shuffle.adaptive.config.AdaptiveShuffleConf.FetchOrder
 import org.apache.spark.storage.BlockManagerId
 import org.apache.spark.util.Clock
-import org.apache.spark.shuffle.adaptive.flow.{BlockBatch, BlockRef, FlowSettings, FlowState, PeerTraffic}
+import org.apache.spark.shuffle.adaptive.flow.{BlockBatch, FlowSettings, FlowState, PeerTraffic}
+import org.apache.spark.shuffle.adaptive.transport.BlockRef
 
 /**
  * Decides which remote blocks a reduce task requests next, and when: the exchange order

@@ -1,7 +1,8 @@
 package org.apache.spark.shuffle.adaptive.fetch
 
 import org.apache.spark.storage.BlockManagerId
-import org.apache.spark.shuffle.adaptive.flow.{BlockRef, FlowSettings, PeerQueue, PeerTraffic}
+import org.apache.spark.shuffle.adaptive.flow.{FlowSettings, PeerQueue, PeerTraffic}
+import org.apache.spark.shuffle.adaptive.transport.BlockRef
 
 /**
  * Adaptive source selection (memory-optimized shuffling paper, section IV-A): each request goes

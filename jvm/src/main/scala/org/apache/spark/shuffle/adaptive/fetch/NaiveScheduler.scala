@@ -4,7 +4,8 @@ import scala.collection.mutable
 import scala.util.Random
 
 import org.apache.spark.storage.BlockManagerId
-import org.apache.spark.shuffle.adaptive.flow.{BlockBatch, BlockRef, FlowSettings, FlowState, SendRule}
+import org.apache.spark.shuffle.adaptive.flow.{BlockBatch, FlowSettings, FlowState, SendRule}
+import org.apache.spark.shuffle.adaptive.transport.BlockRef
 
 /**
  * Spark's own order: requests of about one increment planned up front per executor and sent in

@@ -1,7 +1,8 @@
 package org.apache.spark.shuffle.adaptive.fetch
 
 import org.apache.spark.storage.BlockManagerId
-import org.apache.spark.shuffle.adaptive.flow.{BlockBatch, BlockRef, FlowSettings, FlowState, PeerQueue, SendRule}
+import org.apache.spark.shuffle.adaptive.flow.{BlockBatch, FlowSettings, FlowState, PeerQueue, SendRule}
+import org.apache.spark.shuffle.adaptive.transport.BlockRef
 
 /**
  * The pairwise exchange of collective shuffles (CSA, DSA paper section 2): with the executors

@@ -19,10 +19,10 @@ import org.apache.spark.shuffle.ShuffleReadMetricsReporter
 import org.apache.spark.storage.{BlockId, BlockManagerId, FallbackStorage, ShuffleBlockBatchId, ShuffleBlockId}
 import org.apache.spark.util.{Clock, SystemClock}
 import org.apache.spark.shuffle.adaptive.compat.SparkCompat
-import org.apache.spark.shuffle.adaptive.flow.{BlockBatch, BlockRef, ElasticLimit, FlowSettings, InFlightLedger, PeerQueue, PeerTraffic, SendRule, SourceRate, TaskShare}
+import org.apache.spark.shuffle.adaptive.flow.{BlockBatch, ElasticLimit, FlowSettings, InFlightLedger, PeerQueue, PeerTraffic, SendRule, SourceRate, TaskShare}
 import org.apache.spark.shuffle.adaptive.metrics.FetchCounters
 import org.apache.spark.shuffle.adaptive.protocol.BlockMessage
-import org.apache.spark.shuffle.adaptive.transport.{BlockTransport, HostLocalTransport, TransportListener}
+import org.apache.spark.shuffle.adaptive.transport.{BlockRef, BlockTransport, HostLocalTransport, TransportListener}
 
 /**
  * Streams the shuffle blocks of one reduce task, one `(blockId, stream)` per block, in the order
@@ -39,7 +39,10 @@ import org.apache.spark.shuffle.adaptive.transport.{BlockTransport, HostLocalTra
  * Arrived remote blocks are served before local ones, to free their memory first; the task only
  * blocks (fetch wait time) when neither is ready. Each wait feeds the elastic limit and, per
  * source, the executor-wide [[PeerTraffic]] that adaptive source selection reads. With
- * `batch` (see [[BatchFetch]]) each map's blocks are asked for as one batch block.
+ * `batch` (see [[BatchFetch]]) each map's blocks are asked for as one batch block. Requests that
+ * stand for several blocks ([[CompositeRequests]]) are sent like any other and handed over when
+ * they come back: the blocks they make ready go before any other, and the blocks they name in
+ * their place are requested as the task's own.
  *
  * Failures: a block that cannot be fetched or read raises FetchFailedException, so Spark reruns
  * the map stage. A remote block found corrupt when its stream is opened is fetched once more;
@@ -67,13 +70,13 @@ private[spark] final class ShuffleBlockFetcher(
   private[this] val elastic = task.elastic
   private[this] val clock = executor.clock
   private[this] val backoff = executor.backoff
-  private[this] val bundles = new Bundles(task.bundles, local.address)
-  private[this] val executorState = executor.traffic
+  private[this] val composite = task.composite
+  private[this] val traffic = executor.traffic
   private[this] val results = new LinkedBlockingDeque[FetchResult]
   private[this] val localQueue = mutable.Queue.empty[BlockRef]
 
   /** What this task has yet to ask of each source, which the executor's estimates include. */
-  private[this] val pendingShare = new TaskShare(executorState.addPending)
+  private[this] val pendingShare = new TaskShare(traffic.addPending)
   private[this] val corruption = new BlockCorruption(settings, transport)
 
   /** Blocks deferred by the direct-memory back-off, asked for again before any other. */
@@ -81,21 +84,15 @@ private[spark] final class ShuffleBlockFetcher(
   private[this] val transportFallbacks = new AtomicLong
   private[this] val openStreams = mutable.LinkedHashSet.empty[BlockInputStream]
   private[this] val ledger =
-    new InFlightLedger(executorState, elastic.current, executor.budget.map(_.join()))
+    new InFlightLedger(traffic, elastic.current, executor.budget.map(_.join()))
 
   /** Blocks of requests sent to disk, which hold none of the executor's fetch budget. */
   private[this] val toDisk = mutable.HashSet.empty[BlockId]
   private[this] val startNanos = clock.nanoTime()
   private[this] var integratedUntil = startNanos
 
-  /** Blocks the task is served, and has yet to be: each planned one, and what replaces one. */
-  private[this] var served = 0
-  private[this] var totalBlocks = 0
-
-  private def expect(blocks: Int): Unit = totalBlocks += blocks
-
-  /** One expected block (a bundle, a corrupt block) is served as `blocks` others instead. */
-  private def replaceOne(blocks: Int): Unit = totalBlocks += blocks - 1
+  /** Blocks of map outputs (no composite request) requested and not served yet. */
+  private[this] var blocksLeft = 0
   private[this] val scheduler: FetchScheduler = plan()
 
   // Guarded by `this`: set once the task is done with the fetcher; late callbacks are dropped.
@@ -118,14 +115,14 @@ private[spark] final class ShuffleBlockFetcher(
     task.byAddress.foreach { case (address, infos) =>
       // Empty blocks hold no records and are never served, so they are not fetched.
       val nonEmpty = infos.iterator.collect {
-        case (id, size, mapIndex) if size > 0 => BlockRef(id, size, mapIndex)
+        case (id, size, mapIndex) if size > 0 || composite.contains(address, id) =>
+          BlockRef(id, size, mapIndex)
       }.toIndexedSeq
-      val (whole, blocks) = nonEmpty.partition(ref => bundles.contains(address, ref.blockId))
-      // Blocks read out of bundles leave gaps no batch may span.
-      val refs =
-        whole ++ (if (task.batch) BatchFetch.merge(blocks, acrossGaps = !bundles.replaceBlocks)
-                  else blocks)
-      expect(refs.size)
+      val (composites, blocks) = nonEmpty.partition(ref => composite.contains(address, ref.blockId))
+      val refs = composites ++
+        (if (task.batch) BatchFetch.merge(blocks, acrossGaps = composite.batchesSpanGaps)
+         else blocks)
+      blocksLeft += refs.size - composites.size
       if (refs.nonEmpty)
         counters.label(FetchCounters.HostBySource, address.executorId, address.host)
       if (localIds(address.executorId)) {
@@ -137,33 +134,32 @@ private[spark] final class ShuffleBlockFetcher(
     }
     counters.add(FetchCounters.ReduceTasks, 1)
     logDebug(
-      s"Fetching $totalBlocks blocks: ${localQueue.size} local, the rest from " +
+      s"Fetching $blocksLeft blocks and ${composite.left} composite requests: ${localQueue.size} local, the rest from " +
         s"${remote.size} executors in ${settings.order} order")
-    FetchScheduler(settings, local.address, remote.toSeq, executorState, clock)
+    FetchScheduler(settings, local.address, remote.toSeq, traffic, clock)
   }
 
-  override def hasNext: Boolean = served < totalBlocks
+  override def hasNext: Boolean = blocksLeft > 0 || composite.left > 0
 
   override def next(): (BlockId, InputStream) = {
     if (!hasNext) throw new NoSuchElementException("all shuffle blocks were served")
     var opened: Option[(BlockId, InputStream)] = None
     while (opened.isEmpty) {
       sendRequests()
-      val ready = if (!bundles.hasParts) Option(results.pollFirst()) else None
-      opened =
-        if (bundles.hasParts) {
-          openPart()
-        } else if (ready.isDefined) {
-          openRemote(ready.get, waitMs = 0.0)
-        } else if (localQueue.nonEmpty) {
-          observeWait(0.0)
-          openLocal(localQueue.dequeue())
-        } else {
-          val (result, waitMs) = awaitResult()
-          openRemote(result, waitMs)
-        }
+      opened = composite.nextReady() match {
+        case Some(ready) => openStream(ready, remote = true)
+        case None =>
+          Option(results.pollFirst()) match {
+            case Some(result) => openRemote(result, waitMs = 0.0)
+            case None if localQueue.nonEmpty =>
+              observeWait(0.0)
+              openLocal(localQueue.dequeue())
+            case None =>
+              val (result, waitMs) = awaitResult()
+              openRemote(result, waitMs)
+          }
+      }
     }
-    served += 1
     opened.get
   }
 
@@ -171,7 +167,8 @@ private[spark] final class ShuffleBlockFetcher(
   private def awaitResult(): (FetchResult, Double) = {
     if (ledger.requestsInFlight == 0) {
       throw new IllegalStateException(
-        s"Shuffle fetcher has no request in flight but ${totalBlocks - served} blocks to serve")
+        s"Shuffle fetcher has no request in flight but $blocksLeft blocks and " +
+          s"${composite.left} composite requests to serve")
     }
     val start = clock.nanoTime()
     val result = results.takeFirst()
@@ -240,7 +237,7 @@ private[spark] final class ShuffleBlockFetcher(
     val byId = request.blocks.iterator.map(b => b.blockId -> b).toMap
     val remaining = mutable.HashSet.empty[BlockId] ++= byId.keys
     val start = clock.nanoTime()
-    val rate = executorState.rate(address.executorId)
+    val rate = traffic.rate(address.executorId)
     // Started under the lock that cleanup ends outstanding requests under, so none is missed.
     val requestId = synchronized {
       rate.requestStarted(start)
@@ -327,8 +324,8 @@ private[spark] final class ShuffleBlockFetcher(
       result.requestDone,
       inMemory = !toDisk.remove(result.block.blockId))
     result match {
-      case FetchResult.Failed(block, _, _, cause) if bundles.contains(address, block.blockId) =>
-        readFromFiles(bundles.failed(address, block.blockId, cause))
+      case FetchResult.Failed(block, _, _, cause) if composite.contains(address, block.blockId) =>
+        request(composite.failed(address, block, cause))
         None
       case FetchResult.Failed(block, _, _, cause) =>
         val why = cause match {
@@ -351,12 +348,12 @@ private[spark] final class ShuffleBlockFetcher(
           backoff.liftIfFree(settings.maxReqSizeShuffleToMem)
         }
         counters.add(FetchCounters.WaitMsBySource, address.executorId, waitMs)
-        executorState.recordWait(address.executorId, waitMs)
+        traffic.recordWait(address.executorId, waitMs)
         observeWait(waitMs)
-        if (bundles.contains(address, block.blockId)) openBundle(block, address, buf, via)
+        if (composite.contains(address, block.blockId)) arrived(block, address, buf, via)
         else {
           countRead(address, via, buf)
-          openStream(block, address, buf, remote = true, readAgain = Some(IndexedSeq(block)))
+          openBlock(block, address, buf, remote = true)
         }
     }
   }
@@ -398,145 +395,61 @@ private[spark] final class ShuffleBlockFetcher(
             s"Failed to read local block ${block.blockId}: ${e.getMessage}")
       }
     buf.retain()
-    if (bundles.contains(local.address, block.blockId)) {
-      openBundle(block, local.address, buf, FetchCounters.Local)
+    if (composite.contains(local.address, block.blockId)) {
+      arrived(block, local.address, buf, FetchCounters.Local)
     } else {
       countRead(local.address, FetchCounters.Local, buf)
-      openStream(block, local.address, buf, remote = false, readAgain = Some(IndexedSeq(block)))
+      openBlock(block, local.address, buf, remote = false)
     }
   }
 
   /**
-   * A bundle arrived from `address` by `via`: each of its parts is served as a block of its own
-   * (before anything else, so its memory goes first); returns the first, if any. What it counts
-   * as read is its parts' bytes: the rest is its protocol's, or bytes no part holds.
+   * A composite request arrived: what it counts as read, and what it names in its place
+   * requested; the blocks it made ready go first, from the next turn on.
    */
-  private def openBundle(
-      bundle: BlockRef,
+  private def arrived(
+      sent: BlockRef,
       address: BlockManagerId,
       buf: ManagedBuffer,
-      via: String): Option[(BlockId, InputStream)] =
-    bundles.arrived(address, bundle.blockId, buf) match {
-      case Left(fromFiles) =>
-        readFromFiles(fromFiles)
-        None
-      case Right((read, cut)) =>
-        val parts = cut.parts
-        if (parts.nonEmpty) {
-          countRead(address, via, buf, read.blocks, Some(parts.iterator.map(_.length).sum))
-        }
-        if (parts.isEmpty) {
-          buf.release()
-          replaceOne(0)
-          None
-        } else if (task.concatenate && read.joinable && parts.size > 1) {
-          openJoined(bundle, read, parts, address, buf)
-        } else {
-          bundles.queue(read, cut, buf, address)
-          replaceOne(parts.size)
-          openPart()
-        }
-    }
+      via: String): Option[(BlockId, InputStream)] = {
+    val arrival = composite.arrived(address, sent, buf, via)
+    if (arrival.blocks > 0) countRead(address, via, buf, arrival.blocks, Some(arrival.bytes))
+    request(arrival.instead)
+    None
+  }
 
-  /**
-   * A bundle whose parts the serializer and codec can read back to back (see
-   * [[BatchFetch.concatenable]]): one stream of all of them, so decompression and
-   * deserialization start once per bundle instead of once per block. Found corrupt when opened,
-   * its blocks are read again from their map outputs.
-   */
-  private def openJoined(
-      bundle: BlockRef,
-      read: BundledRead,
-      parts: IndexedSeq[BundledPart],
-      address: BlockManagerId,
-      buf: ManagedBuffer): Option[(BlockId, InputStream)] = {
-    val joined =
-      try BundleSlice.joined(buf, parts)
-      finally buf.release()
-    val first = parts.head
-    val in = joined.createInputStream()
-    try {
-      val wrapped = corruption.readHead(in, executor.streamWrapper(first.block.blockId, in))
-      val stream = new BlockInputStream(
-        wrapped,
-        joined,
-        onReadError = e =>
-          readFailure(first.block, first.home, e)(
-            s"${bundle.blockId} from $address is corrupt: ${e.getMessage}"),
-        onClose = { closed =>
-          openStreams -= closed
-          backoff.liftIfFree(settings.maxReqSizeShuffleToMem)
-        })
-      openStreams += stream
-      bundles.servedJoined(read, parts, address)
-      Some((bundle.blockId, stream))
-    } catch {
-      case e: IOException if parts.forall(_.holds.nonEmpty) =>
-        logWarning(
-          s"Bundle ${BlockMessage.describe(bundle.blockId)} from $address is corrupt, reading " +
-            "its blocks from their map outputs",
-          e)
-        closeQuietly(in)
-        joined.release()
-        counters.add(FetchCounters.CorruptRefetches, 1)
-        readFromFiles(parts.flatMap(p => p.holds.map(p.home -> _)))
-        None
-      case e: IOException =>
-        closeQuietly(in)
-        joined.release()
-        throw fetchFailed(
-          first.block,
-          first.home,
-          e,
-          s"${BlockMessage.describe(bundle.blockId)} from $address is corrupt, and the only " +
-            s"copy of what it holds: ${e.getMessage}")
+  /** Blocks of map outputs to serve, from wherever they are. */
+  private def request(blocks: Seq[(BlockManagerId, BlockRef)]): Unit = {
+    blocksLeft += blocks.size
+    blocks.foreach { case (home, block) =>
+      if (home == local.address) localQueue += block
+      else deferred.getOrElseUpdate(home, new PeerQueue(home, Nil)) += block
     }
   }
 
-  private def openPart(): Option[(BlockId, InputStream)] = {
-    val (part, slice) = bundles.nextPart()
-    // A part that holds no block of a file is the only copy of what it holds.
-    val again = if (part.holds.isEmpty) None else Some(part.holds)
-    openStream(part.block, part.home, slice, remote = true, readAgain = again)
-  }
-
-  /**
-   * What a bundle stands for, read from the map outputs in place of the one block it counted as,
-   * as batch blocks where the task fetches in batches (never across blocks it does not read).
-   */
-  private def readFromFiles(blocks: Seq[(BlockManagerId, BlockRef)]): Unit = {
-    val reads =
-      if (!task.batch) blocks
-      else
-        blocks.groupBy(_._1).toSeq.flatMap { case (home, refs) =>
-          BatchFetch.merge(refs.map(_._2), acrossGaps = false).map(home -> _)
-        }
-    reads.foreach { case (home, block) => readFromHome(block, home) }
-    replaceOne(reads.size)
-  }
-
-  private def readFromHome(block: BlockRef, home: BlockManagerId): Unit =
-    if (home == local.address) localQueue += block
-    else deferred.getOrElseUpdate(home, new PeerQueue(home, Nil)) += block
-
-  /**
-   * None when the block was found corrupt and asked for again: `readAgain`, the block itself or,
-   * a part of a bundle, the blocks it holds; a part that is the only copy of what it holds (no
-   * `readAgain`) fails the task.
-   */
-  private def openStream(
+  /** A block of a map output, served once opened, or once something was requested in its place. */
+  private def openBlock(
       block: BlockRef,
       address: BlockManagerId,
       buf: ManagedBuffer,
-      remote: Boolean,
-      readAgain: Option[IndexedSeq[BlockRef]]): Option[(BlockId, InputStream)] = {
+      remote: Boolean): Option[(BlockId, InputStream)] = {
+    val opened = openStream(
+      ReadyBlock(block.blockId, block, address, buf, Seq(address -> block), s"${block.blockId}"),
+      remote)
+    blocksLeft -= 1
+    opened
+  }
+
+  /** None when the block was found corrupt and something was requested in its place. */
+  private def openStream(ready: ReadyBlock, remote: Boolean): Option[(BlockId, InputStream)] = {
+    val ReadyBlock(id, block, address, buf, readAgain, name, opened) = ready
     if (buf.size == 0) {
       buf.release()
       throw fetchFailed(
         block,
         address,
         new IOException("zero-size buffer"),
-        s"Received a zero-size buffer for ${block.blockId} from $address " +
+        s"Received a zero-size buffer for $name from $address " +
           s"(map output said ${block.size} bytes)")
     }
     val in =
@@ -544,14 +457,13 @@ private[spark] final class ShuffleBlockFetcher(
       catch {
         case e: IOException =>
           buf.release()
-          throw fetchFailed(block, address, e, s"Cannot open ${block.blockId}: ${e.getMessage}")
+          throw fetchFailed(block, address, e, s"Cannot open $name: ${e.getMessage}")
       }
-    // A part that is the only copy of what it holds (combined records) is not one of the serving
-    // executor's blocks, which a diagnosis would compare it with.
+    // What is the only copy of what it holds is not one of the serving executor's blocks, which
+    // a diagnosis would compare it with.
     def diagnosis(e: IOException): String =
-      if (readAgain.isDefined) corruption.diagnose(block.blockId, address, buf, e)
-      else
-        s"Combined records from $address, named after ${block.blockId}, are corrupt: ${e.getMessage}"
+      if (readAgain.nonEmpty) corruption.diagnose(block.blockId, address, buf, e)
+      else s"$name is corrupt, and the only copy of what it holds: ${e.getMessage}"
     try {
       val wrapped = corruption.readHead(in, executor.streamWrapper(block.blockId, in))
       val stream = new BlockInputStream(
@@ -563,18 +475,15 @@ private[spark] final class ShuffleBlockFetcher(
           backoff.liftIfFree(settings.maxReqSizeShuffleToMem)
         })
       openStreams += stream
-      Some((block.blockId, stream))
+      opened()
+      Some((id, stream))
     } catch {
-      case e: IOException if readAgain.isDefined && corruption.fetchAgain(block.blockId, remote) =>
-        logWarning(s"Block ${block.blockId} from $address is corrupt, fetching it again", e)
+      case e: IOException if readAgain.nonEmpty && corruption.fetchAgain(block.blockId, remote) =>
+        logWarning(s"$name from $address is corrupt, reading it again", e)
         closeQuietly(in)
         buf.release()
         counters.add(FetchCounters.CorruptRefetches, 1)
-        // A part of a bundle is read again from map outputs, which may be this executor's.
-        val again = readAgain.get
-        replaceOne(again.size)
-        if (address == local.address) localQueue ++= again
-        else send(BlockBatch(address, again))
+        request(readAgain)
         None
       case e: IOException =>
         val message = diagnosis(e)
@@ -638,7 +547,7 @@ private[spark] final class ShuffleBlockFetcher(
       counters(FetchCounters.BytesBySource).keysIterator
         .filter(_ != local.address.executorId)
         .foreach { id =>
-          executorState.rate(id).bytesPerSecond(now).foreach(counters.rateObserved(id, _))
+          traffic.rate(id).bytesPerSecond(now).foreach(counters.rateObserved(id, _))
         }
       tempFiles.toList
     }
@@ -654,7 +563,7 @@ private[spark] final class ShuffleBlockFetcher(
     openStreams.toList.foreach(s =>
       try s.close()
       catch { case NonFatal(_) => })
-    bundles.release()
+    composite.release()
     var result = results.pollFirst()
     while (result != null) {
       result match {

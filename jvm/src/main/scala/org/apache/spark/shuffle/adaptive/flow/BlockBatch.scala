@@ -1,6 +1,7 @@
 package org.apache.spark.shuffle.adaptive.flow
 
 import org.apache.spark.storage.BlockManagerId
+import org.apache.spark.shuffle.adaptive.transport.BlockRef
 
 /** Blocks asked of, or sent to, one executor in one round trip. */
 private[spark] final case class BlockBatch(address: BlockManagerId, blocks: IndexedSeq[BlockRef]) {

@@ -3,6 +3,7 @@ package org.apache.spark.shuffle.adaptive.flow
 import scala.collection.mutable
 
 import org.apache.spark.storage.BlockManagerId
+import org.apache.spark.shuffle.adaptive.transport.BlockRef
 
 /** The blocks a task has yet to request from (or send to) one executor, in map order. */
 private[spark] final class PeerQueue(val address: BlockManagerId, blocks: Iterable[BlockRef]) {

@@ -11,7 +11,7 @@ import org.apache.spark.internal.Logging
 import org.apache.spark.network.buffer.ManagedBuffer
 import org.apache.spark.storage.{BlockId, BlockManagerId}
 import org.apache.spark.util.{Clock, SystemClock}
-import org.apache.spark.shuffle.adaptive.transport.BlockUploads
+import org.apache.spark.shuffle.adaptive.transport.{BlockRef, BlockUploads}
 
 /**
  * Sends runs of blocks to other executors' stores (a push, see protocol.RunUpload, or an owner's

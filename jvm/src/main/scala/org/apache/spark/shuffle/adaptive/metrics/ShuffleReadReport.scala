@@ -14,7 +14,7 @@ import org.apache.spark.scheduler.SparkListenerEvent
  * held by the reading task's executor, and how many of the tasks that read chunks ran at their
  * owner (`merged`: "chunks", "files", "at_owner", "tasks", "tasks_at_owner"),
  * and what local reduction did of the shuffle so far (`combine`: its map tasks' folds and its
- * reduce tasks' combined reads, the counters of [[combine.CombineCounters]]), and what its map
+ * reduce tasks' combined reads, the counters of [[CombineCounters]]), and what its map
  * stage and the stages that read it cost in executor CPU so far (`cpu`: "map" and "reduce", each
  * a [[StageCpu]]).
  * Posted to the listener bus when the stage completes, so an

@@ -5,14 +5,13 @@ import org.apache.spark.network.netty.SparkTransportConf
 import org.apache.spark.shuffle.IndexShuffleBlockResolver
 import org.apache.spark.shuffle.adaptive.config.AdaptiveShuffleConf.{PUSH_CHUNK_SIZE, PUSH_MAX_BLOCK_SIZE, PUSH_QUEUE_SIZE, PUSH_SPILL_TO_PEERS, PushMaxBlockSize, STORE_MAX_SIZE}
 import org.apache.spark.util.RpcUtils
-import org.apache.spark.shuffle.adaptive.fetch.ReadPlan
 import org.apache.spark.shuffle.adaptive.flow.FlowSettings
 import org.apache.spark.shuffle.adaptive.memory.MemoryBound
-import org.apache.spark.shuffle.adaptive.metrics.{ExecutorShuffleMetrics, FetchCounters}
+import org.apache.spark.shuffle.adaptive.metrics.ExecutorShuffleMetrics
 import org.apache.spark.shuffle.adaptive.protocol.{OwnerTable, OwnerTableUpdates}
 import org.apache.spark.shuffle.adaptive.push.map.{PushQueue, Pusher}
 import org.apache.spark.shuffle.adaptive.push.owner.{ChunkHandOff, MergeStore, PushMessages}
-import org.apache.spark.shuffle.adaptive.push.reduce.MergedReads
+import org.apache.spark.shuffle.adaptive.push.reduce.MergedReadPart
 import org.apache.spark.shuffle.adaptive.transport.{MapOutputListener, RemoteMemory}
 
 /**
@@ -115,53 +114,16 @@ private[spark] final class PushExecutor(
         merges.bytesHostedForPeers))
   }
 
-  /**
-   * mode=push's part of a reduce task's read plan: the blocks it reads out of merged chunks,
-   * asked of the owners of its partitions in any version of the table ([[MergedReads]]), in
-   * place of those blocks. None are read where the task reads fewer than half the map outputs
-   * (AQE's local reader, narrow skew splits: a chunk is read when at least half its bytes are
-   * needed), so it neither asks for layouts nor seals partitions; unless, replicated, a chunk is
-   * the only copy of some of its blocks left.
-   */
-  def readPlan(
-      env: SparkEnv,
-      shuffleId: Int,
-      owners: Seq[OwnerTable],
-      numMaps: Int,
-      startMapIndex: Int,
-      endMapIndex: Int,
-      startPartition: Int,
-      endPartition: Int,
-      oneSided: Boolean,
-      counters: FetchCounters)(plan: ReadPlan): ReadPlan = {
-    val lostHomes = owners.iterator.flatMap(_.lost).toSet
-    val readsHalf = 2L * (math.min(endMapIndex, numMaps) - startMapIndex) >= numMaps
-    if (!readsHalf && !(replicated && plan.blocks.exists(b => lostHomes(b._1.executorId)))) plan
-    else {
-      val merged = MergedReads.plan(
-        counters,
-        shuffleId,
-        plan.blocks,
-        MergedReads.layouts(
-          env,
-          merges,
-          shuffleId,
-          owners,
-          startPartition,
-          endPartition,
-          replicated,
-          RpcUtils.askRpcTimeout(conf).duration),
-        rangeBytes = chunkSize,
-        oneSided = oneSided,
-        lostHomes = lostHomes,
-        // Replicated, a replica's chunk holds the blocks of one executor's map outputs only.
-        reader = Some(env.executorId).filter(_ => replicated))
-      counters.add(FetchCounters.ChunksAtPeers, merged.chunksAtPeers)
-      counters.add(FetchCounters.ChunksInRanges, merged.chunksInRanges)
-      counters.add(FetchCounters.ChunksOneSided, merged.exposed.size)
-      ReadPlan(merged.blocks, plan.bundles ++ merged.chunks, plan.exposed ++ merged.exposed)
-    }
-  }
+  /** mode=push's part of the read plans of a shuffle whose partitions `owners` merged. */
+  def readPart(owners: Option[Seq[OwnerTable]], numMaps: Int, oneSided: Boolean): MergedReadPart =
+    new MergedReadPart(
+      owners,
+      numMaps,
+      merges,
+      chunkSize,
+      replicated,
+      oneSided,
+      RpcUtils.askRpcTimeout(conf).duration)
 
   def removeShuffle(shuffleId: Int): Unit = {
     merges.removeShuffle(shuffleId)

@@ -14,7 +14,7 @@ import org.apache.spark.storage.{BlockId, BlockManagerId, ShuffleBlockId}
 import org.apache.spark.shuffle.adaptive.metrics.FetchCounters
 import org.apache.spark.shuffle.adaptive.memory.MemoryBound
 import org.apache.spark.shuffle.adaptive.protocol.{MergedPartition, OwnerTable, Payloads}
-import org.apache.spark.shuffle.adaptive.push.driver.{MergeSummaries, OwnerPlacement, Placement, PushDriver}
+import org.apache.spark.shuffle.adaptive.push.driver.{MergeSummaries, OwnerPlacement, TableArithmetic, PushDriver}
 import org.apache.spark.shuffle.adaptive.push.owner.{MergeStore, MergeStoreSuite}
 import org.apache.spark.shuffle.adaptive.push.reduce.MergedReads
 
@@ -58,7 +58,7 @@ object DriverScaleBench {
 
     // mode=push, the driver: the table, placed when the map stage is submitted.
     val before = usedHeap()
-    val (table, placeMs) = timed(Placement.uniform(partitions, ids))
+    val (table, placeMs) = timed(TableArithmetic.uniform(partitions, ids))
     val tableHeap = usedHeap() - before
     val (_, refreshMs) = timed(table.keepingOnly(ids.map(_.executorId).toSet - "7"))
     println(
@@ -81,7 +81,7 @@ object DriverScaleBench {
     }
     val (next, nextMs) = timed(OwnerPlacement.next(table, predicted))
     val sizes = predicted.map(_.toDouble)
-    def share(t: OwnerTable) = f"${Placement.maxLoad(t, sizes) / sizes.sum}%.3f"
+    def share(t: OwnerTable) = f"${TableArithmetic.maxLoad(t, sizes) / sizes.sum}%.3f"
     println(
       f"push  driver placement by size: ${statuses.size} MapStatuses read in $predictMs%.0f ms, " +
         f"placed in $nextMs%.1f ms; largest owner share ${share(table)} -> " +

@@ -8,12 +8,13 @@ import scala.jdk.CollectionConverters._
 import com.fasterxml.jackson.databind.ObjectMapper
 import org.scalatest.funsuite.AnyFunSuite
 
+import org.apache.spark.shuffle.adaptive.GeneratedDocs
 import org.apache.spark.internal.config.{ConfigBuilder, ConfigEntry}
 
 /**
- * Keeps `conf/configuration.md` in step with [[AdaptiveShuffleConf.entries]]. The test JVM runs
- * in the repository root. With `REGENERATE_CONF_DOCS=1` in the environment the file is rewritten
- * instead of checked.
+ * Keeps `conf/configuration.md` and Python's `conf_keys.json` in step with
+ * [[AdaptiveShuffleConf.entries]]: `make docs` writes them ([[GeneratedDocs]]), this suite fails
+ * on any drift. The test JVM runs in the repository root.
  */
 class ConfigurationDocSuite extends AnyFunSuite {
   import ConfigurationDocSuite._
@@ -31,17 +32,7 @@ class ConfigurationDocSuite extends AnyFunSuite {
   }
 
   private def checkGenerated(file: Path, expected: String): Unit =
-    if (sys.env.get("REGENERATE_CONF_DOCS").contains("1")) {
-      Files.createDirectories(file.toAbsolutePath.getParent)
-      Files.write(file, expected.getBytes(UTF_8))
-    } else {
-      assert(Files.isRegularFile(file), s"${file.toAbsolutePath} is missing. $HowToRegenerate")
-      val actual = new String(Files.readAllBytes(file), UTF_8)
-      assert(
-        actual == expected,
-        s"$file is out of date. $HowToRegenerate\n" +
-          s"--- expected ---\n$expected--- found ---\n$actual")
-    }
+    GeneratedDocs.drift(file, expected).foreach(problem => fail(problem))
 
   test("every entry is one table row, in declaration order") {
     val rows = render(AdaptiveShuffleConf.entries).linesIterator
@@ -80,15 +71,11 @@ class ConfigurationDocSuite extends AnyFunSuite {
   }
 }
 
-private object ConfigurationDocSuite {
+private[adaptive] object ConfigurationDocSuite {
   val DocFile: Path = Paths.get("conf", "configuration.md")
   val KeysFile: Path = Paths.get("pyspark_shuffle", "conf_keys.json")
 
   val TableHeader = "| Key | Default | Since | Meaning |"
-
-  val HowToRegenerate: String =
-    "Regenerate it from the repository root with: " +
-      "REGENERATE_CONF_DOCS=1 build/sbt \"testOnly *ConfigurationDocSuite\""
 
   /** Makes a value fit on one table row. */
   private def cell(text: String): String =
@@ -98,8 +85,8 @@ private object ConfigurationDocSuite {
     val out = new StringBuilder
     out ++= "# Configuration\n\n"
     out ++= "This file is generated from `config/AdaptiveShuffleConf.scala` " +
-      "(under `jvm/src/main/scala/org/apache/spark/shuffle/adaptive/`) by `ConfigurationDocSuite`; " +
-      "do not edit it by hand. " + HowToRegenerate + ".\n\n"
+      "(under `jvm/src/main/scala/org/apache/spark/shuffle/adaptive/`) by `make docs`; " +
+      "do not edit it by hand. " + GeneratedDocs.HowToRegenerate + ".\n\n"
     out ++= TableHeader + "\n"
     out ++= "|---|---|---|---|\n"
     entries.foreach { entry =>
@@ -142,7 +129,7 @@ private object ConfigurationDocSuite {
     val combinations = KeyCombinations.All.map(c => ordered(c.toMap.toSeq.sortBy(_._1): _*))
     val root = ordered(
       "generated" -> ("from config/AdaptiveShuffleConf.scala and config/KeyCombinations.scala " +
-        "by ConfigurationDocSuite; " + HowToRegenerate),
+        "by make docs; " + GeneratedDocs.HowToRegenerate),
       "keys" -> keys,
       "combinations" -> combinations)
     new ObjectMapper().writerWithDefaultPrettyPrinter().writeValueAsString(root) + "\n"

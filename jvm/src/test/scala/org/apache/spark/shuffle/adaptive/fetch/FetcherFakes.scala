@@ -23,11 +23,11 @@ import org.apache.spark.shuffle.adaptive.transport.{BlockTransport, TransportLis
  * answers when it wants, reference-counted buffers that catch leaks, failing streams and a
  * clock the test moves.
  */
-private object FetcherFakes {
+private[adaptive] object FetcherFakes {
 
   /**
    * A fetcher with what a test leaves out fresh for this one task: its own executor traffic,
-   * no direct-memory limit, a system clock, no bundles, no batches.
+   * no direct-memory limit, a system clock, no composite requests, no batches.
    */
   def newFetcher(
       context: TaskContext,
@@ -43,8 +43,7 @@ private object FetcherFakes {
       shared: PeerTraffic = null,
       batch: Boolean = false,
       backoff: DirectMemoryBackoff = new DirectMemoryBackoff(() => Long.MaxValue),
-      bundles: Map[(BlockManagerId, BlockId), BundledRead] = Map.empty,
-      concatenate: Boolean = false,
+      composite: CompositeRequests = CompositeRequests.None,
       budget: Option[FetchBudget] = None): ShuffleBlockFetcher =
     new ShuffleBlockFetcher(
       context,
@@ -56,7 +55,7 @@ private object FetcherFakes {
         streamWrapper,
         clock,
         budget),
-      TaskFetch(transport, blocksByAddress, elastic, bundles, batch, concatenate),
+      TaskFetch(transport, blocksByAddress, elastic, composite, batch),
       readMetrics,
       counters)
 

@@ -6,7 +6,8 @@ import org.apache.spark.util.ManualClock
 
 import AdaptiveFetchTestKit.exec
 import SchedulerTestState.refs
-import org.apache.spark.shuffle.adaptive.flow.{BlockRef, FlowSettings, PeerTraffic}
+import org.apache.spark.shuffle.adaptive.flow.{FlowSettings, PeerTraffic}
+import org.apache.spark.shuffle.adaptive.transport.BlockRef
 
 /**
  * One reduce task fetching over links of fixed rates, in simulated milliseconds. Each source

@@ -6,7 +6,8 @@ import org.scalatest.funsuite.AnyFunSuite
 
 import AdaptiveFetchTestKit.{exec, settings}
 import SchedulerTestState.{drain, refs}
-import org.apache.spark.shuffle.adaptive.flow.{BlockBatch, BlockRef, FlowSettings}
+import org.apache.spark.shuffle.adaptive.flow.{BlockBatch, FlowSettings}
+import org.apache.spark.shuffle.adaptive.transport.BlockRef
 
 class PairwiseSchedulerSuite extends AnyFunSuite {
 

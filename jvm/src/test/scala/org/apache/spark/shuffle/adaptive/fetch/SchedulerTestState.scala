@@ -3,7 +3,8 @@ package org.apache.spark.shuffle.adaptive.fetch
 import scala.collection.mutable
 
 import org.apache.spark.storage.{BlockManagerId, ShuffleBlockId}
-import org.apache.spark.shuffle.adaptive.flow.{BlockBatch, BlockRef, FlowState, InFlightLedger, PeerTraffic}
+import org.apache.spark.shuffle.adaptive.flow.{BlockBatch, FlowState, InFlightLedger, PeerTraffic}
+import org.apache.spark.shuffle.adaptive.transport.BlockRef
 
 /**
  * A reduce task's outstanding requests as the schedulers see them, driven by hand: [[send]]

@@ -5,6 +5,7 @@ import scala.util.Random
 import org.scalatest.funsuite.AnyFunSuite
 
 import org.apache.spark.storage.{BlockManagerId, ShuffleBlockId}
+import org.apache.spark.shuffle.adaptive.transport.BlockRef
 
 class BlockBatchSuite extends AnyFunSuite {
 

@@ -5,24 +5,20 @@ import java.nio.file.{Files, Path, Paths}
 
 import org.scalatest.funsuite.AnyFunSuite
 
+import org.apache.spark.shuffle.adaptive.GeneratedDocs
 import org.apache.spark.shuffle.adaptive.metrics.FetchCounters._
 
 /**
  * Keeps `docs/metrics.md`, what `pyspark_shuffle.metrics()` documents, in step with the
  * counter tables ([[FetchCounters.All]], [[FetchCounters.DerivedValues]],
- * [[CombineCounters.All]]). With `REGENERATE_CONF_DOCS=1` the file is rewritten instead.
+ * [[CombineCounters.All]]), and Python's `counters.json` too: `make docs` writes them
+ * ([[GeneratedDocs]]), this suite fails on any drift.
  */
 class MetricsDocSuite extends AnyFunSuite {
   import MetricsDocSuite._
 
   private def checkGenerated(file: Path, expected: String): Unit =
-    if (sys.env.get("REGENERATE_CONF_DOCS").contains("1"))
-      Files.write(file, expected.getBytes(UTF_8))
-    else {
-      val actual =
-        if (Files.isRegularFile(file)) new String(Files.readAllBytes(file), UTF_8) else ""
-      assert(actual == expected, s"$file is out of date. $HowToRegenerate")
-    }
+    GeneratedDocs.drift(file, expected).foreach(problem => fail(problem))
 
   test("docs/metrics.md matches the counter tables") {
     checkGenerated(DocFile, render())
@@ -73,13 +69,9 @@ class MetricsDocSuite extends AnyFunSuite {
   }
 }
 
-private object MetricsDocSuite {
+private[adaptive] object MetricsDocSuite {
   val DocFile: Path = Paths.get("docs", "metrics.md")
   val NamesFile: Path = Paths.get("pyspark_shuffle", "counters.json")
-
-  val HowToRegenerate: String =
-    "Regenerate it from the repository root with: " +
-      "REGENERATE_CONF_DOCS=1 build/sbt \"testOnly *MetricsDocSuite\""
 
   private def kind(c: Counter): String = c match {
     case _: Total => "sum"
@@ -102,7 +94,7 @@ private object MetricsDocSuite {
     val combine = CombineCounters.All.map(_.name) ++ CombineCounters.Extra.map(_._1)
     def list(names: Seq[String]) = names.map(n => s"    \"$n\"").mkString("[\n", ",\n", "\n  ]")
     "{\n" +
-      s"""  "generated": "from metrics/FetchCounters.scala and metrics/CombineCounters.scala by MetricsDocSuite; ${HowToRegenerate
+      s"""  "generated": "from metrics/FetchCounters.scala and metrics/CombineCounters.scala by make docs; ${GeneratedDocs.HowToRegenerate
           .replace("\"", "\\\"")}",\n""" +
       s"""  "fetch": ${list(fetch)},\n""" +
       s"""  "combine": ${list(combine)}\n""" +
@@ -115,8 +107,8 @@ private object MetricsDocSuite {
     out ++= "What `pyspark_shuffle.metrics(spark)` returns under `application` and under each " +
       "executor id: the counters of the plugin's reduce tasks, added up as the table says. " +
       "This file is generated from `metrics/FetchCounters.scala` and " +
-      "`metrics/CombineCounters.scala` by `MetricsDocSuite`; do not edit it by hand. " +
-      HowToRegenerate + ".\n\n"
+      "`metrics/CombineCounters.scala` by `make docs`; do not edit it by hand. " +
+      GeneratedDocs.HowToRegenerate + ".\n\n"
     out ++= "## Fetch counters\n\n| Name | Merged as | Meaning |\n|---|---|---|\n"
     FetchCounters.All
       .filterNot(_.internal)

@@ -3,7 +3,7 @@ package org.apache.spark.shuffle.adaptive.protocol
 import org.scalatest.funsuite.AnyFunSuite
 
 import org.apache.spark.storage.BlockManagerId
-import org.apache.spark.shuffle.adaptive.push.driver.{OwnerPlacement, Placement}
+import org.apache.spark.shuffle.adaptive.push.driver.{OwnerPlacement, TableArithmetic}
 import org.apache.spark.shuffle.adaptive.push.map.Pusher
 
 class OwnerTableSuite extends AnyFunSuite {
@@ -16,25 +16,27 @@ class OwnerTableSuite extends AnyFunSuite {
     }
 
   test("equal contiguous ranges over the executors in their circular order") {
-    val table = Placement.uniform(10, executors("10", "2", "1"))
+    val table = TableArithmetic.uniform(10, executors("10", "2", "1"))
     assert(rangesOf(table) === Seq(("1", 0, 3), ("2", 3, 6), ("10", 6, 10)))
   }
 
   test("a partition larger than a share is an owner's alone; the rest share what is left") {
     val predicted = Array(1.0, 1.0, 30.0, 1.0, 1.0, 1.0, 1.0)
-    val table = Placement.balanced(predicted, executors("0", "1", "2"))
+    val table = TableArithmetic.balanced(predicted, executors("0", "1", "2"))
     assert(rangesOf(table) === Seq(("0", 0, 2), ("1", 2, 3), ("2", 3, 7)))
   }
 
   test("fewer partitions than executors: one each, the other executors own nothing") {
     assert(
-      rangesOf(Placement.uniform(2, executors("0", "1", "2"))) === Seq(("0", 0, 1), ("1", 1, 2)))
-    assert(Placement.uniform(3, Nil).isEmpty)
-    assert(Placement.uniform(3, Nil).ranges(0, 3).isEmpty)
+      rangesOf(TableArithmetic.uniform(2, executors("0", "1", "2"))) === Seq(
+        ("0", 0, 1),
+        ("1", 1, 2)))
+    assert(TableArithmetic.uniform(3, Nil).isEmpty)
+    assert(TableArithmetic.uniform(3, Nil).ranges(0, 3).isEmpty)
   }
 
   test("the owners of a range, with the part each owns") {
-    val table = Placement.uniform(9, executors("0", "1", "2"))
+    val table = TableArithmetic.uniform(9, executors("0", "1", "2"))
     assert(
       table.ranges(2, 7).map { case (o, f, u) => (o.executorId, f, u) } ===
         Seq(("0", 2, 3), ("1", 3, 6), ("2", 6, 7)))
@@ -42,8 +44,8 @@ class OwnerTableSuite extends AnyFunSuite {
   }
 
   test("a reduce task asks each owner of any version for what it owns in any, joined") {
-    val v0 = Placement.uniform(9, executors("0", "1", "2"))
-    val v1 = Placement
+    val v0 = TableArithmetic.uniform(9, executors("0", "1", "2"))
+    val v1 = TableArithmetic
       .balanced(Array(9, 1, 1, 1, 1, 1, 1, 1, 1), executors("0", "1", "2"))
       .copy(version = 1)
     assert(rangesOf(v1) === Seq(("0", 0, 1), ("1", 1, 5), ("2", 5, 9)))
@@ -56,12 +58,12 @@ class OwnerTableSuite extends AnyFunSuite {
   }
 
   test("placed again by size only where that lowers the largest share by a tenth") {
-    val v0 = Placement.uniform(6, executors("0", "1", "2"))
+    val v0 = TableArithmetic.uniform(6, executors("0", "1", "2"))
     val skewed = Array(50L, 30L, 5L, 5L, 5L, 5L)
     val v1 = OwnerPlacement.next(v0, skewed).get
     assert(v1.version === 1 && rangesOf(v1) === Seq(("0", 0, 1), ("1", 1, 2), ("2", 2, 6)))
-    assert(Placement.maxLoad(v1, skewed.map(_.toDouble)) === 50.0)
-    assert(Placement.maxLoad(v0, skewed.map(_.toDouble)) === 80.0)
+    assert(TableArithmetic.maxLoad(v1, skewed.map(_.toDouble)) === 50.0)
+    assert(TableArithmetic.maxLoad(v0, skewed.map(_.toDouble)) === 80.0)
     // Uniform sizes: equal ranges are already balanced.
     assert(OwnerPlacement.next(v0, Array.fill(6)(10L)).isEmpty)
     // Nothing known yet, or sizes of another shape: no new version.
@@ -78,20 +80,22 @@ class OwnerTableSuite extends AnyFunSuite {
     // owner merges 2000 bytes instead of 2189, less than a tenth less.
     val predicted = Array.tabulate(256)(p => if (p == 93) 2000L else 3L)
     val sizes = predicted.map(_.toDouble)
-    val v0 = Placement.uniform(256, executors("0", "1", "2", "3"))
+    val v0 = TableArithmetic.uniform(256, executors("0", "1", "2", "3"))
     assert(
-      Placement.besideOversized(v0, sizes) === 189.0 && Placement.maxLoad(v0, sizes) === 2189.0)
+      TableArithmetic.besideOversized(v0, sizes) === 189.0 && TableArithmetic
+        .maxLoad(v0, sizes) === 2189.0)
     val v1 = OwnerPlacement.next(v0, predicted).get
     assert(rangesOf(v1).find(_._1 == "1").contains(("1", 93, 94)))
     assert(
-      Placement.besideOversized(v1, sizes) === 0.0 && Placement.maxLoad(v1, sizes) / Placement
+      TableArithmetic
+        .besideOversized(v1, sizes) === 0.0 && TableArithmetic.maxLoad(v1, sizes) / TableArithmetic
         .maxLoad(v0, sizes) > 0.9)
     // Without an oversized partition, nothing is held besides one.
-    assert(Placement.besideOversized(v0, Array.fill(256)(1.0)) === 0.0)
+    assert(TableArithmetic.besideOversized(v0, Array.fill(256)(1.0)) === 0.0)
   }
 
   test("an executor's pusher takes the newest table the driver sent over the one it carries") {
-    val v0 = Placement.uniform(6, executors("0", "1"))
+    val v0 = TableArithmetic.uniform(6, executors("0", "1"))
     val v1 = v0.copy(firstPartition = Vector(0, 1), version = 1)
     val v2 = v0.copy(firstPartition = Vector(0, 4), version = 2)
     val tables = new OwnerTableUpdates
@@ -109,10 +113,10 @@ class OwnerTableSuite extends AnyFunSuite {
     "replicated: an owner's own partitions go to the next owner not lost, and readers ask both " +
       "the owners and the replicas, lost owners' replicas included") {
     val all = executors("0", "1", "2")
-    val table = Placement.uniform(9, all)
+    val table = TableArithmetic.uniform(9, all)
     assert(all.map(table.replicaOf(_).map(_.executorId)) === Seq(Some("1"), Some("2"), Some("0")))
     assert(table.replicaOf(BlockManagerId("9", "host-9", 7000)).isEmpty)
-    assert(Placement.uniform(9, executors("0")).replicaOf(all.head).isEmpty)
+    assert(TableArithmetic.uniform(9, executors("0")).replicaOf(all.head).isEmpty)
     def holders(t: OwnerTable, replicated: Boolean) =
       t.holders(2, 7, replicated).map { case (o, f, u) => (o.executorId, f, u) }
     assert(holders(table, replicated = false) === Seq(("0", 2, 3), ("1", 3, 6), ("2", 6, 7)))
@@ -143,7 +147,7 @@ class OwnerTableSuite extends AnyFunSuite {
     "replicated: a map output sends its own executor's partitions to the replica, joined with " +
       "the replica's own range; without it, every range to its owner") {
     val all = executors("0", "1", "2")
-    val table = Placement.uniform(9, all)
+    val table = TableArithmetic.uniform(9, all)
     def targets(self: Int, replicated: Boolean) =
       Pusher.targets(table, all(self), replicated).map { case (t, rs) =>
         t.executorId -> rs

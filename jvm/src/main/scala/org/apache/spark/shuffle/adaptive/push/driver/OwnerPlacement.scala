@@ -18,7 +18,7 @@ import org.apache.spark.shuffle.adaptive.protocol.OwnerTable
  * report predict each partition's, and the owners are placed again by them. A new version is
  * kept only if it lowers the most bytes one owner is predicted to merge by a tenth or more, or
  * gives a partition larger than an even share an owner of its own where its owner held a tenth
- * of a share or more besides ([[Placement.besideOversized]]): every version splits the
+ * of a share or more besides ([[TableArithmetic.besideOversized]]): every version splits the
  * partitions it moves between two owners, which readers then both ask. (The second rule is what
  * places a shuffle with one hot partition: its owner's load hardly drops, but under equal ranges
  * its reduce task waits behind every other partition of the range.)
@@ -191,8 +191,8 @@ private[spark] final class OwnerPlacement(
     val sizes = predicted.map(_.toDouble)
     logInfo(
       f"$what: owners placed again by the first map outputs' sizes (version ${next.version}); " +
-        f"the most one owner merges: ${Placement.maxLoad(current, sizes)}%.0f -> " +
-        f"${Placement.maxLoad(next, sizes)}%.0f bytes of those")
+        f"the most one owner merges: ${TableArithmetic.maxLoad(current, sizes)}%.0f -> " +
+        f"${TableArithmetic.maxLoad(next, sizes)}%.0f bytes of those")
   }
 
   def stop(): Unit = {
@@ -217,11 +217,12 @@ private[spark] object OwnerPlacement {
     val live = current.owners.filterNot(o => current.lost(o.executorId))
     if (sizes.length != current.numPartitions || sizes.sum <= 0 || live.isEmpty) None
     else {
-      val placed = Placement.balanced(sizes, live).copy(version = current.version + 1)
-      val lowersLoad = Placement.maxLoad(placed, sizes) <= 0.9 * Placement.maxLoad(current, sizes)
-      val beside = Placement.besideOversized(current, sizes)
+      val placed = TableArithmetic.balanced(sizes, live).copy(version = current.version + 1)
+      val lowersLoad =
+        TableArithmetic.maxLoad(placed, sizes) <= 0.9 * TableArithmetic.maxLoad(current, sizes)
+      val beside = TableArithmetic.besideOversized(current, sizes)
       val isolates = beside >= 0.1 * sizes.sum / live.size &&
-        Placement.besideOversized(placed, sizes) <= 0.5 * beside
+        TableArithmetic.besideOversized(placed, sizes) <= 0.5 * beside
       if (lowersLoad || isolates) Some(placed) else None
     }
   }

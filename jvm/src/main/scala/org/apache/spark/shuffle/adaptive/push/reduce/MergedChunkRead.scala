@@ -3,9 +3,9 @@ package org.apache.spark.shuffle.adaptive.push.reduce
 import org.apache.spark.internal.Logging
 import org.apache.spark.network.buffer.ManagedBuffer
 import org.apache.spark.storage.BlockManagerId
-import org.apache.spark.shuffle.adaptive.fetch.{BundledPart, BundledRead}
-import org.apache.spark.shuffle.adaptive.flow.BlockRef
 import org.apache.spark.shuffle.adaptive.metrics.FetchCounters
+import org.apache.spark.shuffle.adaptive.transport.BlockRef
+import org.apache.spark.shuffle.adaptive.read.{BundledPart, BundledRead}
 
 /**
  * A merged chunk's read: `bytes` long, its `parts` known from its owner's layout. It counts the
@@ -40,6 +40,8 @@ private[spark] final class MergedChunkRead(
     }
 
   override def joinable: Boolean = true
+
+  override def name(holder: BlockManagerId): String = s"A merged chunk from $holder"
 
   override def served(part: BundledPart, holder: BlockManagerId, reader: BlockManagerId): Unit =
     counters.servedFromStore(

@@ -9,12 +9,11 @@ import org.apache.spark.SparkEnv
 import org.apache.spark.internal.Logging
 import org.apache.spark.storage.{BlockId, BlockManagerId, ShuffleBlockId}
 import org.apache.spark.shuffle.adaptive.protocol.BlockMessage.{HostedChunkRequest, LayoutRequest, RangeRequest}
-import org.apache.spark.shuffle.adaptive.fetch.{BundledPart, ReadPlan}
 import org.apache.spark.shuffle.adaptive.metrics.FetchCounters
-import org.apache.spark.shuffle.adaptive.flow.BlockRef
 import org.apache.spark.shuffle.adaptive.protocol.{Ask, BlockMessage, MergedChunk, OwnerTable, Payloads}
 import org.apache.spark.shuffle.adaptive.push.owner.MergeStore
-import org.apache.spark.shuffle.adaptive.transport.RemoteRegion
+import org.apache.spark.shuffle.adaptive.transport.{BlockRef, RemoteRegion}
+import org.apache.spark.shuffle.adaptive.read.{BundledPart, ReadPlan}
 
 /**
  * Where a reduce task reads its blocks in mode=push: the merged chunks of its partitions from

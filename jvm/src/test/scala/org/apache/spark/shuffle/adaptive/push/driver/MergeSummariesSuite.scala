@@ -12,7 +12,7 @@ import org.apache.spark.shuffle.adaptive.protocol.{MergedPartition, OwnerTable}
 class MergeSummariesSuite extends AnyFunSuite {
 
   private val executors = (0 until 3).map(i => BlockManagerId(i.toString, s"host-$i", 7000))
-  private val table = Placement.uniform(6, executors)
+  private val table = TableArithmetic.uniform(6, executors)
 
   private def maps(ids: Long*): Roaring64NavigableMap = Roaring64NavigableMap.bitmapOf(ids: _*)
 

@@ -32,7 +32,7 @@ class OwnerPlacementSuite extends AnyFunSuite {
       ThreadUtils.sameThreadExecutorService())
 
     def register(shuffleId: Int): Unit = {
-      tables(shuffleId) = Vector(Placement.uniform(partitions, executors))
+      tables(shuffleId) = Vector(TableArithmetic.uniform(partitions, executors))
       placement.register(shuffleId, 4, partitions, () => tables.get(shuffleId).map(_.last))
     }
 
@@ -128,7 +128,7 @@ class OwnerPlacementSuite extends AnyFunSuite {
   test("shuffles of other partition counts in a group are left alone; removed ones leave it") {
     val p = new Placing(Map(1 -> skewed))
     p.register(1)
-    p.placement.register(8, 4, 3, () => Some(Placement.uniform(3, executors)))
+    p.placement.register(8, 4, 3, () => Some(TableArithmetic.uniform(3, executors)))
     p.placement.coPartitioned(1, key = 2)
     p.placement.coPartitioned(8, key = 2)
     p.firstMapTask(1)

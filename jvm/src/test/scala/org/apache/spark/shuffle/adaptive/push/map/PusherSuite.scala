@@ -15,7 +15,7 @@ import org.apache.spark.shuffle.adaptive.flow.FlowSettings
 import org.apache.spark.shuffle.adaptive.memory.MemoryBound
 import org.apache.spark.shuffle.adaptive.protocol.{OwnerTable, OwnerTableUpdates}
 import org.apache.spark.shuffle.adaptive.push.owner.MergeStore
-import org.apache.spark.shuffle.adaptive.push.driver.Placement
+import org.apache.spark.shuffle.adaptive.push.driver.TableArithmetic
 
 /** The pusher of one executor that owns every partition: its pushes merge in its own store. */
 class PusherSuite extends SparkFunSuite with LocalSparkContext with SparkLogsCheck {
@@ -61,7 +61,7 @@ class PusherSuite extends SparkFunSuite with LocalSparkContext with SparkLogsChe
     try {
       val self = SparkEnv.get.blockManager.blockManagerId
       val listener =
-        pusher.forShuffle(Placement.uniform(Partitions, Seq(self)), maxBlockSize = 1 << 16)
+        pusher.forShuffle(TableArithmetic.uniform(Partitions, Seq(self)), maxBlockSize = 1 << 16)
       def commit(mapId: Long): Unit = {
         val (file, offsets) = mapOutput(dir, mapId)
         listener.committed(0, mapId, file, offsets)

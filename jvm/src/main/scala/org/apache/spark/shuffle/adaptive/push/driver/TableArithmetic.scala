@@ -5,7 +5,7 @@ import org.apache.spark.shuffle.adaptive.flow.ExecutorOrder
 import org.apache.spark.shuffle.adaptive.protocol.OwnerTable
 
 /** The driver's arithmetic of owner tables: where partitions go, and what each owner then holds. */
-private[spark] object Placement {
+private[spark] object TableArithmetic {
 
   /**
    * Balanced contiguous placement of `predicted` partition sizes on `executors` (in

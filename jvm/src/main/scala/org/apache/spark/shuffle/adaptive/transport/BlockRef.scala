@@ -1,4 +1,4 @@
-package org.apache.spark.shuffle.adaptive.flow
+package org.apache.spark.shuffle.adaptive.transport
 
 import org.apache.spark.storage.BlockId
 

@@ -1,8 +1,8 @@
-package org.apache.spark.shuffle.adaptive.fetch
+package org.apache.spark.shuffle.adaptive.read
 
 import org.apache.spark.network.buffer.ManagedBuffer
 import org.apache.spark.storage.BlockManagerId
-import org.apache.spark.shuffle.adaptive.flow.BlockRef
+import org.apache.spark.shuffle.adaptive.transport.BlockRef
 
 /**
  * A request a reduce task reads whole, whose bytes bundle blocks of map outputs: a merged
@@ -38,6 +38,9 @@ private[spark] trait BundledRead {
 
   /** Whether its parts are blocks a serializer may read back to back as one stream. */
   def joinable: Boolean
+
+  /** What a message calls it, held at `holder`. */
+  def name(holder: BlockManagerId): String
 
   /** `part`, read out of the bundle held at `holder`, was served to a task on `reader`. */
   def served(part: BundledPart, holder: BlockManagerId, reader: BlockManagerId): Unit

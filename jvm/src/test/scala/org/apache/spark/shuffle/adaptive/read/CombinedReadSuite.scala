@@ -1,4 +1,4 @@
-package org.apache.spark.shuffle.adaptive.fetch
+package org.apache.spark.shuffle.adaptive.read
 
 import java.io.{FilterInputStream, InputStream, IOException}
 import java.nio.ByteBuffer
@@ -13,7 +13,8 @@ import org.apache.spark.executor.TempShuffleReadMetrics
 import org.apache.spark.shuffle.FetchFailedException
 import org.apache.spark.storage.{BlockId, BlockManagerId, ShuffleBlockId}
 
-import FetcherFakes._
+import org.apache.spark.shuffle.adaptive.fetch.FetcherFakes
+import org.apache.spark.shuffle.adaptive.fetch.FetcherFakes._
 import org.apache.spark.shuffle.adaptive.config.AdaptiveShuffleConf.FetchOrder
 import org.apache.spark.shuffle.adaptive.combine.CombinedRead
 import org.apache.spark.shuffle.adaptive.flow.FlowSettings
@@ -106,8 +107,7 @@ class CombinedReadSuite extends AnyFunSuite {
       metrics,
       counters,
       batch = batch,
-      bundles = Map((home, read.id) -> read),
-      concatenate = concatenate)
+      composite = new Bundles(Map((home, read.id) -> read), self, batch, concatenate))
 
     /** What was served, as (block id, bytes): a segment as its first map output's block. */
     def readAll(): Set[(BlockId, Seq[Byte])] = {

@@ -1,4 +1,4 @@
-package org.apache.spark.shuffle.adaptive.fetch
+package org.apache.spark.shuffle.adaptive.read
 
 import java.io.{FilterInputStream, InputStream, IOException}
 import java.util.concurrent.atomic.AtomicInteger
@@ -11,12 +11,15 @@ import org.apache.spark.{TaskContext, TaskContextImpl}
 import org.apache.spark.executor.TempShuffleReadMetrics
 import org.apache.spark.storage.{BlockId, BlockManagerId, ShuffleBlockId}
 
-import FetcherFakes._
+import org.apache.spark.shuffle.adaptive.fetch.FetcherFakes
+import org.apache.spark.shuffle.adaptive.fetch.FetcherFakes._
 import org.apache.spark.shuffle.adaptive.config.AdaptiveShuffleConf.FetchOrder
-import org.apache.spark.shuffle.adaptive.flow.{BlockRef, FlowSettings}
+import org.apache.spark.shuffle.adaptive.flow.FlowSettings
 import org.apache.spark.shuffle.adaptive.metrics.FetchCounters
 import org.apache.spark.shuffle.adaptive.protocol.BlockMessage
 import org.apache.spark.shuffle.adaptive.push.reduce.MergedChunkRead
+import org.apache.spark.shuffle.adaptive.transport.BlockRef
+import org.apache.spark.shuffle.adaptive.read.BundledPart
 
 /**
  * A reduce task reading a chunk that holds blocks of several map outputs (a merged partition,
@@ -72,9 +75,11 @@ class ChunkReadSuite extends AnyFunSuite {
       settings.elasticLimit(),
       metrics,
       counters,
-      bundles =
+      composite = new Bundles(
         Map((owner, chunk) -> new MergedChunkRead(parts, chunkBytes.length.toLong, counters)),
-      concatenate = concatenate)
+        self,
+        batch = false,
+        concatenate))
 
     def readAll(): Map[BlockId, Seq[Byte]] = {
       val out = mutable.Map.empty[BlockId, Seq[Byte]]

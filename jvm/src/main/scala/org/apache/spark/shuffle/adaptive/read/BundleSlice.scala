@@ -1,4 +1,4 @@
-package org.apache.spark.shuffle.adaptive.fetch
+package org.apache.spark.shuffle.adaptive.read
 
 import java.io.InputStream
 import java.nio.ByteBuffer

@@ -1,4 +1,4 @@
-package org.apache.spark.shuffle.adaptive.fetch
+package org.apache.spark.shuffle.adaptive.read
 
 import org.apache.spark.network.shuffle.DownloadFileManager
 import org.apache.spark.network.shuffle.checksum.Cause
