@@ -13,7 +13,7 @@ from ._jvm import (
     SQL_EXTENSIONS_CLASS,
     STAGE_PROFILER_CLASS,
 )
-from .configure_options import COMBINATIONS, KEYWORDS, OPTIONS, PREFIX, validate_options
+from .configure_options import COMBINATIONS, KEYWORDS, OPTIONS, PREFIX, choices, default, validate_options
 from .values import format_size, parse_size
 
 B = TypeVar("B")
@@ -149,7 +149,7 @@ def _profiler_jar(settings: dict, get: Callable[[str], Optional[str]]) -> Option
 def _locate_ucx(settings: dict, get: Callable[[str], Optional[str]]) -> None:
     """Points the JVM at the UCX libraries of the ``libucx-cu11`` wheel when a transport may use
     them; with ``transport="ucx"`` and no UCX anywhere, fails now rather than in every task."""
-    transport = settings.get(OPTIONS["transport"].key, get(OPTIONS["transport"].key) or "netty")
+    transport = settings.get(OPTIONS["transport"].key, get(OPTIONS["transport"].key) or default("transport"))
     path_key = OPTIONS["ucx_library_path"].key
     if transport == "netty" or settings.get(path_key) or get(path_key):
         return
@@ -160,7 +160,8 @@ def _locate_ucx(settings: dict, get: Callable[[str], Optional[str]]) -> None:
         raise ValueError(
             f"transport='ucx' ({OPTIONS['transport'].key}) needs the UCX libraries, and none are "
             f"installed: {_ucx.INSTALL_HINT}, or pass ucx_library_path= (a directory holding "
-            f"{', '.join(_ucx.LIBRARIES)}); allowed transports without them: 'auto', 'netty'"
+            f"{', '.join(_ucx.LIBRARIES)}); allowed transports without them: "
+            + ", ".join(repr(c) for c in choices("transport") if c != "ucx")
         )
 
 

@@ -16,7 +16,7 @@ import math
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Mapping, Tuple
+from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple
 
 from .values import SIZE_FORMS, format_size, size_between
 
@@ -148,6 +148,11 @@ OPTIONS: Dict[str, Option] = {name: _option(name, PREFIX + key) for name, key in
 def choices(name: str) -> Tuple[str, ...]:
     """The values the choice option ``name`` accepts."""
     return tuple(JVM_KEYS[OPTIONS[name].key]["rule"]["values"])
+
+
+def default(name: str) -> Optional[str]:
+    """The JVM's default of option ``name`` (None: the key has none)."""
+    return JVM_KEYS[OPTIONS[name].key]["default"]
 
 
 #: Spark key -> option, for look-ups from the Spark side.

@@ -5,31 +5,10 @@ Needs pandas and pyarrow (the ``test`` extra has both; pyspark's own ``sql`` ext
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any, Dict, Iterable, List, Mapping, Union
 
-#: A run's time and CPU figures, which a warm run's record also keeps of its cold run (``cold``).
-TIME_NUMBERS = (
-    "wall_s",
-    "map_stage_s",
-    "reduce_stage_s",
-    "map_cpu_s",
-    "reduce_cpu_s",
-    "map_gc_s",
-    "reduce_gc_s",
-)
-
-#: The numbers a bench run record holds for its run as a whole (the bench table's medians).
-RUN_NUMBERS = (
-    *TIME_NUMBERS,
-    "shuffle_write_bytes",
-    "shuffle_read_bytes",
-    "shuffle_read_records",
-    "fetch_wait_ms",
-    "max_reduce_partition_bytes",
-    "peak_executor_memory_bytes",
-)
+from .bench_run import RUN_NUMBERS, BenchRun, read_runs
 
 #: Bench run fields that are one number or label each, in this order before the flattened rest:
 #: what identifies the run, then its numbers.
@@ -72,16 +51,17 @@ def metrics_frame(spark: Any) -> Any:
     return counters_frame(metrics(spark))
 
 
-def bench_frame(runs: Union[str, Path, Iterable[Mapping[str, Any]]]) -> Any:
-    """A bench JSON's runs (its path, or its ``runs`` records) as a DataFrame, one row per run:
-    the run's own numbers first, then its plugin counters (``plugin.*``) flattened; the per-link
-    bytes and per-shuffle reports are left out."""
+def bench_frame(runs: Union[str, Path, Iterable[Union[BenchRun, Mapping[str, Any]]]]) -> Any:
+    """A bench JSON's runs (its path, or its runs: :class:`~pyspark_shuffle.bench_run.BenchRun`
+    records or their JSON) as a DataFrame, one row per run: the run's own numbers first, then its
+    plugin counters (``plugin.*``) flattened; the per-link bytes and per-shuffle reports are left
+    out."""
     if isinstance(runs, (str, Path)):
-        with open(runs, encoding="utf-8") as handle:
-            runs = json.load(handle)["runs"]
+        runs = read_runs(runs)
     rows = []
     for run in runs:
-        row = {name: run.get(name) for name in RUN_COLUMNS}
-        row.update(flatten(run.get("plugin") or {}, "plugin."))
+        record = run if isinstance(run, BenchRun) else BenchRun.from_json(run)
+        row = {name: getattr(record, name) for name in RUN_COLUMNS}
+        row.update(flatten(record.plugin, "plugin."))
         rows.append(row)
     return _frame(rows, RUN_COLUMNS)

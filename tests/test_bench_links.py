@@ -1,5 +1,9 @@
 """Bytes and utilisation per link and stage, from sampled link counters (no cluster needed)."""
 
+import dataclasses
+
+from bench_runs import bench_run
+
 from pyspark_shuffle.bench.links import LinkSampler, read_counters, usage
 
 
@@ -65,18 +69,18 @@ def test_run_figures_and_network_table():
     }
     assert run_figures({})["link_reduce_bytes"] is None
 
-    run = {
-        "workload": "dummy",
-        "skew": 2.0,
-        "manager": "adaptive",
-        "status": "ok",
-        "map_stage_s": 3.0,
-        "reduce_stage_s": 4.0,
-        "fetch_wait_ms": 1500,
-        "plugin": {"mean_buffered_bytes": 3 << 20},
-        "links": links,
-    }
-    table = network_table([run, dict(run, status="failed", links={})]).splitlines()
+    run = bench_run(
+        workload="dummy",
+        skew=2.0,
+        manager="adaptive",
+        status="ok",
+        map_stage_s=3.0,
+        reduce_stage_s=4.0,
+        spark_fetch_wait_ms=1500,
+        plugin={"mean_buffered_bytes": 3 << 20},
+        links=links,
+    )
+    table = network_table([run, dataclasses.replace(run, status="failed", links={})]).splitlines()
     assert table[0].split()[:3] == ["workload", "skew", "manager"]
     assert table[2].split() == [
         "dummy",
@@ -93,4 +97,4 @@ def test_run_figures_and_network_table():
         "0.67",
         "5.96",
     ]
-    assert network_table([dict(run, links={})]) is None
+    assert network_table([dataclasses.replace(run, links={})]) is None

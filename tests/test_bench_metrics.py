@@ -50,10 +50,10 @@ def test_summarize_stages_tasks_executors():
     assert s["reduce_stage_s"] == pytest.approx(3.0)
     assert s["map_task_s"] == pytest.approx(2.0) and s["reduce_task_s"] == pytest.approx(2.5)
     assert s["shuffle_write_bytes"] == 1500 and s["shuffle_read_bytes"] == 1500
-    assert s["fetch_wait_ms"] == 107  # every attempt waited
+    assert s["spark_fetch_wait_ms"] == 107  # every attempt waited
     assert s["max_reduce_partition_bytes"] == 800  # successful tasks only
     assert s["peak_executor_memory_bytes"] == 140
-    assert s["executor_peak_memory_bytes"] == {"0": 120, "1": 140}
+    assert s["memory_peak_by_executor"] == {"0": 120, "1": 140}
     assert [r["kind"] for r in s["stages"]] == ["map", "map", "reduce"]
     assert s["map_tasks_rerun"] == 0 and s["reduce_tasks_rerun"] == 0
 

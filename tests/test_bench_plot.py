@@ -1,6 +1,7 @@
 """--plot writes a PNG (skipped without matplotlib)."""
 
 import pytest
+from bench_runs import bench_run
 
 from pyspark_shuffle.bench.tables import summarize
 
@@ -10,14 +11,14 @@ def test_plot_writes_png(tmp_path):
     from pyspark_shuffle.bench.plot import write_plot
 
     records = [
-        {
-            "manager": m,
-            "workload": w,
-            "skew": s,
-            "status": "ok",
-            "wall_s": 1.0 + s,
-            "peak_executor_memory_bytes": (100 + 10 * s) * (1 << 20),
-        }
+        bench_run(
+            manager=m,
+            workload=w,
+            skew=s,
+            status="ok",
+            wall_s=1.0 + s,
+            peak_executor_memory_bytes=(100 + 10 * s) * (1 << 20),
+        )
         for w in ("dummy", "join")
         for s in (0, 1, 2)
         for m in ("sort", "adaptive")

@@ -1,12 +1,14 @@
 """Run plan, run records, medians, ratios and the table of the benchmark harness (no JVM)."""
 
+import dataclasses
 import json
 
 import pytest
+from bench_runs import bench_run
 
 from pyspark_shuffle.bench import runner
 from pyspark_shuffle.bench.command_line import parse_args
-from pyspark_shuffle.bench.runner import RECORD_FIELDS, empty_record, plan, run_all
+from pyspark_shuffle.bench.runner import empty_record, plan, run_all
 from pyspark_shuffle.bench.tables import (
     format_table,
     kill_table,
@@ -15,24 +17,25 @@ from pyspark_shuffle.bench.tables import (
     result_mismatches,
     summarize,
 )
+from pyspark_shuffle.bench_run import FIELD_NAMES, BenchRun
 
 
 def record(manager, skew, wall, workload="dummy", status="ok", peak=100 << 20, result=None):
-    return {
-        "manager": manager,
-        "workload": workload,
-        "skew": skew,
-        "status": status,
-        "wall_s": wall if status == "ok" else None,
-        "map_stage_s": wall / 2,
-        "reduce_stage_s": wall / 3,
-        "shuffle_write_bytes": 64 << 20,
-        "shuffle_read_bytes": 64 << 20,
-        "fetch_wait_ms": 1500,
-        "max_reduce_partition_bytes": 8 << 20,
-        "peak_executor_memory_bytes": peak,
-        "result": result if result is not None else {"checksum": "abc"},
-    }
+    return bench_run(
+        manager=manager,
+        workload=workload,
+        skew=skew,
+        status=status,
+        wall_s=wall if status == "ok" else None,
+        map_stage_s=wall / 2,
+        reduce_stage_s=wall / 3,
+        shuffle_write_bytes=64 << 20,
+        shuffle_read_bytes=64 << 20,
+        spark_fetch_wait_ms=1500,
+        max_reduce_partition_bytes=8 << 20,
+        peak_executor_memory_bytes=peak,
+        result=result if result is not None else {"checksum": "abc"},
+    )
 
 
 def test_alternation_order():
@@ -98,7 +101,7 @@ def test_table_shows_the_cold_runs_beside_the_warm_ones():
     warm = [record("sort", 0, 10.0), record("adaptive", 0, 5.0)]
     assert "cold" not in format_table(summarize(warm))
     for r, (wall, cpu) in zip(warm, [(20.0, 8.0), (30.0, 16.0)]):
-        r["cold"] = {"wall_s": wall, "map_cpu_s": cpu, "reduce_cpu_s": 1.0}
+        r.cold = {"wall_s": wall, "map_cpu_s": cpu, "reduce_cpu_s": 1.0}
     summaries = summarize(warm)
     assert summaries[1].cold_to_sort["wall_s"] == 1.5 and summaries[1].cold_to_sort["map_cpu_s"] == 2.0
     lines = format_table(summaries).splitlines()
@@ -152,8 +155,8 @@ def test_a_run_records_what_its_logs_hold_but_what_it_caused(tmp_path):
 
 def test_logs_summary():
     runs = [
-        {"index": 0, "workload": "groupby", "manager": "sort", "log_findings": []},
-        {"index": 1, "workload": "groupby", "manager": "adaptive", "log_findings": ["a\nstack a", "b"]},
+        bench_run(index=0, workload="groupby", manager="sort", log_findings=[]),
+        bench_run(index=1, workload="groupby", manager="adaptive", log_findings=["a\nstack a", "b"]),
     ]
     assert logs_summary(runs[:1]) == "Spark's logs: nothing found in 1 runs (driver and every executor)"
     text = logs_summary(runs)
@@ -182,10 +185,11 @@ def test_run_records_schema_and_json(tmp_path, capsys):
     def fake_run(config, spec):  # stands in for the child process
         rec = empty_record(config, spec)
         if spec.skew == 1.0 and spec.manager.kind == "adaptive":
-            rec["error"] = "ExecutorLostFailure: OOM"
+            rec.error = "ExecutorLostFailure: OOM"
             return rec
-        rec.update(status="ok", wall_s=1.0 + spec.index, shuffle_write_bytes=16 << 20)
-        rec["plugin"] = {"requests": 3} if spec.manager.kind == "adaptive" else {}
+        rec.take({"wall_s": 1.0 + spec.index, "shuffle_write_bytes": 16 << 20, "ignored_by_records": 1})
+        rec.status = "ok"
+        rec.plugin = {"requests": 3} if spec.manager.kind == "adaptive" else {}
         return rec
 
     lines = []
@@ -196,7 +200,8 @@ def test_run_records_schema_and_json(tmp_path, capsys):
     assert data["env"] == {"cpu_count": 2}
     assert [r["status"] for r in data["runs"]] == ["ok", "ok", "ok", "failed"]
     for run in data["runs"]:
-        assert set(RECORD_FIELDS) <= set(run)
+        assert list(run) == list(FIELD_NAMES)
+        assert BenchRun.from_json(run).to_json() == run
         assert run["options"] == ({"in_flight_increment": "4m"} if run["manager_kind"] == "adaptive" else {})
         assert run["size_bytes"] == 16 << 20 and run["repeat"] == 0
         assert isinstance(run["plugin"], dict)
@@ -234,12 +239,12 @@ def test_push_table_medians_and_absence():
     mib = 1 << 20
 
     def run(merged, chunks, requests, status="ok"):
-        return {
-            "status": status,
-            "workload": "dummy",
-            "skew": 2.0,
-            "manager": "adaptive:mode=push",
-            "plugin": {
+        return bench_run(
+            status=status,
+            workload="dummy",
+            skew=2.0,
+            manager="adaptive:mode=push",
+            plugin={
                 "bytes_by_transport": {"local": 10 * mib, "netty": 30 * mib},
                 "bytes_from_stores": merged * mib,
                 "blocks_from_stores": 8 * chunks,
@@ -252,11 +257,11 @@ def test_push_table_medians_and_absence():
                 "bytes_at_owner": merged * mib * 3 // 4,
             },
             # Two shuffles' summaries: merged by the map stages' end over their bytes.
-            "push": {
+            push={
                 "0": {"merged_bytes": merged, "shuffle_bytes": 100},
                 "1": {"merged_bytes": merged, "shuffle_bytes": 100},
             },
-        }
+        )
 
     table = push_table(
         [run(10, 5, 40), run(20, 10, 50), run(30, 20, 70), run(99, 99, 99, status="failed")]
@@ -277,19 +282,18 @@ def test_push_table_medians_and_absence():
         "0.90",
         "0.75",
     ]
-    pulled = {
-        "status": "ok",
-        "workload": "w",
-        "skew": 0,
-        "manager": "adaptive:mode=push",
-        "plugin": {"chunks_read": 0, "bytes_from_stores": 0},
-    }
+    pulled = bench_run(
+        status="ok",
+        workload="w",
+        manager="adaptive:mode=push",
+        plugin={"chunks_read": 0, "bytes_from_stores": 0},
+    )
     assert push_table([pulled]) is None
 
 
 def test_kill_table_compares_each_manager_with_itself_unharmed():
     def killed(manager, wall, maps, point="mid-reduce"):
-        return dict(
+        return dataclasses.replace(
             record(manager, 0, wall),
             kill=point,
             fault={"point": point, "worker": 2, "at_s": wall / 2, "pids": [1]},
@@ -364,16 +368,15 @@ def test_memory_table_compares_the_executor_that_held_most_with_sort():
         )
         heap = 100 if held is None else 110
         spark_peaks = {"1": {"heap_peak_bytes": heap * mib, "rss_peak_bytes": 300 * mib}, "driver": {}}
-        return {
-            "status": "ok",
-            "workload": "slowreduce",
-            "skew": 0.0,
-            "manager": manager,
-            "wall_s": wall,
-            "map_tasks_rerun": 0,
-            "reduce_tasks_rerun": reruns,
-            "fetch_memory": fetch_memory(probe, plugin, spark_peaks),
-        }
+        return bench_run(
+            status="ok",
+            workload="slowreduce",
+            manager=manager,
+            wall_s=wall,
+            map_tasks_rerun=0,
+            reduce_tasks_rerun=reruns,
+            fetch_memory=fetch_memory(probe, plugin, spark_peaks),
+        )
 
     records = [
         run("sort", 10.0, 64, episodes=1, reruns=2),
@@ -381,8 +384,8 @@ def test_memory_table_compares_the_executor_that_held_most_with_sort():
         run("adaptive", 11.0, 16, held=12, deferrals=5),
     ]
     # The driver is no executor; an executor the probe missed has no figures.
-    assert set(records[0]["fetch_memory"]) == {"0", "1"}
-    assert records[2]["fetch_memory"]["0"]["plugin_fetch_bytes"] is None
+    assert set(records[0].fetch_memory) == {"0", "1"}
+    assert records[2].fetch_memory["0"]["plugin_fetch_bytes"] is None
     table = memory_table(records).splitlines()
     assert table[0].split()[:4] == ["workload", "skew", "manager", "wall"]
     assert table[2].split() == [
@@ -422,4 +425,4 @@ def test_memory_table_compares_the_executor_that_held_most_with_sort():
         "5",
         "0",
     ]
-    assert memory_table([dict(records[0], fetch_memory={})]) is None
+    assert memory_table([dataclasses.replace(records[0], fetch_memory={})]) is None

@@ -32,6 +32,7 @@ def test_bench_frame_from_a_json_file(tmp_path):
         "workload": "dummy",
         "skew": 2.0,
         "manager": "adaptive",
+        "manager_kind": "adaptive",
         "status": "ok",
         "wall_s": 5.5,
         "plugin": {"bytes_by_transport": {"netty": 7}},

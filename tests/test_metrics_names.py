@@ -1,5 +1,5 @@
 """The counters pyspark_shuffle.metrics() documents are exactly those the JVM's tables declare:
-``docs/metrics.md`` is generated from them (and checked by the JVM's MetricsDocSuite)."""
+``docs/metrics.md`` is generated from them (by ``make docs``, checked by the JVM's MetricsDocSuite)."""
 
 import re
 from pathlib import Path

@@ -5,6 +5,7 @@ import json
 from collections import Counter
 
 import pytest
+from bench_runs import bench_run
 
 from pyspark_shuffle import _profiler
 from pyspark_shuffle.bench import profiles
@@ -164,14 +165,13 @@ def profiled_record(tmp_path, manager, map_phases, index):
     run.mkdir()
     text = "".join(f"[{TASK} tid=1];{frames} {count}\n" for frames, count in map_phases)
     write_app(run, [("0", [1], text)])
-    return {
-        "status": "ok",
-        "workload": "aggregate",
-        "skew": 0.0,
-        "manager": manager,
-        "stages": [{"stage": 1, "kind": "map"}],
-        "profile": profiles.summarize_run(str(run), "app-1", [{"stage": 1, "kind": "map"}]),
-    }
+    return bench_run(
+        status="ok",
+        workload="aggregate",
+        manager=manager,
+        stages=[{"stage": 1, "kind": "map"}],
+        profile=profiles.summarize_run(str(run), "app-1", [{"stage": 1, "kind": "map"}]),
+    )
 
 
 def test_phase_tables_and_flame_graph_pages_put_managers_side_by_side(tmp_path):
@@ -220,6 +220,6 @@ def test_the_profiler_jar_is_checked_and_its_platforms_known(tmp_path, monkeypat
 
 
 def test_unavailable_profiles_are_reported(tmp_path):
-    records = [{"status": "ok", "profile": {"unavailable": {"0": "no agent", "1": "no agent"}}}]
+    records = [bench_run(status="ok", profile={"unavailable": {"0": "no agent", "1": "no agent"}})]
     assert profiles.unavailable_summary(records) == "profile: 2 executor(s) ran without one: no agent"
-    assert profiles.unavailable_summary([{"status": "ok"}]) is None
+    assert profiles.unavailable_summary([bench_run(status="ok")]) is None

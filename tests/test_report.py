@@ -1,9 +1,11 @@
 """The skew report without a JVM: the Zipf fit, reading bench JSONs and event logs, the table
 and the figures."""
 
+import dataclasses
 import json
 
 import pytest
+from bench_runs import bench_run
 
 from pyspark_shuffle.report import cli, figure, zipf_exponent
 from pyspark_shuffle.report.data import REPORT_EVENT, from_bench, from_event_log
@@ -105,15 +107,15 @@ def test_zstd_event_logs_are_read_other_codecs_refused(tmp_path):
 
 
 def test_bench_records_table_and_figures(tmp_path, capsys):
-    record = {
-        "index": 2,
-        "status": "ok",
-        "workload": "dummy",
-        "skew": 2.0,
-        "manager": "adaptive",
-        "shuffles": [REPORT],
-        "fetch_memory": {"0": {"netty_pooled_bytes": 1 << 20}, "1": {"netty_pooled_bytes": 3 << 20}},
-        "links": {
+    record = bench_run(
+        index=2,
+        status="ok",
+        workload="dummy",
+        skew=2.0,
+        manager="adaptive",
+        shuffles=[REPORT],
+        fetch_memory={"0": {"netty_pooled_bytes": 1 << 20}, "1": {"netty_pooled_bytes": 3 << 20}},
+        links={
             str(w): {
                 "rate_bps": 8000,
                 "address": f"10.231.0.1{w}",
@@ -121,8 +123,8 @@ def test_bench_records_table_and_figures(tmp_path, capsys):
             }
             for w in (1, 2)
         },
-    }
-    (view,) = from_bench([record, dict(record, status="failed")])
+    )
+    (view,) = from_bench([record, dataclasses.replace(record, status="failed")])
     # Source "1" on worker 2: 269 remote bytes at 53.8 B/s; its link carried 600 bytes at 1000 B/s.
     assert view.link_seconds_by_source == {"0": 0.5, "1": pytest.approx(5.0)}
     assert view.link_bound_s_by_source == {"0": 0.3, "1": 0.6}
@@ -139,7 +141,7 @@ def test_bench_records_table_and_figures(tmp_path, capsys):
     assert view.cpu["map"]["tasks"] == 4
     assert table[2].endswith("1 (5.0 s, bound 0.6 s)")
     bench = tmp_path / "bench.json"
-    bench.write_text(json.dumps({"env": {}, "runs": [record]}))
+    bench.write_text(json.dumps({"env": {}, "runs": [record.to_json()]}))
     assert cli.main([str(bench), "--out", str(tmp_path / "png")]) == 0
     (png,) = (tmp_path / "png").glob("*.png")
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

@@ -61,5 +61,8 @@ def test_wheel_bundles_the_jar(tmp_path):
     assert "pyspark_shuffle/testing/plugin.py" in names
     assert "pyspark_shuffle/conf_keys.json" in names  # configure()'s rules
     assert "pyspark_shuffle/spark_log_rules.json" in names  # what the log check of tests looks for
+    # pyproject.toml's license, whose text ships with the wheel.
+    (license,) = [n for n in names if n.endswith(".dist-info/licenses/LICENSE")]
+    assert "Apache License" in zipfile.ZipFile(wheel).read(license).decode()
     entry_points = next(n for n in names if n.endswith(".dist-info/entry_points.txt"))
     assert "pyspark_shuffle.testing.plugin" in zipfile.ZipFile(wheel).read(entry_points).decode()

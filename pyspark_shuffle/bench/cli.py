@@ -99,7 +99,7 @@ def _run(config, argv) -> int:
     for problem in result_mismatches(records):
         print(f"WARNING: results differ: {problem}")
     print(logs_summary(records))
-    failed = [r for r in records if r["status"] != "ok"]
+    failed = [r for r in records if not r.ok]
     if failed:
         print(
             f"{len(failed)} of {len(records)} runs failed; see the errors above"

@@ -19,7 +19,7 @@ from typing import Any, Dict, Optional
 from .. import spark_logs
 from .._child_process import child_main
 from .._metrics import FETCH
-from ..frames import TIME_NUMBERS
+from ..bench_run import TIME_NUMBERS
 from ..sessions import PLUGIN, SORT, start_session
 from . import profiles, sparkmetrics
 from .config import ADAPTIVE
@@ -175,7 +175,7 @@ def _profile(
     """The run's profile, once every executor that ran a task has sent the segment it was in
     when the workload ended (each does once no task ran for a moment); with ``since_ms`` (a
     timed run after warm-ups) only the segments that end after it."""
-    executors = list(outcome.get("executor_peak_memory_bytes") or {})
+    executors = list(outcome.get("memory_peak_by_executor") or {})
     app_id = outcome["app_id"]
     missing = profiles.wait_for_segments(directory, app_id, executors, int(workload_ended_epoch * 1000), 10.0)
     summary = profiles.summarize_run(directory, app_id, outcome.get("stages") or [], since_ms)

@@ -4,8 +4,9 @@ the skew report of each plugin configuration's first run (drawn by :mod:`pyspark
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Dict, List, Sequence
+from typing import Dict, List, Sequence
 
+from ..bench_run import BenchRun
 from ..report import figure
 from ..report.data import from_bench
 from .tables import Summary
@@ -46,13 +47,13 @@ def write_plot(summaries: Sequence[Summary], path: str) -> None:
     plt.close(fig)
 
 
-def write_skew_reports(records: Sequence[Dict[str, Any]], path: str) -> List[str]:
+def write_skew_reports(records: Sequence[BenchRun], path: str) -> List[str]:
     """The skew report PNGs of the first ok run of each (workload, skew, manager) that kept the
     plugin's reports, in the directory ``<path without .png>-shuffles``; their paths."""
-    first: Dict[tuple, Dict[str, Any]] = {}
+    first: Dict[tuple, BenchRun] = {}
     for record in records:
-        key = (record["workload"], record["skew"], record["manager"])
-        if record.get("status") == "ok" and record.get("shuffles") and key not in first:
+        key = (record.workload, record.skew, record.manager)
+        if record.ok and record.shuffles and key not in first:
             first[key] = record
     directory = str(Path(path).with_suffix("")) + "-shuffles"
     return figure.write(from_bench(first.values()), directory) if first else []

@@ -14,6 +14,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 
+from ..bench_run import BenchRun
 from ..profile import PHASES, flamegraph_page, phase_seconds, read_segments, stacks_by_kind
 from .tables import format_columns, group_runs
 
@@ -92,23 +93,23 @@ def summarize_run(
     }
 
 
-def _profiled(records: Sequence[Dict[str, Any]]) -> List[Dict[str, Any]]:
-    return [r for r in records if r.get("status") == "ok" and (r.get("profile") or {}).get("segments")]
+def _profiled(records: Sequence[BenchRun]) -> List[BenchRun]:
+    return [r for r in records if r.ok and (r.profile or {}).get("segments")]
 
 
-def _groups(records: Sequence[Dict[str, Any]]) -> Dict[Tuple[str, float], Dict[str, List[Dict[str, Any]]]]:
+def _groups(records: Sequence[BenchRun]) -> Dict[Tuple[str, float], Dict[str, List[BenchRun]]]:
     """Profiled runs by (workload, skew), then by manager, in the order first seen."""
-    out: Dict[Tuple[str, float], Dict[str, List[Dict[str, Any]]]] = {}
+    out: Dict[Tuple[str, float], Dict[str, List[BenchRun]]] = {}
     for (workload, skew, manager), runs in group_runs(_profiled(records)).items():
         out.setdefault((workload, skew), {})[manager] = runs
     return out
 
 
-def _median_phase(runs: List[Dict[str, Any]], kind: str, phase: str) -> float:
-    return statistics.median((r["profile"]["by_kind"].get(kind) or {}).get(phase, 0.0) for r in runs)
+def _median_phase(runs: List[BenchRun], kind: str, phase: str) -> float:
+    return statistics.median((r.profile["by_kind"].get(kind) or {}).get(phase, 0.0) for r in runs)
 
 
-def phase_tables(records: Sequence[Dict[str, Any]]) -> List[str]:
+def phase_tables(records: Sequence[BenchRun]) -> List[str]:
     """Per (workload, skew) and kind of stage, CPU seconds by phase (medians over the profiled
     runs) with a column per manager, and each manager's total against the first's (sort's when
     it ran)."""
@@ -116,7 +117,7 @@ def phase_tables(records: Sequence[Dict[str, Any]]) -> List[str]:
     for (workload, skew), by_manager in _groups(records).items():
         managers = list(by_manager)
         for kind in KINDS:
-            if not any(kind in r["profile"]["by_kind"] for runs in by_manager.values() for r in runs):
+            if not any(kind in r.profile["by_kind"] for runs in by_manager.values() for r in runs):
                 continue
             cells = {m: {p: _median_phase(by_manager[m], kind, p) for p in PHASES} for m in managers}
             phases = [p for p in PHASES if any(cells[m][p] >= 0.005 for m in managers)]
@@ -146,21 +147,21 @@ def phase_tables(records: Sequence[Dict[str, Any]]) -> List[str]:
     return tables
 
 
-def _merged_stacks(runs: List[Dict[str, Any]], kind: str) -> Tuple[Counter, float]:
+def _merged_stacks(runs: List[BenchRun], kind: str) -> Tuple[Counter, float]:
     """The stacks of ``kind`` over ``runs``, as CPU seconds per run (sample counts divided
     evenly, so a graph of three runs is as wide as one run's)."""
     merged: Counter = Counter()
     per_sample = 0.0
     for r in runs:
-        segments, _ = _segments(Path(r["profile"]["dir"]), r["profile"].get("since_ms") or 0)
-        stacks = stacks_by_kind(segments, _kinds(r.get("stages") or []))
+        segments, _ = _segments(Path(r.profile["dir"]), r.profile.get("since_ms") or 0)
+        stacks = stacks_by_kind(segments, _kinds(r.stages))
         if kind in stacks:
             merged.update(stacks[kind][0])
             per_sample = stacks[kind][1]
     return merged, per_sample / max(1, len(runs))
 
 
-def write_pages(records: Sequence[Dict[str, Any]], out_dir: str) -> List[str]:
+def write_pages(records: Sequence[BenchRun], out_dir: str) -> List[str]:
     """A flame-graph page per (workload, skew) under ``out_dir``; returns their paths."""
     written = []
     for (workload, skew), by_manager in _groups(records).items():
@@ -178,10 +179,10 @@ def write_pages(records: Sequence[Dict[str, Any]], out_dir: str) -> List[str]:
     return written
 
 
-def unavailable_summary(records: Sequence[Dict[str, Any]]) -> Optional[str]:
+def unavailable_summary(records: Sequence[BenchRun]) -> Optional[str]:
     """Why executors ran without a profile (one line per reason), or None."""
     reasons = Counter(
-        reason for r in records for reason in ((r.get("profile") or {}).get("unavailable") or {}).values()
+        reason for r in records for reason in ((r.profile or {}).get("unavailable") or {}).values()
     )
     if not reasons:
         return None

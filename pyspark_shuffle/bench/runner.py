@@ -12,69 +12,13 @@ from typing import Any, Callable, Dict, List, Optional
 from .. import spark_logs
 from .._child_process import run_module
 from .._jvm import FETCH_MEMORY_PROBE_CLASS
+from ..bench_run import BenchRun
 from ..cluster import plan as cluster_plan
 from ..configure_options import OPTIONS
 from .config import BenchConfig, ManagerSpec
 from .workloads import WORKLOAD_CONF
 
 PROFILE_DIR_KEY = OPTIONS["profile_dir"].key
-
-#: Copied from the child's outcome into the record.
-_OUTCOME_FIELDS = (
-    "wall_s",
-    "map_stage_s",
-    "reduce_stage_s",
-    "map_task_s",
-    "reduce_task_s",
-    "map_cpu_s",
-    "reduce_cpu_s",
-    "map_gc_s",
-    "reduce_gc_s",
-    "shuffle_write_bytes",
-    "shuffle_read_bytes",
-    "shuffle_read_records",
-    "fetch_wait_ms",
-    "max_reduce_partition_bytes",
-    "reduce_tasks",
-    "map_tasks_rerun",
-    "reduce_tasks_rerun",
-    "peak_executor_memory_bytes",
-    "executor_peak_memory_bytes",
-    "fetch_memory",
-    "plugin",
-    "push",
-    "result",
-    "app_id",
-    "session_start_s",
-    "stages",
-    "spans",
-    "links",
-    "shuffles",
-    "fault",
-    "profile",
-    "warmup",
-    "cold",
-)
-
-#: Keys every run record has (``--json`` "runs"); None where a failed run has no value.
-RECORD_FIELDS = (
-    "index",
-    "repeat",
-    "manager",
-    "manager_kind",
-    "options",
-    "workload",
-    "skew",
-    "kill",
-    "size_bytes",
-    "partition_bytes",
-    "num_partitions",
-    "seed",
-    "status",
-    "error",
-    "process_s",
-    "log_findings",
-) + _OUTCOME_FIELDS
 
 
 @dataclass(frozen=True)
@@ -199,9 +143,8 @@ def cluster_links(config: BenchConfig) -> Dict[str, Dict[str, Any]]:
     }
 
 
-def empty_record(config: BenchConfig, spec: RunSpec) -> Dict[str, Any]:
-    record: Dict[str, Any] = {name: None for name in RECORD_FIELDS}
-    record.update(
+def empty_record(config: BenchConfig, spec: RunSpec) -> BenchRun:
+    return BenchRun(
         index=spec.index,
         repeat=spec.repeat,
         manager=spec.manager.label,
@@ -214,13 +157,10 @@ def empty_record(config: BenchConfig, spec: RunSpec) -> Dict[str, Any]:
         partition_bytes=config.partition_bytes,
         num_partitions=config.num_partitions,
         seed=config.seed,
-        status="failed",
-        plugin={},
     )
-    return record
 
 
-def run_one(config: BenchConfig, spec: RunSpec) -> Dict[str, Any]:
+def run_one(config: BenchConfig, spec: RunSpec) -> BenchRun:
     """Run ``spec`` in a child process; always returns a record (status "ok" or "failed")."""
     record = empty_record(config, spec)
     with tempfile.TemporaryDirectory(prefix="pyspark-shuffle-bench-") as tmp:
@@ -228,25 +168,20 @@ def run_one(config: BenchConfig, spec: RunSpec) -> Dict[str, Any]:
         with open(in_path, "w") as handle:
             json.dump(job_for(config, spec), handle)
         child = run_module("pyspark_shuffle.bench.one_run", [in_path, out_path], config.timeout_s)
-        record["process_s"] = round(child.seconds, 3)
+        record.process_s = round(child.seconds, 3)
         if child.timed_out:
-            record["error"] = f"timeout: killed after {config.timeout_s:.0f} s\n{child.tail(20)}"
+            record.error = f"timeout: killed after {config.timeout_s:.0f} s\n{child.tail(20)}"
             return record
         if child.returncode != 0 or not os.path.exists(out_path):
-            record["error"] = f"the run's process exited with code {child.returncode}:\n{child.tail(30)}"
+            record.error = f"the run's process exited with code {child.returncode}:\n{child.tail(30)}"
             return record
         with open(out_path) as handle:
             outcome = json.load(handle)
-    for name in _OUTCOME_FIELDS:
-        if name in outcome:
-            record[name] = outcome[name]
-    record["plugin"] = record["plugin"] or {}
-    record["push"] = record["push"] or {}
-    record["status"] = outcome.get("status", "failed")
-    record["error"] = outcome.get("error")
-    record["log_findings"] = log_findings(outcome, killed=spec.kill is not None)
-    if outcome.get("traceback"):
-        record["traceback"] = outcome["traceback"]
+    record.take(outcome)
+    record.status = outcome.get("status", "failed")
+    record.error = outcome.get("error")
+    record.traceback = outcome.get("traceback")
+    record.log_findings = log_findings(outcome, killed=spec.kill is not None)
     return record
 
 
@@ -260,13 +195,13 @@ def log_findings(outcome: Dict[str, Any], killed: bool) -> List[str]:
     return [f"{f}\n{f.text}" for f in expected.unexpected(found)]
 
 
-def write_json(path: str, env: Dict[str, Any], runs: List[Dict[str, Any]]) -> None:
+def write_json(path: str, env: Dict[str, Any], runs: List[BenchRun]) -> None:
     """Write ``{"env": ..., "runs": [...]}`` atomically (after every run: partial results survive)."""
     directory = os.path.dirname(os.path.abspath(path))
     os.makedirs(directory, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=".bench-", suffix=".json", dir=directory)
     with os.fdopen(fd, "w") as handle:
-        json.dump({"env": env, "runs": runs}, handle, indent=1, sort_keys=False)
+        json.dump({"env": env, "runs": [run.to_json() for run in runs]}, handle, indent=1, sort_keys=False)
         handle.write("\n")
     os.replace(tmp, path)
 
@@ -275,9 +210,9 @@ def run_all(
     config: BenchConfig,
     env: Dict[str, Any],
     log: Callable[[str], None] = print,
-    runner: Callable[[BenchConfig, RunSpec], Dict[str, Any]] = run_one,
-) -> List[Dict[str, Any]]:
-    runs: List[Dict[str, Any]] = []
+    runner: Callable[[BenchConfig, RunSpec], BenchRun] = run_one,
+) -> List[BenchRun]:
+    runs: List[BenchRun] = []
     specs = plan(config)
     for spec in specs:
         log(
@@ -292,32 +227,32 @@ def run_all(
     return runs
 
 
-def progress_text(record: Dict[str, Any]) -> str:
-    head = f"{scenario(record['workload'], record.get('kill'))} skew={record['skew']:g} {record['manager']}: "
-    if record["status"] != "ok":
-        first = (record.get("error") or "unknown error").splitlines()[0]
+def progress_text(record: BenchRun) -> str:
+    head = f"{scenario(record.workload, record.kill)} skew={record.skew:g} {record.manager}: "
+    if not record.ok:
+        first = (record.error or "unknown error").splitlines()[0]
         return head + f"FAILED ({first})"
-    parts = [f"wall {record['wall_s']:.1f}s"]
-    if record.get("cold"):
-        parts.append(f"cold wall {record['cold']['wall_s']:.1f}s")
-    if record.get("map_stage_s") is not None:
-        parts.append(f"map {record['map_stage_s']:.1f}s reduce {record['reduce_stage_s']:.1f}s")
-    if record.get("shuffle_write_bytes") is not None:
-        parts.append(f"shuffle write {mib(record['shuffle_write_bytes'])}")
-    if record.get("kill"):
-        fault = record.get("fault") or {}
+    parts = [f"wall {record.wall_s:.1f}s"]
+    if record.cold:
+        parts.append(f"cold wall {record.cold['wall_s']:.1f}s")
+    if record.map_stage_s is not None:
+        parts.append(f"map {record.map_stage_s:.1f}s reduce {record.reduce_stage_s:.1f}s")
+    if record.shuffle_write_bytes is not None:
+        parts.append(f"shuffle write {mib(record.shuffle_write_bytes)}")
+    if record.kill:
+        fault = record.fault or {}
         parts.append(
             f"killed worker {fault.get('worker')} at {fault.get('at_s')}s, "
-            f"{record.get('map_tasks_rerun')} map and {record.get('reduce_tasks_rerun')} reduce tasks rerun"
+            f"{record.map_tasks_rerun} map and {record.reduce_tasks_rerun} reduce tasks rerun"
         )
-    if record.get("max_reduce_partition_bytes") is not None:
-        parts.append(f"max reduce partition {mib(record['max_reduce_partition_bytes'])}")
-    if record.get("peak_executor_memory_bytes") is not None:
-        parts.append(f"peak executor memory {mib(record['peak_executor_memory_bytes'])}")
-    if record.get("process_s") is not None:
-        parts.append(f"process {record['process_s']:.1f}s")
-    if record.get("log_findings"):
-        parts.append(f"{len(record['log_findings'])} finding(s) in Spark's logs")
+    if record.max_reduce_partition_bytes is not None:
+        parts.append(f"max reduce partition {mib(record.max_reduce_partition_bytes)}")
+    if record.peak_executor_memory_bytes is not None:
+        parts.append(f"peak executor memory {mib(record.peak_executor_memory_bytes)}")
+    if record.process_s is not None:
+        parts.append(f"process {record.process_s:.1f}s")
+    if record.log_findings:
+        parts.append(f"{len(record.log_findings)} finding(s) in Spark's logs")
     return head + "ok, " + ", ".join(parts)
 
 

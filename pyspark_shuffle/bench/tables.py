@@ -4,15 +4,31 @@ from __future__ import annotations
 
 import statistics
 from dataclasses import dataclass, field
-from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
 from .._metrics import COMBINE, FETCH
-from ..frames import RUN_NUMBERS
+from ..bench_run import RUN_NUMBERS, BenchRun
 from .config import SORT
 from .links import run_figures
 from .runner import scenario
 
 Key = Tuple[str, float, str]  # workload (with its kill point, if any), skew, manager label
+
+#: One cell of a table row: its column's name, its alignment ("<" or ">") and its text. Each
+#: table declares its columns where it fills them.
+Cell = Tuple[str, str, str]
+
+
+def left(column: str, text: str) -> Cell:
+    return (column, "<", text)
+
+
+def right(column: str, text: str) -> Cell:
+    return (column, ">", text)
+
+
+def _identity(workload: str, skew: float, manager: str) -> List[Cell]:
+    return [left("workload", workload), right("skew", f"{skew:g}"), left("manager", manager)]
 
 
 @dataclass
@@ -41,21 +57,21 @@ def median(values: Iterable[Optional[float]]) -> Optional[float]:
     return statistics.median(present) if present else None
 
 
-def group_runs(records: Iterable[Dict[str, Any]]) -> Dict[Key, List[Dict[str, Any]]]:
+def group_runs(records: Iterable[BenchRun]) -> Dict[Key, List[BenchRun]]:
     """Run records by (workload and kill point, skew, manager), in the order first seen."""
-    groups: Dict[Key, List[Dict[str, Any]]] = {}
+    groups: Dict[Key, List[BenchRun]] = {}
     for record in records:
-        key = (scenario(record["workload"], record.get("kill")), float(record["skew"]), record["manager"])
+        key = (scenario(record.workload, record.kill), float(record.skew), record.manager)
         groups.setdefault(key, []).append(record)
     return groups
 
 
-def summarize(records: Sequence[Dict[str, Any]]) -> List[Summary]:
+def summarize(records: Sequence[BenchRun]) -> List[Summary]:
     """One :class:`Summary` per (workload, skew, manager), in the order first seen."""
     summaries = []
     for (workload, skew, manager), runs in group_runs(records).items():
-        ok = [r for r in runs if r.get("status") == "ok"]
-        cold = [r["cold"] for r in ok if r.get("cold")]
+        ok = [r for r in runs if r.ok]
+        cold = [r.cold for r in ok if r.cold]
         summaries.append(
             Summary(
                 workload,
@@ -63,7 +79,7 @@ def summarize(records: Sequence[Dict[str, Any]]) -> List[Summary]:
                 manager,
                 len(runs),
                 len(ok),
-                {name: median(r.get(name) for r in ok) for name in RUN_NUMBERS},
+                {name: median(getattr(r, name) for r in ok) for name in RUN_NUMBERS},
                 cold={name: median(c.get(name) for c in cold) for name in COLD_NUMBERS} if cold else {},
             )
         )
@@ -87,14 +103,14 @@ def summarize(records: Sequence[Dict[str, Any]]) -> List[Summary]:
     return sorted(summaries, key=lambda s: (order[s.workload], s.skew))
 
 
-def result_mismatches(records: Sequence[Dict[str, Any]]) -> List[str]:
+def result_mismatches(records: Sequence[BenchRun]) -> List[str]:
     """Descriptions of (workload, skew) whose ok runs returned different results: every run of
     the same data must give the same counts and checksum, whatever the manager."""
     seen: Dict[Tuple[str, float], Dict[str, List[str]]] = {}
     for r in records:
-        if r.get("status") == "ok" and r.get("result") is not None:
-            key = repr(sorted(r["result"].items()))
-            seen.setdefault((r["workload"], float(r["skew"])), {}).setdefault(key, []).append(r["manager"])
+        if r.ok and r.result is not None:
+            key = repr(sorted(r.result.items()))
+            seen.setdefault((r.workload, float(r.skew)), {}).setdefault(key, []).append(r.manager)
     return [
         f"{workload} skew={skew:g}: {len(results)} different results "
         + "; ".join(f"{sorted(set(managers))}: {result}" for result, managers in results.items())
@@ -103,19 +119,19 @@ def result_mismatches(records: Sequence[Dict[str, Any]]) -> List[str]:
     ]
 
 
-def logs_summary(records: Sequence[Dict[str, Any]], shown: int = 3) -> str:
+def logs_summary(records: Sequence[BenchRun], shown: int = 3) -> str:
     """What every run's driver and executors logged that they should not have: a line when
     nothing, else each run's count and the first findings in full."""
-    with_findings = [r for r in records if r.get("log_findings")]
+    with_findings = [r for r in records if r.log_findings]
     if not with_findings:
         return f"Spark's logs: nothing found in {len(records)} runs (driver and every executor)"
     lines = [
-        f"Spark's logs: {sum(len(r['log_findings']) for r in with_findings)} finding(s) in "
+        f"Spark's logs: {sum(len(r.log_findings) for r in with_findings)} finding(s) in "
         f"{len(with_findings)} of {len(records)} runs"
     ]
     for r in with_findings:
-        lines.append(f"- run {r['index'] + 1} ({r['workload']} {r['manager']}): {len(r['log_findings'])}")
-    first = [finding for r in with_findings for finding in r["log_findings"]][:shown]
+        lines.append(f"- run {r.index + 1} ({r.workload} {r.manager}): {len(r.log_findings)}")
+    first = [finding for r in with_findings for finding in r.log_findings][:shown]
     return "\n".join(lines + [""] + first)
 
 
@@ -129,77 +145,37 @@ def _ratio(value: Optional[float], base: Optional[float]) -> str:
     return "-" if value is None or not base else f"{value / base:.2f}x"
 
 
-COLUMNS = (
-    ("workload", "<"),
-    ("skew", ">"),
-    ("manager", "<"),
-    ("ok", ">"),
-    ("wall s", ">"),
-    ("vs sort", ">"),
-    ("map s", ">"),
-    ("reduce s", ">"),
-    ("map CPU s", ">"),
-    ("vs sort", ">"),
-    ("reduce CPU s", ">"),
-    ("vs sort", ">"),
-    ("write MiB", ">"),
-    ("max part MiB", ">"),
-    ("fetch wait s", ">"),
-    ("peak exec MiB", ">"),
-)
+def _times(value: Optional[float]) -> str:
+    return "-" if value is None else f"{value:.2f}x"
 
 
-def table_rows(summaries: Sequence[Summary]) -> List[List[str]]:
-    rows = []
-    for s in summaries:
-        m = s.medians
-        rows.append(
-            [
-                s.workload,
-                f"{s.skew:g}",
-                s.manager,
-                f"{s.ok}/{s.runs}",
-                _num(m["wall_s"], digits=2),
-                "-" if s.ratio_to_sort is None else f"{s.ratio_to_sort:.2f}x",
-                _num(m["map_stage_s"], digits=2),
-                _num(m["reduce_stage_s"], digits=2),
-                _num(m["map_cpu_s"], digits=2),
-                _cpu_ratio(s, "map_cpu_s"),
-                _num(m["reduce_cpu_s"], digits=2),
-                _cpu_ratio(s, "reduce_cpu_s"),
-                _num(m["shuffle_write_bytes"], 1 << 20),
-                _num(m["max_reduce_partition_bytes"], 1 << 20),
-                _num(m["fetch_wait_ms"], 1000.0, 2),
-                _num(m["peak_executor_memory_bytes"], 1 << 20, 0),
-            ]
-        )
-    return rows
+def summary_cells(s: Summary) -> List[Cell]:
+    """A row of the main table: medians over the ok runs, and each against sort's."""
+    m = s.medians
+    return _identity(s.workload, s.skew, s.manager) + [
+        right("ok", f"{s.ok}/{s.runs}"),
+        right("wall s", _num(m["wall_s"], digits=2)),
+        right("vs sort", _times(s.ratio_to_sort)),
+        right("map s", _num(m["map_stage_s"], digits=2)),
+        right("reduce s", _num(m["reduce_stage_s"], digits=2)),
+        right("map CPU s", _num(m["map_cpu_s"], digits=2)),
+        right("vs sort", _times(s.cpu_to_sort.get("map_cpu_s"))),
+        right("reduce CPU s", _num(m["reduce_cpu_s"], digits=2)),
+        right("vs sort", _times(s.cpu_to_sort.get("reduce_cpu_s"))),
+        right("write MiB", _num(m["shuffle_write_bytes"], 1 << 20)),
+        right("max part MiB", _num(m["max_reduce_partition_bytes"], 1 << 20)),
+        right("fetch wait s", _num(m["spark_fetch_wait_ms"], 1000.0, 2)),
+        right("peak exec MiB", _num(m["peak_executor_memory_bytes"], 1 << 20, 0)),
+    ]
 
 
-def _cpu_ratio(summary: Summary, name: str) -> str:
-    ratio = summary.cpu_to_sort.get(name)
-    return "-" if ratio is None else f"{ratio:.2f}x"
-
-
-#: With ``--warmup``, the cold runs' figures beside the warm ones.
-COLD_COLUMNS = (
-    ("cold wall s", ">"),
-    ("vs sort", ">"),
-    ("cold map CPU s", ">"),
-    ("vs sort", ">"),
-)
-
-
-def _cold_cells(s: Summary) -> List[str]:
-    def ratio(name: str) -> str:
-        value = s.cold_to_sort.get(name)
-        return "-" if value is None else f"{value:.2f}x"
-
+def cold_cells(s: Summary) -> List[Cell]:
+    """With ``--warmup``, the cold runs' figures beside the warm ones."""
     return [
-        _num(s.cold.get("wall_s"), digits=2),
-        ratio("wall_s"),
-        _num(s.cold.get("map_cpu_s"), digits=2),
-        ratio("map_cpu_s"),
+        right("cold wall s", _num(s.cold.get("wall_s"), digits=2)),
+        right("vs sort", _times(s.cold_to_sort.get("wall_s"))),
+        right("cold map CPU s", _num(s.cold.get("map_cpu_s"), digits=2)),
+        right("vs sort", _times(s.cold_to_sort.get("map_cpu_s"))),
     ]
 
 
@@ -209,112 +185,66 @@ def format_table(summaries: Sequence[Summary]) -> str:
     executorCpuTime) divided by sort's for the same workload and skew. With warm-up runs
     (``--warmup``) the figures are the warm runs', and the cold runs' (each application's first)
     follow."""
-    rows = table_rows(summaries)
-    if not any(s.cold for s in summaries):
-        return format_columns(COLUMNS, rows)
-    return format_columns(COLUMNS + COLD_COLUMNS, [row + _cold_cells(s) for row, s in zip(rows, summaries)])
-
-
-NETWORK_COLUMNS = (
-    ("workload", "<"),
-    ("skew", ">"),
-    ("manager", "<"),
-    ("map s", ">"),
-    ("reduce s", ">"),
-    ("fetch wait s", ">"),
-    ("buffered MiB", ">"),
-    ("link MiB map", ">"),
-    ("link MiB reduce", ">"),
-    ("reduce util mean", ">"),
-    ("reduce util max", ">"),
-    ("link bound s", ">"),
-    ("reduce / bound", ">"),
-)
+    with_cold = any(s.cold for s in summaries)
+    return format_rows([summary_cells(s) + (cold_cells(s) if with_cold else []) for s in summaries])
 
 
 def _over(value: Optional[float], bound: Optional[float]) -> Optional[float]:
     return value / bound if value is not None and bound else None
 
 
-def network_table(records: Sequence[Dict[str, Any]]) -> Optional[str]:
+def network_table(records: Sequence[BenchRun]) -> Optional[str]:
     """Where the time and the bytes went on a namespace cluster, medians over the ok runs: stage
     times, fetch wait, the plugin's time-averaged buffered bytes, bytes the links carried to
     their workers during the map and the reduce stage, the reduce stage's mean and largest
     link utilisation, its link bound and each run's reduce stage as a multiple of its own bound.
     None when no run has link figures (local-cluster)."""
-    if not any(r.get("links") for r in records):
+    if not any(r.links for r in records):
         return None
-    groups = group_runs(r for r in records if r.get("status") == "ok")
     rows = []
-    for (workload, skew, manager), runs in groups.items():
-        figures = [run_figures(r.get("links") or {}) for r in runs]
-        buffered = [(r.get("plugin") or {}).get(FETCH.mean_buffered_bytes) for r in runs]
+    for (workload, skew, manager), runs in group_runs(r for r in records if r.ok).items():
+        figures = [run_figures(r.links) for r in runs]
+        buffered = [r.plugin.get(FETCH.mean_buffered_bytes) for r in runs]
+        reduce_over_bound = [_over(r.reduce_stage_s, f["reduce_bound_s"]) for r, f in zip(runs, figures)]
         rows.append(
-            [
-                workload,
-                f"{skew:g}",
-                manager,
-                _num(median(r.get("map_stage_s") for r in runs), digits=2),
-                _num(median(r.get("reduce_stage_s") for r in runs), digits=2),
-                _num(median(r.get("fetch_wait_ms") for r in runs), 1000.0, 2),
-                _num(median(buffered), 1 << 20),
-                _num(median(f["link_map_bytes"] for f in figures), 1 << 20, 0),
-                _num(median(f["link_reduce_bytes"] for f in figures), 1 << 20, 0),
-                _num(median(f["reduce_util_mean"] for f in figures), digits=2),
-                _num(median(f["reduce_util_max"] for f in figures), digits=2),
-                _num(median(f["reduce_bound_s"] for f in figures), digits=2),
-                _num(
-                    median(
-                        _over(r.get("reduce_stage_s"), f["reduce_bound_s"]) for r, f in zip(runs, figures)
-                    ),
-                    digits=2,
-                ),
+            _identity(workload, skew, manager)
+            + [
+                right("map s", _num(median(r.map_stage_s for r in runs), digits=2)),
+                right("reduce s", _num(median(r.reduce_stage_s for r in runs), digits=2)),
+                right("fetch wait s", _num(median(r.spark_fetch_wait_ms for r in runs), 1000.0, 2)),
+                right("buffered MiB", _num(median(buffered), 1 << 20)),
+                right("link MiB map", _num(median(f["link_map_bytes"] for f in figures), 1 << 20, 0)),
+                right("link MiB reduce", _num(median(f["link_reduce_bytes"] for f in figures), 1 << 20, 0)),
+                right("reduce util mean", _num(median(f["reduce_util_mean"] for f in figures), digits=2)),
+                right("reduce util max", _num(median(f["reduce_util_max"] for f in figures), digits=2)),
+                right("link bound s", _num(median(f["reduce_bound_s"] for f in figures), digits=2)),
+                right("reduce / bound", _num(median(reduce_over_bound), digits=2)),
             ]
         )
-    return format_columns(NETWORK_COLUMNS, rows)
+    return format_rows(rows)
 
 
-PUSH_COLUMNS = (
-    ("workload", "<"),
-    ("skew", ">"),
-    ("manager", "<"),
-    ("merged MiB", ">"),
-    ("merged share", ">"),
-    ("merged by map end", ">"),
-    ("chunks", ">"),
-    ("blocks/chunk", ">"),
-    ("requests", ">"),
-    ("chunk fallbacks", ">"),
-    ("crossed twice MiB", ">"),
-    ("tasks at owner", ">"),
-    ("chunk bytes at owner", ">"),
-)
-
-
-def push_table(records: Sequence[Dict[str, Any]]) -> Optional[str]:
+def push_table(records: Sequence[BenchRun]) -> Optional[str]:
     """What mode="push" did, medians over the ok runs: bytes reduce tasks read out of merged
     chunks and their share of all bytes read, the share of the shuffles' bytes the owners had
-    merged when the map stages ended (the driver's summaries), chunks read and blocks per chunk, requests to
-    other executors, chunks whose blocks had to be read from their map outputs instead,
-    bytes that crossed the network twice, and the share of the reduce tasks that read chunks at
-    their partitions' owner and of the chunks' bytes they read there. None when no run read a merged chunk."""
-
-    def merged(r: Dict[str, Any]) -> bool:
-        return bool((r.get("plugin") or {}).get(FETCH.chunks_read))
-
-    groups = group_runs(r for r in records if r.get("status") == "ok" and merged(r))
+    merged when the map stages ended (the driver's summaries), chunks read and blocks per chunk,
+    requests to other executors, chunks whose blocks had to be read from their map outputs
+    instead, bytes that crossed the network twice, and the share of the reduce tasks that read
+    chunks at their partitions' owner and of the chunks' bytes they read there. None when no run
+    read a merged chunk."""
+    groups = group_runs(r for r in records if r.ok and r.plugin.get(FETCH.chunks_read))
     if not groups:
         return None
     rows = []
     for (workload, skew, manager), runs in groups.items():
-        plugin = [r["plugin"] for r in runs]
+        plugin = [r.plugin for r in runs]
         share = [
             p.get(FETCH.bytes_from_stores, 0) / sum(p[FETCH.bytes_by_transport].values())
             for p in plugin
             if sum((p.get(FETCH.bytes_by_transport) or {}).values())
         ]
         per_chunk = [p.get(FETCH.blocks_from_stores, 0) / p[FETCH.chunks_read] for p in plugin]
-        by_map_end = [_merged_by_map_end(r.get("push") or {}) for r in runs]
+        by_map_end = [_merged_by_map_end(r.push) for r in runs]
         # Of the reduce tasks that read merged chunks, those that ran at their partitions' owner.
         at_owner = [
             p.get(FETCH.stored_reduce_tasks_on_owner, 0) / p[FETCH.stored_reduce_tasks]
@@ -328,227 +258,186 @@ def push_table(records: Sequence[Dict[str, Any]]) -> Optional[str]:
             if p.get(FETCH.bytes_from_stores)
         ]
         rows.append(
-            [
-                workload,
-                f"{skew:g}",
-                manager,
-                _num(median(p.get(FETCH.bytes_from_stores) for p in plugin), 1 << 20),
-                _num(median(share), digits=2),
-                _num(median(s for s in by_map_end if s is not None), digits=2),
-                _num(median(p.get(FETCH.chunks_read) for p in plugin), digits=0),
-                _num(median(per_chunk), digits=1),
-                _num(median(p.get(FETCH.requests) for p in plugin), digits=0),
-                _num(median(p.get(FETCH.chunk_fallbacks) for p in plugin), digits=0),
-                _num(median(p.get(FETCH.bytes_crossed_twice) for p in plugin), 1 << 20),
-                _num(median(at_owner), digits=2),
-                _num(median(bytes_at_owner), digits=2),
+            _identity(workload, skew, manager)
+            + [
+                right("merged MiB", _num(median(p.get(FETCH.bytes_from_stores) for p in plugin), 1 << 20)),
+                right("merged share", _num(median(share), digits=2)),
+                right("merged by map end", _num(median(s for s in by_map_end if s is not None), digits=2)),
+                right("chunks", _num(median(p.get(FETCH.chunks_read) for p in plugin), digits=0)),
+                right("blocks/chunk", _num(median(per_chunk), digits=1)),
+                right("requests", _num(median(p.get(FETCH.requests) for p in plugin), digits=0)),
+                right(
+                    "chunk fallbacks", _num(median(p.get(FETCH.chunk_fallbacks) for p in plugin), digits=0)
+                ),
+                right(
+                    "crossed twice MiB",
+                    _num(median(p.get(FETCH.bytes_crossed_twice) for p in plugin), 1 << 20),
+                ),
+                right("tasks at owner", _num(median(at_owner), digits=2)),
+                right("chunk bytes at owner", _num(median(bytes_at_owner), digits=2)),
             ]
         )
-    return format_columns(PUSH_COLUMNS, rows)
+    return format_rows(rows)
 
 
-KILL_COLUMNS = (
-    ("workload", "<"),
-    ("skew", ">"),
-    ("manager", "<"),
-    ("wall s", ">"),
-    ("vs no kill", ">"),
-    ("killed at s", ">"),
-    ("maps rerun", ">"),
-    ("reduce tasks rerun", ">"),
-)
+def _medians(
+    runs: Sequence[BenchRun], base: Sequence[BenchRun], value: Callable[[BenchRun], Optional[float]]
+) -> Tuple[Optional[float], Optional[float]]:
+    """The median of ``value`` over ``runs`` and over ``base`` (sort's runs)."""
+    return median(value(r) for r in runs), median(value(r) for r in base)
 
 
-COMBINE_COLUMNS = (
-    ("workload", "<"),
-    ("skew", ">"),
-    ("manager", "<"),
-    ("wall s", ">"),
-    ("vs sort", ">"),
-    ("map s", ">"),
-    ("reduce s", ">"),
-    ("map CPU vs sort", ">"),
-    ("reduce CPU vs sort", ">"),
-    ("read MiB", ">"),
-    ("read vs sort", ">"),
-    ("read records", ">"),
-    ("combine ratio", ">"),
-    ("maps folded", ">"),
-    ("maps not folded", ">"),
-    ("peak exec MiB", ">"),
-)
+def _sort_runs(groups: Dict[Key, List[BenchRun]]) -> Dict[Tuple[str, float], List[BenchRun]]:
+    """Sort's runs of each (workload, skew) among ``groups``: the baseline of the ratios."""
+    return {(w, s): runs for (w, s, m), runs in groups.items() if m == SORT}
 
 
-def combine_table(records: Sequence[Dict[str, Any]]) -> Optional[str]:
+def combine_table(records: Sequence[BenchRun]) -> Optional[str]:
     """What local reduction did against sort, medians over the ok runs of each (workload, skew,
     manager) that has a run with a combined read: wall, map and reduce stage (and their executor
-    CPU seconds against sort's), the shuffle bytes
-    reduce tasks read (and their ratio to sort's in the same workload and skew) and records, rows
-    folded per combined row read, map outputs folded and those written whole (judging whether
-    folding pays, or where it does not), and peak executor memory. Sort's rows are the baseline.
-    None when no run read combined records."""
+    CPU seconds against sort's), the shuffle bytes reduce tasks read (and their ratio to sort's in
+    the same workload and skew) and records, rows folded per combined row read, map outputs folded
+    and those written whole (judging whether folding pays, or where it does not), and peak
+    executor memory. Sort's rows are the baseline. None when no run read combined records."""
 
-    def combined(r: Dict[str, Any]) -> bool:
-        return bool(((r.get("plugin") or {}).get("combine") or {}).get(COMBINE.segments_read))
+    def combined(r: BenchRun) -> bool:
+        return bool((r.plugin.get("combine") or {}).get(COMBINE.segments_read))
 
-    shown = {(r["workload"], float(r["skew"])) for r in records if r.get("status") == "ok" and combined(r)}
+    shown = {(r.workload, float(r.skew)) for r in records if r.ok and combined(r)}
     if not shown:
         return None
-    groups = group_runs(
-        r for r in records if r.get("status") == "ok" and (r["workload"], float(r["skew"])) in shown
-    )
-    sort = {(w, s): runs for (w, s, m), runs in groups.items() if m == SORT}
+    groups = group_runs(r for r in records if r.ok and (r.workload, float(r.skew)) in shown)
+    sort = _sort_runs(groups)
     rows = []
     for (workload, skew, manager), runs in groups.items():
         base = sort.get((workload, skew), [])
-        wall, base_wall = median(r.get("wall_s") for r in runs), median(r.get("wall_s") for r in base)
-        read, base_read = (
-            median(r.get("shuffle_read_bytes") for r in runs),
-            median(r.get("shuffle_read_bytes") for r in base),
-        )
-        combine = [(r.get("plugin") or {}).get("combine") or {} for r in runs]
+
+        wall, base_wall = _medians(runs, base, lambda r: r.wall_s)
+        read, base_read = _medians(runs, base, lambda r: r.shuffle_read_bytes)
+        combine = [r.plugin.get("combine") or {} for r in runs]
         rows.append(
-            [
-                workload,
-                f"{skew:g}",
-                manager,
-                _num(wall, digits=2),
-                _ratio(wall, base_wall),
-                _num(median(r.get("map_stage_s") for r in runs), digits=2),
-                _num(median(r.get("reduce_stage_s") for r in runs), digits=2),
-                _ratio(median(r.get("map_cpu_s") for r in runs), median(r.get("map_cpu_s") for r in base)),
-                _ratio(
-                    median(r.get("reduce_cpu_s") for r in runs), median(r.get("reduce_cpu_s") for r in base)
+            _identity(workload, skew, manager)
+            + [
+                right("wall s", _num(wall, digits=2)),
+                right("vs sort", _ratio(wall, base_wall)),
+                right("map s", _num(median(r.map_stage_s for r in runs), digits=2)),
+                right("reduce s", _num(median(r.reduce_stage_s for r in runs), digits=2)),
+                right("map CPU vs sort", _ratio(*_medians(runs, base, lambda r: r.map_cpu_s))),
+                right("reduce CPU vs sort", _ratio(*_medians(runs, base, lambda r: r.reduce_cpu_s))),
+                right("read MiB", _num(read, 1 << 20)),
+                right("read vs sort", _ratio(read, base_read)),
+                right("read records", _num(median(r.shuffle_read_records for r in runs), digits=0)),
+                right(
+                    "combine ratio",
+                    _num(median(c.get(COMBINE.combine_ratio) for c in combine if c), digits=1),
                 ),
-                _num(read, 1 << 20),
-                _ratio(read, base_read),
-                _num(median(r.get("shuffle_read_records") for r in runs), digits=0),
-                _num(median(c.get(COMBINE.combine_ratio) for c in combine if c), digits=1),
-                _num(median(c.get(COMBINE.maps_folded) for c in combine if c), digits=0),
-                _num(median(c.get(COMBINE.maps_not_folded) for c in combine if c), digits=0),
-                _num(median(r.get("peak_executor_memory_bytes") for r in runs), 1 << 20, 0),
+                right(
+                    "maps folded", _num(median(c.get(COMBINE.maps_folded) for c in combine if c), digits=0)
+                ),
+                right(
+                    "maps not folded",
+                    _num(median(c.get(COMBINE.maps_not_folded) for c in combine if c), digits=0),
+                ),
+                right("peak exec MiB", _num(median(r.peak_executor_memory_bytes for r in runs), 1 << 20, 0)),
             ]
         )
-    return format_columns(COMBINE_COLUMNS, rows)
+    return format_rows(rows)
 
 
-MEMORY_COLUMNS = (
-    ("workload", "<"),
-    ("skew", ">"),
-    ("manager", "<"),
-    ("wall s", ">"),
-    ("vs sort", ">"),
-    ("netty pooled MiB", ">"),
-    ("vs sort", ">"),
-    ("netty direct MiB", ">"),
-    ("plugin held MiB", ">"),
-    ("combine held MiB", ">"),
-    ("RSS MiB", ">"),
-    ("vs sort", ">"),
-    ("heap MiB", ">"),
-    ("vs sort", ">"),
-    ("OOM retries", ">"),
-    ("tasks rerun", ">"),
-)
-
-
-def _executor_peak(record: Dict[str, Any], field: str) -> Optional[float]:
+def _executor_peak(record: BenchRun, field: str) -> Optional[float]:
     """The largest of one run's executors' ``fetch_memory`` peaks of ``field`` (None: none)."""
-    values = [e.get(field) for e in (record.get("fetch_memory") or {}).values() if e.get(field) is not None]
+    values = [e.get(field) for e in record.fetch_memory.values() if e.get(field) is not None]
     return max(values) if values else None
 
 
-def _out_of_memory_retries(record: Dict[str, Any]) -> Optional[int]:
+def _out_of_memory_retries(record: BenchRun) -> Optional[int]:
     """How often one run's reads ran out of Netty's memory, over its executors: episodes of
     Spark's fetcher (sort's reads) plus blocks the plugin's fetcher deferred (None: no figure)."""
     counts = [
         e.get(field)
-        for e in (record.get("fetch_memory") or {}).values()
+        for e in record.fetch_memory.values()
         for field in ("netty_oom_episodes", "plugin_oom_deferrals")
         if e.get(field) is not None
     ]
     return sum(counts) if counts else None
 
 
-def memory_table(records: Sequence[Dict[str, Any]]) -> Optional[str]:
+def memory_table(records: Sequence[BenchRun]) -> Optional[str]:
     """The memory shuffle reads held, medians over the ok runs of the peak of the executor that
     held most: Netty's pooled direct memory (and its ratio to sort's in the same workload and
     skew), all of Netty's direct memory, what the plugin's reduce tasks held against the
     executor's fetch budget and what its local reduction held, and the executor's RSS and heap
-    peaks (and their ratios to sort's); beside the wall time, the
-    times reads ran out of Netty's memory and the tasks that ran again. None when no run has the
-    probe's figures."""
-    ok = [r for r in records if r.get("status") == "ok" and r.get("fetch_memory")]
-    if not ok:
+    peaks (and their ratios to sort's); beside the wall time, the times reads ran out of Netty's
+    memory and the tasks that ran again. None when no run has the probe's figures."""
+    groups = group_runs(r for r in records if r.ok and r.fetch_memory)
+    if not groups:
         return None
-    groups = group_runs(ok)
-    sort = {(w, s): runs for (w, s, m), runs in groups.items() if m == SORT}
+    sort = _sort_runs(groups)
     rows = []
     for (workload, skew, manager), runs in groups.items():
         base = sort.get((workload, skew), [])
-        wall, base_wall = median(r.get("wall_s") for r in runs), median(r.get("wall_s") for r in base)
-        pooled = median(_executor_peak(r, "netty_pooled_bytes") for r in runs)
-        base_pooled = median(_executor_peak(r, "netty_pooled_bytes") for r in base)
-        rss, base_rss = (median(_executor_peak(r, "rss_peak_bytes") for r in g) for g in (runs, base))
-        heap, base_heap = (median(_executor_peak(r, "heap_peak_bytes") for r in g) for g in (runs, base))
+
+        wall, base_wall = median(r.wall_s for r in runs), median(r.wall_s for r in base)
+        pooled, base_pooled = _medians(runs, base, lambda r: _executor_peak(r, "netty_pooled_bytes"))
+        rss, base_rss = _medians(runs, base, lambda r: _executor_peak(r, "rss_peak_bytes"))
+        heap, base_heap = _medians(runs, base, lambda r: _executor_peak(r, "heap_peak_bytes"))
+        rerun = median((r.map_tasks_rerun or 0) + (r.reduce_tasks_rerun or 0) for r in runs)
         rows.append(
-            [
-                workload,
-                f"{skew:g}",
-                manager,
-                _num(wall, digits=2),
-                _ratio(wall, base_wall),
-                _num(pooled, 1 << 20),
-                _ratio(pooled, base_pooled),
-                _num(median(_executor_peak(r, "netty_direct_bytes") for r in runs), 1 << 20),
-                _num(median(_executor_peak(r, "plugin_fetch_bytes") for r in runs), 1 << 20),
-                _num(median(_executor_peak(r, "plugin_combine_bytes") for r in runs), 1 << 20),
-                _num(rss, 1 << 20, 0),
-                _ratio(rss, base_rss),
-                _num(heap, 1 << 20, 0),
-                _ratio(heap, base_heap),
-                _num(median(_out_of_memory_retries(r) for r in runs), digits=0),
-                _num(
-                    median(
-                        (r.get("map_tasks_rerun") or 0) + (r.get("reduce_tasks_rerun") or 0) for r in runs
-                    ),
-                    digits=0,
+            _identity(workload, skew, manager)
+            + [
+                right("wall s", _num(wall, digits=2)),
+                right("vs sort", _ratio(wall, base_wall)),
+                right("netty pooled MiB", _num(pooled, 1 << 20)),
+                right("vs sort", _ratio(pooled, base_pooled)),
+                right(
+                    "netty direct MiB",
+                    _num(median(_executor_peak(r, "netty_direct_bytes") for r in runs), 1 << 20),
                 ),
+                right(
+                    "plugin held MiB",
+                    _num(median(_executor_peak(r, "plugin_fetch_bytes") for r in runs), 1 << 20),
+                ),
+                right(
+                    "combine held MiB",
+                    _num(median(_executor_peak(r, "plugin_combine_bytes") for r in runs), 1 << 20),
+                ),
+                right("RSS MiB", _num(rss, 1 << 20, 0)),
+                right("vs sort", _ratio(rss, base_rss)),
+                right("heap MiB", _num(heap, 1 << 20, 0)),
+                right("vs sort", _ratio(heap, base_heap)),
+                right("OOM retries", _num(median(_out_of_memory_retries(r) for r in runs), digits=0)),
+                right("tasks rerun", _num(rerun, digits=0)),
             ]
         )
-    return format_columns(MEMORY_COLUMNS, rows)
+    return format_rows(rows)
 
 
-def kill_table(records: Sequence[Dict[str, Any]]) -> Optional[str]:
+def kill_table(records: Sequence[BenchRun]) -> Optional[str]:
     """What each ``--kill`` cost, medians over the ok runs: the wall time, as a multiple of the
     same manager's median without a kill (same workload and skew, when the benchmark ran one),
     when in the workload the executor was killed, the map tasks that ran again and the reduce
     task attempts that failed or were killed. None when no run killed an executor."""
-    ok = [r for r in records if r.get("status") == "ok"]
-    if not any(r.get("kill") for r in ok):
+    ok = [r for r in records if r.ok]
+    if not any(r.kill for r in ok):
         return None
     # Without a kill, a scenario's name is its workload's.
     no_kill_wall = {
-        key: median(r.get("wall_s") for r in runs)
-        for key, runs in group_runs(r for r in ok if not r.get("kill")).items()
+        key: median(r.wall_s for r in runs) for key, runs in group_runs(r for r in ok if not r.kill).items()
     }
     rows = []
-    for (name, skew, manager), runs in group_runs(r for r in ok if r.get("kill")).items():
-        wall = median(r.get("wall_s") for r in runs)
-        base = no_kill_wall.get((runs[0]["workload"], skew, manager))
+    for (name, skew, manager), runs in group_runs(r for r in ok if r.kill).items():
+        wall = median(r.wall_s for r in runs)
         rows.append(
-            [
-                name,
-                f"{skew:g}",
-                manager,
-                _num(wall, digits=2),
-                _ratio(wall, base),
-                _num(median((r.get("fault") or {}).get("at_s") for r in runs), digits=1),
-                _num(median(r.get("map_tasks_rerun") for r in runs), digits=0),
-                _num(median(r.get("reduce_tasks_rerun") for r in runs), digits=0),
+            _identity(name, skew, manager)
+            + [
+                right("wall s", _num(wall, digits=2)),
+                right("vs no kill", _ratio(wall, no_kill_wall.get((runs[0].workload, skew, manager)))),
+                right("killed at s", _num(median((r.fault or {}).get("at_s") for r in runs), digits=1)),
+                right("maps rerun", _num(median(r.map_tasks_rerun for r in runs), digits=0)),
+                right("reduce tasks rerun", _num(median(r.reduce_tasks_rerun for r in runs), digits=0)),
             ]
         )
-    return format_columns(KILL_COLUMNS, rows)
+    return format_rows(rows)
 
 
 def _merged_by_map_end(summaries: Dict[str, Any]) -> Optional[float]:
@@ -557,7 +446,16 @@ def _merged_by_map_end(summaries: Dict[str, Any]) -> Optional[float]:
     return sum(s.get("merged_bytes", 0) for s in summaries.values()) / total if total else None
 
 
-def format_columns(columns, rows: List[List[str]]) -> str:
+def format_rows(rows: Sequence[Sequence[Cell]]) -> str:
+    """``rows`` of cells, fixed width, under the first row's column names ("" for no rows)."""
+    if not rows:
+        return ""
+    return format_columns(
+        [(name, align) for name, align, _ in rows[0]], [[text for _, _, text in row] for row in rows]
+    )
+
+
+def format_columns(columns: Sequence[Tuple[str, str]], rows: List[List[str]]) -> str:
     """``rows`` under ``columns`` ((name, "<" or ">") each), fixed width."""
     header = [name for name, _ in columns]
     widths = [max(len(row[i]) for row in [header] + rows) for i in range(len(header))]

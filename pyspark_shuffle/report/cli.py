@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 from typing import List, Optional, Sequence
 
+from ..bench_run import runs_of
 from .data import ShuffleView, from_bench, from_event_log
 from .figure import PlotUnavailable, format_table, require_matplotlib, write
 
@@ -21,7 +22,7 @@ def load(path: Path) -> List[ShuffleView]:
             with path.open(encoding="utf-8") as handle:
                 data = json.load(handle)
             if isinstance(data, dict) and "runs" in data:
-                return from_bench(data["runs"])
+                return from_bench(runs_of(data))
     return from_event_log(path)
 
 

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any, Dict, Iterable, Iterator, List, Optional
 
 from .._jvm import java_spark_context, python_api
+from ..bench_run import BenchRun
 from .zipf import zipf_exponent
 
 #: The event the plugin posts per shuffle and stage when the stage completes (its class name).
@@ -113,19 +114,17 @@ def live(spark: Any) -> List[ShuffleView]:
     return [from_report(r) for r in reports_of_session(spark)]
 
 
-def from_bench(records: Iterable[Dict[str, Any]]) -> List[ShuffleView]:
-    """The shuffles of every ok run of a bench JSON's records that kept the plugin's reports."""
+def from_bench(records: Iterable[BenchRun]) -> List[ShuffleView]:
+    """The shuffles of every ok run of a bench's records that kept the plugin's reports."""
     views = []
     for record in records:
-        if record.get("status") != "ok":
+        if not record.ok:
             continue
-        prefix = (
-            f"run {record.get('index')}: {record['workload']} skew={record['skew']:g} {record['manager']}, "
-        )
-        for report in record.get("shuffles") or []:
+        prefix = f"run {record.index}: {record.workload} skew={record.skew:g} {record.manager}, "
+        for report in record.shuffles:
             view = from_report(report, prefix)
-            view.link_bound_s_by_source = _link_bounds(view.host_by_source, record.get("links") or {})
-            view.fetch_memory_by_executor = record.get("fetch_memory") or {}
+            view.link_bound_s_by_source = _link_bounds(view.host_by_source, record.links)
+            view.fetch_memory_by_executor = record.fetch_memory
             views.append(view)
     return views
 
