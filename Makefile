@@ -34,7 +34,7 @@ TEST_JAVA_OPTIONS := -XX:TieredStopAtLevel=1 -XX:+UseSerialGC
 SPARK_HOMES = SPARK_HOME=$(call spark_home_of,$(VENV)) \
   $(foreach m,$(REDUCED_MINORS),SPARK_HOME_$(subst .,_,$(m))=$(call spark_home_of,$(call minor_venv,$(m))))
 
-.PHONY: test test-all lint test-jvm test-jvm-matrix test-python test-python-slow test-spark-minors demo bench-driver-scale jar venv wheel clean
+.PHONY: test test-all lint test-jvm test-jvm-matrix test-python test-python-slow test-spark-minors demo bench-driver-scale docs jar venv wheel clean
 
 # What CI runs on every change, within 30 minutes on 2 cores.
 test: lint test-jvm test-python test-spark-minors
@@ -60,6 +60,12 @@ demo: venv jar
 	$(DEMO_BENCH) $(DEMO_COMBINE)
 	@echo "== One fetch budget per executor: 8 slow reduce tasks an executor"
 	$(DEMO_BENCH) $(DEMO_BUDGET)
+
+# The files generated from the JVM's declarations: conf/configuration.md and docs/metrics.md, and
+# the keys and counter names Python reads (pyspark_shuffle/conf_keys.json, counters.json). Their
+# suites in make test fail when one is out of date.
+docs:
+	build/sbt "spark41/Test/runMain org.apache.spark.shuffle.adaptive.GeneratedDocs"
 
 # What one shuffle of 100,000 map outputs x 10,000 partitions x 1,000 executors costs the driver
 # (and a reduce task's look-up of its merged partition), by simulation: no executors, figures printed.
