@@ -87,16 +87,11 @@ def summarize(records: Sequence[BenchRun]) -> List[Summary]:
     sort_cold = {(s.workload, s.skew): s.cold for s in summaries if s.manager == SORT}
     for s in summaries:
         base_cold = sort_cold.get((s.workload, s.skew), {})
-        s.cold_to_sort = {
-            name: _over(s.cold[name], base_cold.get(name)) if s.cold.get(name) is not None else None
-            for name in s.cold
-        }
+        s.cold_to_sort = {name: _over(s.cold[name], base_cold.get(name)) for name in s.cold}
         base = sort.get((s.workload, s.skew), {})
-        if base.get("wall_s") and s.medians["wall_s"] is not None:
-            s.ratio_to_sort = s.medians["wall_s"] / base["wall_s"]
+        s.ratio_to_sort = _over(s.medians["wall_s"], base.get("wall_s"))
         for name in ("map_cpu_s", "reduce_cpu_s"):
-            value = s.medians[name]
-            s.cpu_to_sort[name] = value / base[name] if base.get(name) and value is not None else None
+            s.cpu_to_sort[name] = _over(s.medians[name], base.get(name))
     order = {}
     for s in summaries:
         order.setdefault(s.workload, len(order))
@@ -139,14 +134,20 @@ def _num(value: Optional[float], scale: float = 1.0, digits: int = 1) -> str:
     return "-" if value is None else f"{value / scale:.{digits}f}"
 
 
-def _ratio(value: Optional[float], base: Optional[float]) -> str:
-    """``value`` as a multiple of ``base`` ("1.07x"); "-" where either is missing or the base is
-    zero."""
-    return "-" if value is None or not base else f"{value / base:.2f}x"
+def _over(value: Optional[float], bound: Optional[float]) -> Optional[float]:
+    """``value / bound``; None where either is missing or the bound is zero."""
+    return value / bound if value is not None and bound else None
 
 
 def _times(value: Optional[float]) -> str:
+    """A ratio as a table shows it ("1.07x"; "-" for none)."""
     return "-" if value is None else f"{value:.2f}x"
+
+
+def _ratio(value: Optional[float], base: Optional[float]) -> str:
+    """``value`` as a multiple of ``base`` ("1.07x"); "-" where either is missing or the base is
+    zero."""
+    return _times(_over(value, base))
 
 
 def summary_cells(s: Summary) -> List[Cell]:
@@ -187,10 +188,6 @@ def format_table(summaries: Sequence[Summary]) -> str:
     follow."""
     with_cold = any(s.cold for s in summaries)
     return format_rows([summary_cells(s) + (cold_cells(s) if with_cold else []) for s in summaries])
-
-
-def _over(value: Optional[float], bound: Optional[float]) -> Optional[float]:
-    return value / bound if value is not None and bound else None
 
 
 def network_table(records: Sequence[BenchRun]) -> Optional[str]:
