@@ -8,7 +8,8 @@ import org.apache.spark.shuffle.adaptive.transport.BlockRef
  * A block ready for the task to open: `buf` (the opener's to release), served as `id`; `block`
  * of `home` is what a fetch failure and the stream's decryption name. Found corrupt as it is
  * opened, `readAgain` is requested in its place; where that is empty, `buf` is the only copy of
- * what it holds and the task fails, with `name` in the message. `opened` is called once the task
+ * what it holds and the task fails, with `name` in the message (made only for a message: a
+ * block served costs no string). `opened` is called once the task
  * has it open.
  */
 private[spark] final case class ReadyBlock(
@@ -17,5 +18,5 @@ private[spark] final case class ReadyBlock(
     home: BlockManagerId,
     buf: ManagedBuffer,
     readAgain: Seq[(BlockManagerId, BlockRef)],
-    name: String,
+    name: () => String,
     opened: () => Unit = () => ())

@@ -434,7 +434,13 @@ private[spark] final class ShuffleBlockFetcher(
       buf: ManagedBuffer,
       remote: Boolean): Option[(BlockId, InputStream)] = {
     val opened = openStream(
-      ReadyBlock(block.blockId, block, address, buf, Seq(address -> block), s"${block.blockId}"),
+      ReadyBlock(
+        block.blockId,
+        block,
+        address,
+        buf,
+        Seq(address -> block),
+        () => block.blockId.name),
       remote)
     blocksLeft -= 1
     opened
@@ -442,7 +448,8 @@ private[spark] final class ShuffleBlockFetcher(
 
   /** None when the block was found corrupt and something was requested in its place. */
   private def openStream(ready: ReadyBlock, remote: Boolean): Option[(BlockId, InputStream)] = {
-    val ReadyBlock(id, block, address, buf, readAgain, name, opened) = ready
+    val ReadyBlock(id, block, address, buf, readAgain, named, opened) = ready
+    def name = named()
     if (buf.size == 0) {
       buf.release()
       throw fetchFailed(

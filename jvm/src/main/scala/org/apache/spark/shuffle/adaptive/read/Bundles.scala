@@ -88,7 +88,7 @@ private[spark] final class Bundles(
                 part.home,
                 slice,
                 asRequested(part.holds.map(part.home -> _)),
-                s"${read.name(address)} (${part.block.blockId})",
+                () => s"${read.name(address)} (${part.block.blockId})",
                 () => read.served(part, address, reader))
             }
           }
@@ -118,7 +118,7 @@ private[spark] final class Bundles(
       first.home,
       BundleSlice.joined(buf, parts),
       again,
-      s"${BlockMessage.describe(id)} from $address",
+      () => s"${BlockMessage.describe(id)} from $address",
       () => parts.foreach(read.served(_, address, reader)))
   }
 
