@@ -2,24 +2,29 @@ package org.apache.spark.shuffle.adaptive.push.owner
 
 import java.nio.ByteBuffer
 
-import scala.collection.mutable
-import scala.jdk.CollectionConverters._
 import scala.util.control.NonFatal
 
-import io.netty.buffer.Unpooled
-
-import org.apache.spark.network.buffer.{ManagedBuffer, NettyManagedBuffer}
+import org.apache.spark.network.buffer.{ManagedBuffer, NioManagedBuffer}
 import org.apache.spark.storage.BlockManagerId
 import org.apache.spark.shuffle.adaptive.memory.SpillFile
 import org.apache.spark.shuffle.adaptive.protocol.MergedChunk
 import org.apache.spark.shuffle.adaptive.transport.{ExposedBuffer, RemoteMemory, RemoteRegion}
 
 /**
- * One chunk of a merged partition as its owner holds it: its blocks' buffers in memory, or a
- * segment of the shuffle's spill file, or handed off to a peer. Callers hold its shuffle's lock.
+ * One chunk of a merged partition as its owner holds it: its blocks back to back in one direct
+ * buffer of its own (the arena), or a segment of the shuffle's spill file, or handed off to a
+ * peer, or released (its blocks are in their map outputs' files). Callers hold its shuffle's lock.
+ *
+ * Blocks are copied into the arena as they are merged, so a chunk costs one allocation per
+ * doubling of its size, not one per block (a 128 MiB shuffle of 512 x 512 partitions pushes
+ * blocks of 512 bytes: a direct buffer each was most of the owners' merging and GC), and it is
+ * served, spilled, handed off and exposed as the one buffer it is. The arena's capacity is what
+ * the chunk holds in memory ([[memoryBytes]]); it starts at its first block's length and
+ * doubles, never past the chunk size, so at most half of it is unused (where memory is short it
+ * grows by just what a block needs instead).
  */
 private[owner] final class HeldChunk(val id: Int, val partition: Int) {
-  val slices = mutable.ArrayBuffer.empty[ByteBuffer]
+  private[this] var arena: ByteBuffer = _
   // Growable arrays rather than ArrayBuilders, whose result() may be taken only once: a chunk
   // is described to every layout request of its partition.
   private[this] var mapIds = new Array[Long](4)
@@ -33,27 +38,58 @@ private[owner] final class HeldChunk(val id: Int, val partition: Int) {
   /** On its way to a peer: neither appended to nor moved to disk. */
   var leaving = false
 
-  def inMemory: Boolean = onDisk.isEmpty && hostedAt.isEmpty
+  /** Released after its partition was read: its blocks are read from their files. */
+  var released = false
+
+  def inMemory: Boolean = onDisk.isEmpty && hostedAt.isEmpty && !released
+
+  /** Bytes of memory the chunk holds: its arena's capacity while it is in memory. */
+  def memoryBytes: Long = if (inMemory && arena != null) arena.capacity.toLong else 0L
 
   def region: Option[RemoteRegion] = exposure.map(_.region)
 
   /**
-   * Lets peers read the bytes in memory one-sided, as one buffer: its blocks are buffers of their
-   * own, so they are copied into one unless a single direct buffer holds them. The copy is not
-   * reserved again: the blocks' buffers go with it.
+   * The arena's capacity once `length` more bytes joined it, where it doubles: its first block's
+   * length, then twice as much each time, never past the chunk size unless one block is larger.
    */
-  def expose(remote: RemoteMemory): Unit = {
-    val whole = slices.toSeq match {
-      case Seq(only) if only.isDirect => only
-      case many =>
-        val copy = ByteBuffer.allocateDirect(bytes.toInt)
-        many.foreach(slice => copy.put(slice.duplicate()))
-        copy.flip()
+  def doubledCapacityFor(length: Long, chunkSize: Long): Long =
+    if (arena != null && bytes + length <= arena.capacity) arena.capacity
+    else math.max(bytes + length, math.min(chunkSize, 2L * memoryBytes))
+
+  /** Copies `block` to the chunk's end, into an arena of `capacity` bytes if it needs a new one. */
+  def copyIn(mapId: Long, block: ByteBuffer, capacity: Long): Unit = {
+    val length = block.remaining
+    if (arena == null || bytes + length > arena.capacity) {
+      val grown = ByteBuffer.allocateDirect(capacity.toInt)
+      if (arena != null) grown.put(content)
+      arena = grown
     }
-    slices.clear()
-    slices += whole
-    exposure = Some(remote.expose(whole))
+    arena.put(bytes.toInt, block, block.position(), length)
+    record(mapId, length)
   }
+
+  /** Holds `block`, a direct buffer of exactly its bytes, as the chunk's arena: no copy. */
+  def hold(mapId: Long, block: ByteBuffer): Unit = {
+    arena = block.slice()
+    record(mapId, block.remaining)
+  }
+
+  private def record(mapId: Long, length: Int): Unit = {
+    if (blocks == mapIds.length) {
+      mapIds = java.util.Arrays.copyOf(mapIds, 2 * blocks)
+      lengths = java.util.Arrays.copyOf(lengths, 2 * blocks)
+    }
+    mapIds(blocks) = mapId
+    lengths(blocks) = length
+    blocks += 1
+    bytes += length
+  }
+
+  /** The merged bytes in memory, no copy. */
+  private def content: ByteBuffer = arena.duplicate().position(0).limit(bytes.toInt)
+
+  /** Lets peers read the bytes in memory one-sided: the arena is one buffer already. */
+  def expose(remote: RemoteMemory): Unit = exposure = Some(remote.expose(content))
 
   def unexpose(): Unit = {
     // The node may have stopped first, with the executor: its registrations went with it.
@@ -64,37 +100,33 @@ private[owner] final class HeldChunk(val id: Int, val partition: Int) {
 
   def movedTo(file: SpillFile, offset: Long): Unit = {
     onDisk = Some((file, offset))
-    slices.clear()
+    arena = null
+  }
+
+  def release(): Unit = {
+    released = true
+    arena = null
   }
 
   def hostedBy(peer: BlockManagerId): Unit = {
     hostedAt = Some(peer)
-    slices.clear()
+    arena = null
   }
 
   /** A view of the bytes in memory, no copy, or the file segment that holds them. */
   def data: ManagedBuffer = onDisk match {
     case Some((file, offset)) => file.segment(offset, bytes)
-    case None => new NettyManagedBuffer(Unpooled.wrappedBuffer(buffers: _*))
+    case None => new NioManagedBuffer(memoryView)
   }
 
-  /** Views of the bytes in memory, or the bytes read from disk. */
-  def buffers: Seq[ByteBuffer] = onDisk match {
-    case Some(_) => Seq(data.nioByteBuffer())
-    case None => slices.map(_.asReadOnlyBuffer()).toSeq
+  /** A read-only view of the bytes in memory, or the bytes read from disk. */
+  def buffer: ByteBuffer = onDisk match {
+    case Some(_) => data.nioByteBuffer()
+    case None => memoryView
   }
 
-  def add(mapId: Long, slice: ByteBuffer): Unit = {
-    slices += slice
-    if (blocks == mapIds.length) {
-      mapIds = java.util.Arrays.copyOf(mapIds, 2 * blocks)
-      lengths = java.util.Arrays.copyOf(lengths, 2 * blocks)
-    }
-    mapIds(blocks) = mapId
-    lengths(blocks) = slice.remaining.toLong
-    blocks += 1
-    bytes += slice.remaining
-  }
+  private def memoryView: ByteBuffer =
+    if (arena == null) ByteBuffer.allocate(0) else content.asReadOnlyBuffer()
 
   def describe: MergedChunk =
     MergedChunk(

@@ -14,7 +14,7 @@ import org.apache.spark.network.client.StreamCallbackWithID
 import org.apache.spark.network.util.TransportConf
 import org.apache.spark.storage.{BlockManagerId, ShuffleBlockBatchId, StorageUtils}
 import org.apache.spark.shuffle.adaptive.protocol.BlockMessage.{HostedChunkRequest, PushedRun}
-import org.apache.spark.shuffle.adaptive.memory.{MemoryBound, SpillFile}
+import org.apache.spark.shuffle.adaptive.memory.{MemoryBound, MemoryGrant, SpillFile}
 import org.apache.spark.shuffle.adaptive.protocol.{MergedChunk, MergedPartition, RunStream, RunUpload}
 import org.apache.spark.shuffle.adaptive.transport.RemoteMemory
 
@@ -62,10 +62,17 @@ private[spark] final class MergeStore(
 
   private[this] val shuffles = new ConcurrentHashMap[Int, ShuffleMerges]
   private[this] val removed = ConcurrentHashMap.newKeySet[Integer]()
+  private[this] val released = new AtomicLong
   private[this] val movedToDisk = new AtomicLong
   private[this] val movedToPeers = new AtomicLong
   private[this] val heldForPeers = new AtomicLong
   private[this] val exposureFailed = new AtomicBoolean
+  // Whether a layout sealed partitions since the last release found none to release: appends
+  // past the hand-off mark look for chunks to release only then, not at every run.
+  @volatile private[this] var mayRelease = false
+
+  /** Bytes of chunks released from memory after their partitions were read, so far. */
+  def bytesReleased: Long = released.get
 
   /** Bytes of chunks moved from memory to disk so far. */
   def bytesMovedToDisk: Long = movedToDisk.get
@@ -90,12 +97,16 @@ private[spark] final class MergeStore(
    * Merges the blocks of map output `mapId` for partitions `first` to `first + sizes.length - 1`
    * (`sizes` of them, empty ones included), back to back in `data`, a direct buffer whose bytes
    * are reserved in `memory`; answers how many of those bytes it kept (the caller releases the
-   * rest). It takes `data`: freed here unless it is one block, kept whole.
+   * rest; chunks that grew past them reserved more). It takes `data`: freed here unless a chunk
+   * holds it.
    *
-   * A block spanning part of `data` is kept as a copy. A slice would keep all of `data` alive
-   * as long as any one of its blocks stays in memory, while the blocks of its other partitions
-   * move to disk or to peers and their bytes are released: the store would hold far more
-   * direct memory than `memory` says (measured: executors past -XX:MaxDirectMemorySize, dead).
+   * Each block is copied into its partition's open chunk ([[HeldChunk]]), so `data` is freed at
+   * once. Holding slices of it instead would keep all of `data` alive as long as any one of its
+   * blocks stays in memory, while the blocks of its other partitions move to disk or to peers
+   * and their bytes are released: the store would hold far more direct memory than `memory`
+   * says (measured: executors past -XX:MaxDirectMemorySize, dead). A run of one block of at
+   * least half a chunk is held as it came, a chunk of its own: it would fill most of a chunk
+   * anyway, and copying it would be the one cost.
    */
   def append(
       shuffleId: Int,
@@ -103,28 +114,30 @@ private[spark] final class MergeStore(
       first: Int,
       sizes: Array[Long],
       data: ByteBuffer): Long = {
-    val whole = sizes.count(_ > 0) == 1
-    val kept = merges(shuffleId).fold(0L) { shuffle =>
+    val nonEmpty = sizes.count(_ > 0)
+    val whole = nonEmpty == 1 && 2 * data.remaining.toLong >= chunkSize
+    val grant = new MemoryGrant(memory)
+    var heldWhole = false
+    merges(shuffleId).foreach { shuffle =>
       var offset = 0
-      var kept = 0L
       shuffle.synchronized {
         // A shuffle removed meanwhile keeps nothing: its bytes were released.
         if (!shuffle.removed) sizes.indices.foreach { i =>
           val length = sizes(i).toInt
           if (length > 0) {
             val block = data.duplicate().position(offset).limit(offset + length)
-            val held = if (whole) block.slice() else MergeStore.copyOf(block)
-            if (shuffle.append(first + i, mapId, held, chunkSize)) kept += length
-            else if (!whole) StorageUtils.dispose(held)
+            if (shuffle.append(first + i, mapId, block, whole, chunkSize, grant)) {
+              heldWhole = whole
+            }
           }
           offset += length
         }
       }
-      kept
     }
-    if (!whole || kept == 0) StorageUtils.dispose(data)
+    if (!heldWhole) StorageUtils.dispose(data)
+    if (memory.used > handOffMark) releaseRead(memory.used - memory.capacity / 2)
     onChange(this)
-    kept
+    grant.keptOfReserved
   }
 
   /**
@@ -213,7 +226,7 @@ private[spark] final class MergeStore(
   def handedOff(chunk: LeavingChunk, peer: BlockManagerId): Boolean = {
     val freed = chunk.shuffle.synchronized(chunk.shuffle.handedOff(chunk.chunk, peer))
     memory.release(freed)
-    movedToPeers.addAndGet(freed)
+    if (freed > 0) movedToPeers.addAndGet(chunk.bytes)
     onChange(this)
     freed > 0
   }
@@ -221,12 +234,45 @@ private[spark] final class MergeStore(
   /** `chunk` could not be handed off: it stays here. */
   def kept(chunk: LeavingChunk): Unit = chunk.shuffle.synchronized(chunk.chunk.leaving = false)
 
-  /** Reserves `bytes` of memory, moving chunks to disk if that makes them fit. */
+  /**
+   * Reserves `bytes` of memory, releasing chunks already read, then moving chunks to disk, if
+   * that makes them fit.
+   */
   private def reserve(bytes: Long): Boolean =
     memory.reserve(bytes) || bytes <= memory.capacity && {
-      makeRoom(bytes)
-      memory.reserve(bytes)
+      releaseRead(math.max(bytes, chunkSize) - (memory.capacity - memory.used))
+      memory.reserve(bytes) || {
+        makeRoom(bytes)
+        memory.reserve(bytes)
+      }
     }
+
+  /**
+   * Releases up to `wanted` bytes of chunks whose partitions were read, oldest shuffle first:
+   * before a chunk moves to disk or to a peer, and as soon as the store is past the hand-off
+   * mark. A long-lived application's shuffles are read once, mostly; its store would otherwise
+   * stay full of them until Spark's cleaner unregisters them, and every newer shuffle would pay
+   * hand-offs and spills. Should a released partition be read again, its blocks are read from
+   * their files, as those pushed after its layout sealed it are.
+   */
+  private def releaseRead(wanted: Long): Unit = if (wanted > 0 && mayRelease) synchronized {
+    // Cleared before the scan: a layout sealing partitions meanwhile sets it again.
+    mayRelease = false
+    var freed = 0L
+    val oldestFirst = shuffles.asScala.toSeq.sortBy(_._1).iterator
+    while (freed < wanted && oldestFirst.hasNext) {
+      val s = oldestFirst.next()._2
+      s.synchronized {
+        val chunks = s.releasable.iterator
+        while (freed < wanted && chunks.hasNext) freed += s.release(chunks.next())
+      }
+    }
+    if (freed > 0) {
+      memory.release(freed)
+      released.addAndGet(freed)
+    }
+    if (freed >= wanted) mayRelease = true
+  }
 
   /**
    * Moves chunks to disk until `bytes` (at least a chunk's worth, so that a stream of runs does
@@ -238,10 +284,13 @@ private[spark] final class MergeStore(
     if (wanted <= 0) return
     val inOrder = hottestFirst((_, chunk) => chunk.region.isEmpty).iterator
     var freed = 0L
+    var moved = 0L
     try {
       while (freed < wanted && inOrder.hasNext) {
         val (id, s, chunk) = inOrder.next()
-        freed += s.synchronized(s.moveToDisk(chunk, disk.file(id)))
+        val memoryFreed = s.synchronized(s.moveToDisk(chunk, disk.file(id)))
+        if (memoryFreed > 0) moved += chunk.bytes
+        freed += memoryFreed
       }
     } catch {
       case NonFatal(e) =>
@@ -250,7 +299,7 @@ private[spark] final class MergeStore(
           e)
     } finally {
       memory.release(freed)
-      movedToDisk.addAndGet(freed)
+      movedToDisk.addAndGet(moved)
     }
   }
 
@@ -285,9 +334,11 @@ private[spark] final class MergeStore(
    */
   def layout(shuffleId: Int, start: Int, end: Int, forPeer: Boolean): Seq[MergedChunk] = {
     val exposing = if (forPeer) remote() else None
-    merges(shuffleId).fold(Seq.empty[MergedChunk]) { s =>
+    val chunks = merges(shuffleId).fold(Seq.empty[MergedChunk]) { s =>
       s.synchronized(s.seal(start, end, chunk => exposing.foreach(expose(chunk, _))))
     }
+    mayRelease = true
+    chunks
   }
 
   private def expose(chunk: HeldChunk, to: RemoteMemory): Unit =
@@ -332,10 +383,6 @@ private[spark] final class MergeStore(
 }
 
 private[spark] object MergeStore {
-
-  /** The bytes `block` has left, in a direct buffer of their own. */
-  def copyOf(block: ByteBuffer): ByteBuffer =
-    ByteBuffer.allocateDirect(block.remaining).put(block.duplicate()).flip()
 
   /**
    * Where an executor's merged chunks go when memory is short: one [[SpillFile]] per shuffle,

@@ -10,7 +10,7 @@ import org.roaringbitmap.longlong.Roaring64NavigableMap
 
 import org.apache.spark.network.buffer.{ManagedBuffer, NettyManagedBuffer, NioManagedBuffer}
 import org.apache.spark.storage.BlockManagerId
-import org.apache.spark.shuffle.adaptive.memory.SpillFile
+import org.apache.spark.shuffle.adaptive.memory.{MemoryGrant, SpillFile}
 import org.apache.spark.shuffle.adaptive.protocol.{MergedChunk, MergedPartition, RunUpload}
 
 /** The merged partitions of one shuffle; callers hold its lock. */
@@ -23,20 +23,46 @@ private[owner] final class ShuffleMerges {
   var bytes = 0L
   var removed = false
 
-  def append(partition: Int, mapId: Long, slice: ByteBuffer, chunkSize: Long): Boolean = {
+  /**
+   * Merges `block` of map output `mapId` into `partition`'s open chunk, or into a new chunk when
+   * it does not fit there (`whole`: a new chunk holds `block` itself, no copy), taking what it
+   * needs of `grant`; false if it was not merged (sealed, merged already, or no memory).
+   */
+  def append(
+      partition: Int,
+      mapId: Long,
+      block: ByteBuffer,
+      whole: Boolean,
+      chunkSize: Long,
+      grant: MemoryGrant): Boolean = {
     val merge = partitions.getOrElseUpdate(partition, new PartitionMerge)
     if (merge.isSealed || merge.mapIds.contains(mapId)) return false
-    merge.mapIds.addLong(mapId)
-    val open = merge.open.filter(c => c.bytes + slice.remaining <= chunkSize).getOrElse {
-      val chunk = new HeldChunk(chunks.size, partition)
+    val length = block.remaining.toLong
+    val open = merge.open.filter(c => c.bytes + length <= chunkSize && !whole)
+    val chunk = open.getOrElse(new HeldChunk(chunks.size, partition))
+    val taken =
+      if (whole) {
+        grant.take(length, length)
+        chunk.hold(mapId, block)
+        length
+      } else {
+        // Doubling where memory allows; where it does not, just what the block needs, which
+        // its run reserved.
+        val before = chunk.memoryBytes
+        val capacity = Seq(chunk.doubledCapacityFor(length, chunkSize), chunk.bytes + length)
+          .find(c => c <= before || grant.take(c - before, length))
+          .getOrElse(return false)
+        chunk.copyIn(mapId, block, capacity)
+        chunk.memoryBytes - before
+      }
+    if (open.isEmpty) {
       chunks += chunk
       merge.chunks += chunk
-      chunk
     }
-    open.add(mapId, slice)
-    merge.open = if (open.bytes < chunkSize) Some(open) else None
-    merge.bytes += slice.remaining
-    bytes += slice.remaining
+    if (!whole) merge.open = if (chunk.bytes < chunkSize) Some(chunk) else None
+    merge.mapIds.addLong(mapId)
+    merge.bytes += length
+    bytes += taken
     true
   }
 
@@ -65,9 +91,7 @@ private[owner] final class ShuffleMerges {
       if (merge.open.contains(chunk)) merge.open = None
       chunk.leaving = true
       val header = ByteBuffer.wrap(RunUpload.header(Array(chunk.bytes)))
-      Some(
-        new NettyManagedBuffer(
-          Unpooled.wrappedBuffer(header +: chunk.slices.map(_.asReadOnlyBuffer()).toSeq: _*)))
+      Some(new NettyManagedBuffer(Unpooled.wrappedBuffer(header, chunk.buffer)))
     }
 
   /** Answers the bytes that left memory: none if the shuffle went or a layout sealed the partition. */
@@ -75,9 +99,10 @@ private[owner] final class ShuffleMerges {
     chunk.leaving = false
     if (removed || !chunk.inMemory || isSealed(chunk.partition)) 0L
     else {
+      val freed = chunk.memoryBytes
       chunk.hostedBy(peer)
-      bytes -= chunk.bytes
-      chunk.bytes
+      bytes -= freed
+      freed
     }
   }
 
@@ -94,11 +119,33 @@ private[owner] final class ShuffleMerges {
     if (removed || !chunk.inMemory) 0L
     else {
       val merged = file
-      chunk.movedTo(merged, merged.append(chunk.slices.toSeq))
+      val freed = chunk.memoryBytes
+      chunk.movedTo(merged, merged.append(Seq(chunk.buffer)))
       val merge = partitions(chunk.partition)
       if (merge.open.contains(chunk)) merge.open = None
-      bytes -= chunk.bytes
-      chunk.bytes
+      bytes -= freed
+      freed
+    }
+
+  /**
+   * The chunks in memory of sealed partitions that no peer reads one-sided: their partitions
+   * were read, so the blocks they hold are read from their files should they be read again.
+   */
+  def releasable: Seq[HeldChunk] =
+    if (removed) Nil
+    else
+      chunks
+        .filter(c => c.inMemory && !c.leaving && c.region.isEmpty && isSealed(c.partition))
+        .toSeq
+
+  /** Releases `chunk`'s memory (see [[releasable]]); answers the bytes freed. */
+  def release(chunk: HeldChunk): Long =
+    if (removed || !chunk.inMemory) 0L
+    else {
+      val freed = chunk.memoryBytes
+      chunk.release()
+      bytes -= freed
+      freed
     }
 
   def summary: Seq[MergedPartition] = partitions.iterator
@@ -122,7 +169,7 @@ private[owner] final class ShuffleMerges {
       if (!removed) {
         merge.chunks.filter(c => c.inMemory && !c.leaving && c.region.isEmpty).foreach(expose)
       }
-      merge.chunks.map(_.describe)
+      merge.chunks.filterNot(_.released).map(_.describe)
     }
 
   def unexpose(): Unit = chunks.foreach(_.unexpose())
@@ -131,9 +178,11 @@ private[owner] final class ShuffleMerges {
     if (removed || !(start until end).forall(isSealed)) None
     else {
       val held = (start until end).flatMap(p => partitions(p).chunks).filter(_.hostedAt.isEmpty)
-      Some(new NettyManagedBuffer(Unpooled.wrappedBuffer(held.flatMap(_.buffers): _*)))
+      // A range is cut as its layout says: with a chunk released since, it is read from files.
+      if (held.exists(_.released)) None
+      else Some(new NettyManagedBuffer(Unpooled.wrappedBuffer(held.map(_.buffer): _*)))
     }
 
   def bytesOf(chunkId: Int): Option[ManagedBuffer] =
-    chunks.lift(chunkId).filter(_.hostedAt.isEmpty).map(_.data)
+    chunks.lift(chunkId).filter(c => c.hostedAt.isEmpty && !c.released).map(_.data)
 }

@@ -40,8 +40,11 @@ class MergeStoreSuite extends AnyFunSuite {
   }
 
   /** A run of map `mapId`'s blocks for partitions from 0, streamed here by another executor. */
-  private def receive(s: MergeStore, mapId: Long, sizes: Long*): Unit = {
-    val pushed = BlockMessage.PushedRun(0, mapId, 0, sizes.size)
+  private def receive(s: MergeStore, mapId: Long, sizes: Long*): Unit =
+    receiveOf(s, 0, mapId, sizes: _*)
+
+  private def receiveOf(s: MergeStore, shuffleId: Int, mapId: Long, sizes: Long*): Unit = {
+    val pushed = BlockMessage.PushedRun(shuffleId, mapId, 0, sizes.size)
     val id = pushed.blockId
     val stream = s.receiveRun(pushed)
     stream.onData(id.name, ByteBuffer.wrap(RunUpload.header(sizes.toArray)))
@@ -73,7 +76,9 @@ class MergeStoreSuite extends AnyFunSuite {
     assert(layout.map(c => (c.partition, c.mapIds.toSeq, c.lengths.toSeq)) ===
       Seq((0, Seq(1L, 2L), Seq(60L, 30L)), (0, Seq(3L), Seq(50L)), (1, Seq(1L, 3L), Seq(10L, 20L))))
     assert(bytesOf(s, layout.head).toSeq === (Seq.fill(60)(16.toByte) ++ Seq.fill(30)(32.toByte)))
-    assert(m.used === 170)
+    // Memory is what the chunks' buffers hold: partition 0's first doubled from 60 bytes to the
+    // chunk size, its second holds 50, partition 1's took 10, then 30.
+    assert(m.used === 100 + 50 + 30)
   }
 
   test("a block kept out of a run is a copy of its own: the run's direct memory is freed at once") {
@@ -91,6 +96,25 @@ class MergeStoreSuite extends AnyFunSuite {
     val grown = direct.getMemoryUsed - before
     assert(grown < (1L << 20), s"direct memory grew by $grown bytes to keep one $block-byte block")
     assert(bytesOf(s, s.layout(0, 0, 1, forPeer = false).head).toSeq === Seq.fill(block)(16.toByte))
+  }
+
+  test("a chunk's blocks are copied into one buffer that doubles: no buffer per block") {
+    val direct = ManagementFactory
+      .getPlatformMXBeans(classOf[BufferPoolMXBean])
+      .asScala
+      .find(_.getName == "direct")
+      .get
+    val (s, m) = store(1 << 20, chunkSize = 1 << 20)
+    val buffers = direct.getCount
+    (1 to 1024).foreach(mapId => push(s, m, mapId, 0, 64))
+    // Each run's own buffer is freed as it is merged; the chunk allocated 64, 128, ... 64 KiB.
+    val grown = direct.getCount - buffers
+    assert(grown < 100, s"$grown direct buffers to hold 1024 blocks of 64 bytes")
+    assert(m.used === 64 * 1024, "the chunk's buffer is exactly full")
+    val layout = s.layout(0, 0, 1, forPeer = false)
+    assert(layout.map(_.lengths.length) === Seq(1024))
+    assert(
+      bytesOf(s, layout.head).toSeq === (1 to 1024).flatMap(id => Seq.fill(64)((id * 16).toByte)))
   }
 
   test("a chunk is described alike to every layout request, however many blocks it holds") {
@@ -150,7 +174,8 @@ class MergeStoreSuite extends AnyFunSuite {
     assert(
       layout.map(c => (c.partition, c.mapIds.toSeq)) ===
         Seq((0, Seq(1L)), (0, Seq(2L)), (0, Seq(3L)), (0, Seq(4L)), (1, Seq(1L, 2L, 4L))))
-    assert(s.bytesMovedToDisk === 30 && m.used === 85)
+    // Partition 1's chunk doubled its 10 bytes to take 5 more: 20 bytes of memory.
+    assert(s.bytesMovedToDisk === 30 && m.used === 90)
     assert(dir.listFiles().length === 1, "one merged file for the shuffle")
     layout.foreach { c =>
       val expected = c.mapIds.toSeq.zip(c.lengths).flatMap { case (mapId, length) =>
@@ -161,6 +186,39 @@ class MergeStoreSuite extends AnyFunSuite {
     s.removeShuffle(0)
     assert(dir.listFiles().isEmpty && m.used === 0)
     dir.delete()
+  }
+
+  test("chunks already read are released before any chunk moves to disk, the oldest first") {
+    val dir = Files.createTempDirectory("merge-store").toFile
+    val (s, m) = store(100, chunkSize = 30, disk = diskIn(dir))
+    receiveOf(s, 0, 1, 30, 10)
+    receiveOf(s, 1, 1, 30)
+    val read = s.layout(0, 0, 2, forPeer = false)
+    assert(read.map(_.mapIds.toSeq) === Seq(Seq(1L), Seq(1L)))
+    s.layout(1, 0, 1, forPeer = false)
+    // 70 bytes in use: 35 more do not fit. A read chunk of shuffle 0 goes, and nothing to disk.
+    receiveOf(s, 2, 1, 30, 5)
+    assert(s.bytesReleased === 30 && s.bytesMovedToDisk === 0 && m.used === 75)
+    assert(dir.listFiles().isEmpty)
+    assert(s.layout(1, 0, 1, forPeer = false).map(_.mapIds.toSeq) === Seq(Seq(1L)), "kept")
+    // Read again, shuffle 0's partition 0 has nothing merged: its blocks come from files.
+    assert(s.layout(0, 0, 2, forPeer = false).map(_.partition) === Seq(1))
+    assert(s.chunk(0, read.head.chunkId).isEmpty, "a reader of the older layout reads files")
+    assert(s.range(0, 0, 2).isEmpty && s.range(0, 1, 2).get.size === 10)
+    s.clear()
+    assert(m.used === 0)
+    dir.delete()
+  }
+
+  test("past the hand-off mark, chunks already read are released down to half the memory") {
+    val (s, m) = store(1000, chunkSize = 100)
+    (1 to 6).foreach(mapId => receiveOf(s, 0, mapId, 100))
+    s.layout(0, 0, 1, forPeer = false)
+    assert(m.used === 600 && s.bytesReleased === 0, "under the mark, nothing is released")
+    (1 to 2).foreach(mapId => receiveOf(s, 1, mapId, 100))
+    assert(m.used === 500 && s.bytesReleased === 300)
+    assert(
+      s.layout(0, 0, 1, forPeer = false).map(_.mapIds.toSeq) === Seq(Seq(4L), Seq(5L), Seq(6L)))
   }
 
   test("a layout for a peer exposes the chunks it seals as one buffer each, kept in memory") {
