@@ -282,6 +282,20 @@ private[spark] object AdaptiveShuffleConf {
       .obeying(Size(0, Long.MaxValue), keyword = "push_queue_size")
       .createOptional
 
+  val PUSH_NICENESS: ConfigEntry[Int] =
+    ConfigBuilder(Prefix + "push.niceness")
+      .doc(
+        "mode=push: how much lower than the task threads' the pusher thread's CPU priority is " +
+          "(added to its Linux nice value): it pushes with the CPU the map tasks leave idle, " +
+          "and when they need every core it falls behind, its queue fills (push.queueSize) and " +
+          "what is not pushed is read from the map output files, as in mode=pull. 0 keeps it " +
+          "at the tasks' priority. Not applied under push.reliability=replicated, whose map " +
+          "tasks wait for their pushes.")
+      .version("0.1.0")
+      .intConf
+      .obeying(Whole(0, 19), keyword = "push_niceness")
+      .createWithDefault(10)
+
   val PUSH_CHUNK_SIZE: ConfigEntry[Long] =
     ConfigBuilder(Prefix + "push.chunkSize")
       .doc(
@@ -482,6 +496,7 @@ private[spark] object AdaptiveShuffleConf {
     MODE,
     STORE_MAX_SIZE,
     PUSH_QUEUE_SIZE,
+    PUSH_NICENESS,
     PUSH_CHUNK_SIZE,
     PUSH_MAX_BLOCK_SIZE,
     PUSH_SPILL_TO_PEERS,

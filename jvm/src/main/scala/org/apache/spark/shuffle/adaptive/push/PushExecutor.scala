@@ -3,7 +3,7 @@ package org.apache.spark.shuffle.adaptive.push
 import org.apache.spark.{SparkConf, SparkEnv}
 import org.apache.spark.network.netty.SparkTransportConf
 import org.apache.spark.shuffle.IndexShuffleBlockResolver
-import org.apache.spark.shuffle.adaptive.config.AdaptiveShuffleConf.{PUSH_CHUNK_SIZE, PUSH_MAX_BLOCK_SIZE, PUSH_QUEUE_SIZE, PUSH_SPILL_TO_PEERS, PushMaxBlockSize, STORE_MAX_SIZE}
+import org.apache.spark.shuffle.adaptive.config.AdaptiveShuffleConf.{PUSH_CHUNK_SIZE, PUSH_MAX_BLOCK_SIZE, PUSH_NICENESS, PUSH_QUEUE_SIZE, PUSH_SPILL_TO_PEERS, PushMaxBlockSize, STORE_MAX_SIZE}
 import org.apache.spark.util.RpcUtils
 import org.apache.spark.shuffle.adaptive.flow.FlowSettings
 import org.apache.spark.shuffle.adaptive.memory.MemoryBound
@@ -76,6 +76,7 @@ private[spark] final class PushExecutor(
     new PushQueue(conf.get(PUSH_QUEUE_SIZE).getOrElse(merges.memory.capacity)),
     chunkSize,
     Some(RpcUtils.askRpcTimeout(conf).duration).filter(_ => replicated),
+    if (replicated) 0 else conf.get(PUSH_NICENESS),
     flow,
     () => report())
   @volatile private[this] var pushing = false

@@ -11,7 +11,7 @@ import org.apache.spark.SparkEnv
 import org.apache.spark.internal.Logging
 import org.apache.spark.storage.{BlockId, BlockManagerId, ShuffleBlockBatchId}
 import org.apache.spark.util.ThreadUtils
-import org.apache.spark.shuffle.adaptive.flow.{ExecutorOrder, FlowSettings, RunSender}
+import org.apache.spark.shuffle.adaptive.flow.{BackgroundPriority, ExecutorOrder, FlowSettings, RunSender}
 import org.apache.spark.shuffle.adaptive.protocol.{OwnerTable, OwnerTableUpdates, RunUpload}
 import org.apache.spark.shuffle.adaptive.push.owner.MergeStore
 import org.apache.spark.shuffle.adaptive.transport.MapOutputListener
@@ -32,9 +32,10 @@ import org.apache.spark.shuffle.adaptive.transport.MapOutputListener
  *
  * What a map task pays: cutting its output into runs and queueing them. No driver message, no
  * disk read, no network wait (but for its pushes, replicated).
- * What the executor pays: one thread reading its map outputs' files (from the page cache, as they
- * were just written) and sending them under the flow rules every sender follows
- * ([[RunSender]]). Runs the [[PushQueue]] has no room for stay in their files, and so do those
+ * What the executor pays: one thread sending its map outputs' files (file to socket, from the
+ * page cache, as they were just written) under the flow rules every sender follows
+ * ([[RunSender]]), at a priority `niceness` below the tasks' ([[BackgroundPriority]]): it takes
+ * the CPU they leave idle and falls behind when they need it. Runs the [[PushQueue]] has no room for stay in their files, and so do those
  * still queued when the driver says that their map stage ended: its reduce tasks seal their
  * partitions at once, so a run pushed then would cross the network to be dropped, and again from
  * its file.
@@ -45,11 +46,17 @@ private[spark] final class Pusher(
     val queue: PushQueue,
     chunkSize: Long,
     replication: Option[FiniteDuration],
+    niceness: Int,
     flow: FlowSettings,
     changed: () => Unit)
     extends Logging {
 
   private[this] val pusher = ThreadUtils.newDaemonSingleThreadExecutor("shuffle-push")
+  if (niceness > 0) pusher.execute { () =>
+    if (!BackgroundPriority.lowerCurrentThread(niceness)) {
+      logWarning("Could not lower the pusher thread's priority: it pushes at the tasks' priority")
+    }
+  }
 
   // Per shuffle, how many of its map stages the driver said ended.
   private[this] val stageEnds = new ConcurrentHashMap[Int, Integer]

@@ -15,7 +15,9 @@ import org.apache.spark.shuffle.adaptive.protocol.{MergedChunk, MergedPartition,
 
 /** The merged partitions of one shuffle; callers hold its lock. */
 private[owner] final class ShuffleMerges {
-  private[this] val partitions = mutable.HashMap.empty[Int, PartitionMerge]
+  // By partition id, grown to the highest merged so far: partition ids are dense, and this is
+  // looked up for every block merged (a hash map boxed each id).
+  private[this] var partitions = new Array[PartitionMerge](0)
   private[this] val chunks = mutable.ArrayBuffer.empty[HeldChunk]
   private[this] val hosted = mutable.HashMap.empty[(Int, Int), ByteBuffer]
 
@@ -35,7 +37,7 @@ private[owner] final class ShuffleMerges {
       whole: Boolean,
       chunkSize: Long,
       grant: MemoryGrant): Boolean = {
-    val merge = partitions.getOrElseUpdate(partition, new PartitionMerge)
+    val merge = mergeOf(partition)
     if (merge.isSealed || merge.mapIds.contains(mapId)) return false
     val length = block.remaining.toLong
     val open = merge.open.filter(c => c.bytes + length <= chunkSize && !whole)
@@ -49,9 +51,11 @@ private[owner] final class ShuffleMerges {
         // Doubling where memory allows; where it does not, just what the block needs, which
         // its run reserved.
         val before = chunk.memoryBytes
-        val capacity = Seq(chunk.doubledCapacityFor(length, chunkSize), chunk.bytes + length)
-          .find(c => c <= before || grant.take(c - before, length))
-          .getOrElse(return false)
+        val doubled = chunk.doubledCapacityFor(length, chunkSize)
+        val capacity =
+          if (doubled <= before || grant.take(doubled - before, length)) doubled
+          else if (grant.take(chunk.bytes + length - before, length)) chunk.bytes + length
+          else return false
         chunk.copyIn(mapId, block, capacity)
         chunk.memoryBytes - before
       }
@@ -66,7 +70,17 @@ private[owner] final class ShuffleMerges {
     true
   }
 
-  def isSealed(partition: Int): Boolean = partitions.get(partition).exists(_.isSealed)
+  private def mergeOf(partition: Int): PartitionMerge = {
+    if (partition >= partitions.length) {
+      partitions =
+        java.util.Arrays.copyOf(partitions, math.max(partition + 1, 2 * partitions.length))
+    }
+    if (partitions(partition) == null) partitions(partition) = new PartitionMerge
+    partitions(partition)
+  }
+
+  def isSealed(partition: Int): Boolean =
+    partition < partitions.length && partitions(partition) != null && partitions(partition).isSealed
 
   /** Holds `data`, chunk `chunkId` of `partition` from its owner; answers the bytes kept. */
   def host(partition: Int, chunkId: Int, data: ByteBuffer): Long =
@@ -148,8 +162,9 @@ private[owner] final class ShuffleMerges {
       freed
     }
 
-  def summary: Seq[MergedPartition] = partitions.iterator
-    .filter(_._2.bytes > 0)
+  def summary: Seq[MergedPartition] = partitions.indices.iterator
+    .map(p => (p, partitions(p)))
+    .filter { case (_, merge) => merge != null && merge.bytes > 0 }
     .map { case (p, merge) =>
       // A copy: appends go on after the lock is released.
       val maps = new Roaring64NavigableMap
@@ -163,7 +178,7 @@ private[owner] final class ShuffleMerges {
   /** Seals partitions `[start, end)`, hands `expose` their chunks in memory not exposed yet. */
   def seal(start: Int, end: Int, expose: HeldChunk => Unit): Seq[MergedChunk] =
     (start until end).flatMap { p =>
-      val merge = partitions.getOrElseUpdate(p, new PartitionMerge)
+      val merge = mergeOf(p)
       merge.isSealed = true
       merge.open = None
       if (!removed) {

@@ -1,7 +1,7 @@
 package org.apache.spark.shuffle.adaptive.push.map
 
 import java.io.File
-import java.nio.file.Files
+import java.nio.file.{Files, Paths}
 import java.util.concurrent.{CountDownLatch, TimeUnit}
 
 import scala.concurrent.duration._
@@ -11,7 +11,7 @@ import org.scalatest.concurrent.Eventually._
 import org.apache.spark.{LocalSparkContext, SparkConf, SparkContext, SparkEnv, SparkFunSuite}
 import org.apache.spark.network.netty.SparkTransportConf
 import org.apache.spark.shuffle.adaptive.SparkLogsCheck
-import org.apache.spark.shuffle.adaptive.flow.FlowSettings
+import org.apache.spark.shuffle.adaptive.flow.{BackgroundPriority, FlowSettings}
 import org.apache.spark.shuffle.adaptive.memory.MemoryBound
 import org.apache.spark.shuffle.adaptive.protocol.{OwnerTable, OwnerTableUpdates}
 import org.apache.spark.shuffle.adaptive.push.owner.MergeStore
@@ -44,6 +44,7 @@ class PusherSuite extends SparkFunSuite with LocalSparkContext with SparkLogsChe
       _ => ())
     // The pusher waits after its first map output until the test lets it go on.
     val parked = new CountDownLatch(1)
+    @volatile var pusherNice = Int.MinValue
     val resume = new CountDownLatch(1)
     val queue = new PushQueue(1 << 20)
     val pusher: Pusher = new Pusher(
@@ -52,9 +53,12 @@ class PusherSuite extends SparkFunSuite with LocalSparkContext with SparkLogsChe
       queue,
       chunkSize = 1 << 16,
       replication = None,
+      niceness = 3,
       FlowSettings(1 << 20, 8, 8, 1 << 18, 1 << 20, false, false, false, "ADLER32"),
       () =>
         if (Thread.currentThread().getName.startsWith("shuffle-push") && parked.getCount > 0) {
+          pusherNice = BackgroundPriority.niceOf(
+            Files.readSymbolicLink(Paths.get("/proc/thread-self")).getFileName.toString)
           parked.countDown()
           resume.await(30, TimeUnit.SECONDS)
         })
@@ -68,6 +72,9 @@ class PusherSuite extends SparkFunSuite with LocalSparkContext with SparkLogsChe
       }
       commit(1)
       assert(parked.await(30, TimeUnit.SECONDS))
+      val ownNice = BackgroundPriority.niceOf(
+        Files.readSymbolicLink(Paths.get("/proc/thread-self")).getFileName.toString)
+      assert(pusherNice === math.min(19, ownNice + 3), "the pusher runs below the tasks")
       commit(2)
       commit(3)
       pusher.mapStageEnded(0)

@@ -1,0 +1,38 @@
+package org.apache.spark.shuffle.adaptive.flow
+
+import java.nio.file.{Files, Paths}
+import java.util.concurrent.TimeUnit
+
+import scala.util.control.NonFatal
+
+/**
+ * Lowers a thread's CPU priority below the executor's task threads, so that the work it does
+ * on their behalf (pushing map outputs) takes the CPU they leave idle and falls behind when they
+ * need every core. Linux gives each thread a nice value of its own; the JVM has no call that
+ * sets it (Thread.setPriority is ignored there), so the thread renices its own id, once.
+ */
+private[spark] object BackgroundPriority {
+
+  /**
+   * Adds `niceness` (1 to 19) to the calling thread's nice value; false where that cannot be
+   * done (not Linux, no `renice`), the thread then runs as before.
+   */
+  def lowerCurrentThread(niceness: Int): Boolean =
+    try {
+      val thread = Files.readSymbolicLink(Paths.get("/proc/thread-self")).getFileName.toString
+      val current = niceOf(thread)
+      val renice =
+        new ProcessBuilder("renice", "-n", math.min(19, current + niceness).toString, "-p", thread)
+          .redirectErrorStream(true)
+          .redirectOutput(ProcessBuilder.Redirect.DISCARD)
+          .start()
+      renice.waitFor(10, TimeUnit.SECONDS) && renice.exitValue == 0
+    } catch { case NonFatal(_) => false }
+
+  /** The nice value of thread `id` of this process (field 19 of its stat). */
+  def niceOf(id: String): Int = {
+    val stat = new String(Files.readAllBytes(Paths.get(s"/proc/self/task/$id/stat")))
+    // The command name (field 2) is in parentheses and may hold spaces.
+    stat.substring(stat.lastIndexOf(')') + 2).split(' ')(16).toInt
+  }
+}
