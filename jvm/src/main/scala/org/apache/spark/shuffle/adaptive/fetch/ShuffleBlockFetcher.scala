@@ -387,6 +387,10 @@ private[spark] final class ShuffleBlockFetcher(
     val buf =
       try local.read(block.blockId)
       catch {
+        // As a composite request from a peer that failed: what it stood for is read instead.
+        case NonFatal(e) if composite.contains(local.address, block.blockId) =>
+          request(composite.failed(local.address, block, e))
+          return None
         case NonFatal(e) =>
           throw fetchFailed(
             block,

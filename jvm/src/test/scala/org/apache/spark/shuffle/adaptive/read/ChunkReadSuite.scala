@@ -46,11 +46,13 @@ class ChunkReadSuite extends AnyFunSuite {
   private class Reading(
       serve: Call => Unit,
       wrapper: (BlockId, InputStream) => InputStream = (_, in) => in,
-      concatenate: Boolean = false) {
+      concatenate: Boolean = false,
+      holder: BlockManagerId = owner) {
     val context: TaskContextImpl = TaskContext.empty()
     val counters = new FetchCounters
     val metrics = new TempShuffleReadMetrics
-    val local = new FakeLocal(self, Map(fromSelf -> Blk(fromSelf, selfBytes, 2)), Set.empty)
+    // A chunk held here is not in the store any more (released after an earlier read).
+    val local = new FakeLocal(self, Map(fromSelf -> Blk(fromSelf, selfBytes, 2)), Set(chunk))
     val transport = new FakeTransport
     transport.onFetch = serve
     val settings = FlowSettings(
@@ -69,14 +71,14 @@ class ChunkReadSuite extends AnyFunSuite {
       context,
       transport,
       local,
-      Iterator(owner -> Seq((chunk: BlockId, chunkBytes.length.toLong, -1))),
+      Iterator(holder -> Seq((chunk: BlockId, chunkBytes.length.toLong, -1))),
       wrapper,
       settings,
       settings.elasticLimit(),
       metrics,
       counters,
       composite = new Bundles(
-        Map((owner, chunk) -> new MergedChunkRead(parts, chunkBytes.length.toLong, counters)),
+        Map((holder, chunk) -> new MergedChunkRead(parts, chunkBytes.length.toLong, counters)),
         self,
         batch = false,
         concatenate))
@@ -133,6 +135,16 @@ class ChunkReadSuite extends AnyFunSuite {
     assert(
       r.counters(FetchCounters.ChunkFallbacks) === 1 && r.counters(
         FetchCounters.BlocksFromStores) === 0)
+    r.context.markTaskCompleted(None)
+    r.assertNoLeak()
+  }
+
+  test("a chunk this executor holds that is gone from its store: its blocks come from files") {
+    val r = new Reading(call => call.succeed(call.blockIds.head, homeBytes), holder = self)
+    assert(r.readAll() === expected)
+    assert(r.local.reads === Seq(chunk, fromSelf))
+    assert(r.transport.calls.map(c => (c.address, c.blockIds)) === Seq(home -> Seq(fromHome.name)))
+    assert(r.counters(FetchCounters.ChunkFallbacks) === 1)
     r.context.markTaskCompleted(None)
     r.assertNoLeak()
   }

@@ -67,9 +67,6 @@ private[spark] final class MergeStore(
   private[this] val movedToPeers = new AtomicLong
   private[this] val heldForPeers = new AtomicLong
   private[this] val exposureFailed = new AtomicBoolean
-  // Whether a layout sealed partitions since the last release found none to release: appends
-  // past the hand-off mark look for chunks to release only then, not at every run.
-  @volatile private[this] var mayRelease = false
 
   /** Bytes of chunks released from memory after their partitions were read, so far. */
   def bytesReleased: Long = released.get
@@ -135,7 +132,7 @@ private[spark] final class MergeStore(
       }
     }
     if (!heldWhole) StorageUtils.dispose(data)
-    if (memory.used > handOffMark) releaseRead(memory.used - memory.capacity / 2)
+    if (memory.used > handOffMark) releaseRead(memory.used - memory.capacity / 2, shuffleId)
     onChange(this)
     grant.keptOfReserved
   }
@@ -152,7 +149,7 @@ private[spark] final class MergeStore(
       dataFile: File,
       offsets: Array[Long]): Long = {
     val total = offsets(end) - offsets(start)
-    if (total > Int.MaxValue || !reserve(total)) return 0L
+    if (total > Int.MaxValue || !reserve(total, shuffleId)) return 0L
     var kept = 0L
     try {
       val data = ByteBuffer.allocateDirect(total.toInt)
@@ -171,7 +168,7 @@ private[spark] final class MergeStore(
     new RunStream(
       run.blockId,
       memory,
-      reserve,
+      reserve(_, run.shuffleId),
       (sizes, data) => append(run.shuffleId, run.mapId, run.start, sizes, data),
       whenFull = RunStream.Drop)
 
@@ -235,12 +232,12 @@ private[spark] final class MergeStore(
   def kept(chunk: LeavingChunk): Unit = chunk.shuffle.synchronized(chunk.chunk.leaving = false)
 
   /**
-   * Reserves `bytes` of memory, releasing chunks already read, then moving chunks to disk, if
-   * that makes them fit.
+   * Reserves `bytes` of memory for a run of `shuffleId`, releasing chunks already read of older
+   * shuffles, then moving chunks to disk, if that makes them fit.
    */
-  private def reserve(bytes: Long): Boolean =
+  private def reserve(bytes: Long, shuffleId: Int): Boolean =
     memory.reserve(bytes) || bytes <= memory.capacity && {
-      releaseRead(math.max(bytes, chunkSize) - (memory.capacity - memory.used))
+      releaseRead(math.max(bytes, chunkSize) - (memory.capacity - memory.used), shuffleId)
       memory.reserve(bytes) || {
         makeRoom(bytes)
         memory.reserve(bytes)
@@ -248,30 +245,26 @@ private[spark] final class MergeStore(
     }
 
   /**
-   * Releases up to `wanted` bytes of chunks whose partitions were read, oldest shuffle first:
-   * before a chunk moves to disk or to a peer, and as soon as the store is past the hand-off
-   * mark. A long-lived application's shuffles are read once, mostly; its store would otherwise
-   * stay full of them until Spark's cleaner unregisters them, and every newer shuffle would pay
-   * hand-offs and spills. Should a released partition be read again, its blocks are read from
-   * their files, as those pushed after its layout sealed it are.
+   * Releases up to `wanted` bytes of chunks whose partitions were read, of shuffles older than
+   * `shuffleId` (the one merging), oldest first: before a chunk moves to disk or to a peer, and
+   * as soon as the store is past the hand-off mark. A long-lived application's shuffles are read
+   * once, mostly; its store would otherwise stay full of them until Spark's cleaner unregisters
+   * them, and every newer shuffle would pay hand-offs and spills. The merging shuffle's own
+   * sealed chunks stay: its reduce tasks are reading them. Should a released partition be read
+   * again, its blocks are read from their files, as those pushed after its layout sealed it are
+   * (a reader holding the older layout finds the chunk gone and reads the files).
    */
-  private def releaseRead(wanted: Long): Unit = if (wanted > 0 && mayRelease) synchronized {
-    // Cleared before the scan: a layout sealing partitions meanwhile sets it again.
-    mayRelease = false
+  private def releaseRead(wanted: Long, shuffleId: Int): Unit = if (wanted > 0) synchronized {
     var freed = 0L
-    val oldestFirst = shuffles.asScala.toSeq.sortBy(_._1).iterator
+    val oldestFirst = shuffles.asScala.toSeq.filter(_._1 < shuffleId).sortBy(_._1).iterator
     while (freed < wanted && oldestFirst.hasNext) {
       val s = oldestFirst.next()._2
-      s.synchronized {
-        val chunks = s.releasable.iterator
-        while (freed < wanted && chunks.hasNext) freed += s.release(chunks.next())
-      }
+      freed += s.synchronized(s.releaseSealed(wanted - freed))
     }
     if (freed > 0) {
       memory.release(freed)
       released.addAndGet(freed)
     }
-    if (freed >= wanted) mayRelease = true
   }
 
   /**
@@ -334,11 +327,9 @@ private[spark] final class MergeStore(
    */
   def layout(shuffleId: Int, start: Int, end: Int, forPeer: Boolean): Seq[MergedChunk] = {
     val exposing = if (forPeer) remote() else None
-    val chunks = merges(shuffleId).fold(Seq.empty[MergedChunk]) { s =>
+    merges(shuffleId).fold(Seq.empty[MergedChunk]) { s =>
       s.synchronized(s.seal(start, end, chunk => exposing.foreach(expose(chunk, _))))
     }
-    mayRelease = true
-    chunks
   }
 
   private def expose(chunk: HeldChunk, to: RemoteMemory): Unit =

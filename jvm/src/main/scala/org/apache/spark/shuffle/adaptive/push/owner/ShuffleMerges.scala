@@ -20,6 +20,9 @@ private[owner] final class ShuffleMerges {
   private[this] var partitions = new Array[PartitionMerge](0)
   private[this] val chunks = mutable.ArrayBuffer.empty[HeldChunk]
   private[this] val hosted = mutable.HashMap.empty[(Int, Int), ByteBuffer]
+  // The chunks of partitions as they were sealed, which may be released (see releaseSealed):
+  // a queue, so that a store looking for room does not go through every chunk it holds.
+  private[this] val sealedInMemory = new java.util.ArrayDeque[HeldChunk]
 
   /** Bytes held in memory, other owners' chunks included. */
   var bytes = 0L
@@ -142,25 +145,22 @@ private[owner] final class ShuffleMerges {
     }
 
   /**
-   * The chunks in memory of sealed partitions that no peer reads one-sided: their partitions
-   * were read, so the blocks they hold are read from their files should they be read again.
+   * Releases chunks in memory of sealed partitions (those that no peer reads one-sided, and not
+   * on their way to one), in the order their partitions were sealed, until `wanted` bytes of
+   * memory are free; answers the bytes freed.
    */
-  def releasable: Seq[HeldChunk] =
-    if (removed) Nil
-    else
-      chunks
-        .filter(c => c.inMemory && !c.leaving && c.region.isEmpty && isSealed(c.partition))
-        .toSeq
-
-  /** Releases `chunk`'s memory (see [[releasable]]); answers the bytes freed. */
-  def release(chunk: HeldChunk): Long =
-    if (removed || !chunk.inMemory) 0L
-    else {
-      val freed = chunk.memoryBytes
-      chunk.release()
-      bytes -= freed
-      freed
+  def releaseSealed(wanted: Long): Long = {
+    var freed = 0L
+    while (freed < wanted && !sealedInMemory.isEmpty) {
+      val chunk = sealedInMemory.poll()
+      if (!removed && chunk.inMemory && !chunk.leaving && chunk.region.isEmpty) {
+        freed += chunk.memoryBytes
+        bytes -= chunk.memoryBytes
+        chunk.release()
+      }
     }
+    freed
+  }
 
   def summary: Seq[MergedPartition] = partitions.indices.iterator
     .map(p => (p, partitions(p)))
@@ -179,6 +179,7 @@ private[owner] final class ShuffleMerges {
   def seal(start: Int, end: Int, expose: HeldChunk => Unit): Seq[MergedChunk] =
     (start until end).flatMap { p =>
       val merge = mergeOf(p)
+      if (!merge.isSealed) merge.chunks.foreach(c => if (c.inMemory) sealedInMemory.add(c))
       merge.isSealed = true
       merge.open = None
       if (!removed) {

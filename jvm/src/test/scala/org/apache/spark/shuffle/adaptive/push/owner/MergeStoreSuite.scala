@@ -210,7 +210,7 @@ class MergeStoreSuite extends AnyFunSuite {
     dir.delete()
   }
 
-  test("past the hand-off mark, chunks already read are released down to half the memory") {
+  test("past the hand-off mark, older shuffles' chunks already read go, to half the memory") {
     val (s, m) = store(1000, chunkSize = 100)
     (1 to 6).foreach(mapId => receiveOf(s, 0, mapId, 100))
     s.layout(0, 0, 1, forPeer = false)
@@ -219,6 +219,12 @@ class MergeStoreSuite extends AnyFunSuite {
     assert(m.used === 500 && s.bytesReleased === 300)
     assert(
       s.layout(0, 0, 1, forPeer = false).map(_.mapIds.toSeq) === Seq(Seq(4L), Seq(5L), Seq(6L)))
+    // Shuffle 1's partition 0 is read meanwhile: its chunks stay while shuffle 1 merges.
+    s.layout(1, 0, 1, forPeer = false)
+    (3 to 5).foreach(mapId => receiveOf(s, 1, mapId, 0, 100))
+    assert(m.used === 500 && s.bytesReleased === 600)
+    assert(s.layout(0, 0, 1, forPeer = false).isEmpty)
+    assert(s.layout(1, 0, 1, forPeer = false).map(_.mapIds.toSeq) === Seq(Seq(1L), Seq(2L)))
   }
 
   test("a layout for a peer exposes the chunks it seals as one buffer each, kept in memory") {
