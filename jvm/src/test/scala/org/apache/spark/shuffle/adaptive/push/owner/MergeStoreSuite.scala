@@ -60,6 +60,13 @@ class MergeStoreSuite extends AnyFunSuite {
     kept
   }
 
+  /** The JVM's count of direct buffers and of their bytes. */
+  private val direct = ManagementFactory
+    .getPlatformMXBeans(classOf[BufferPoolMXBean])
+    .asScala
+    .find(_.getName == "direct")
+    .get
+
   private def bytesOf(s: MergeStore, c: MergedChunk): Array[Byte] = {
     val buf = s.chunk(0, c.chunkId).get.nioByteBuffer()
     val out = new Array[Byte](buf.remaining)
@@ -82,11 +89,6 @@ class MergeStoreSuite extends AnyFunSuite {
   }
 
   test("a block kept out of a run is a copy of its own: the run's direct memory is freed at once") {
-    val direct = ManagementFactory
-      .getPlatformMXBeans(classOf[BufferPoolMXBean])
-      .asScala
-      .find(_.getName == "direct")
-      .get
     val (s, m) = store(64L << 20, chunkSize = 16L << 20)
     // Partitions 1 to 63 sealed: of a run of 64 blocks of 128 KiB (8 MiB), one block is kept.
     s.layout(0, 1, 64, forPeer = false)
@@ -99,11 +101,6 @@ class MergeStoreSuite extends AnyFunSuite {
   }
 
   test("a chunk's blocks are copied into one buffer that doubles: no buffer per block") {
-    val direct = ManagementFactory
-      .getPlatformMXBeans(classOf[BufferPoolMXBean])
-      .asScala
-      .find(_.getName == "direct")
-      .get
     val (s, m) = store(1 << 20, chunkSize = 1 << 20)
     val buffers = direct.getCount
     (1 to 1024).foreach(mapId => push(s, m, mapId, 0, 64))
