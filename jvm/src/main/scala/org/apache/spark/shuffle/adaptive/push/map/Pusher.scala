@@ -35,10 +35,10 @@ import org.apache.spark.shuffle.adaptive.transport.MapOutputListener
  * What the executor pays: one thread sending its map outputs' files (file to socket, from the
  * page cache, as they were just written) under the flow rules every sender follows
  * ([[RunSender]]), at a priority `niceness` below the tasks' ([[BackgroundPriority]]): it takes
- * the CPU they leave idle and falls behind when they need it. Runs the [[PushQueue]] has no room for stay in their files, and so do those
- * still queued when the driver says that their map stage ended: its reduce tasks seal their
- * partitions at once, so a run pushed then would cross the network to be dropped, and again from
- * its file.
+ * the CPU they leave idle and falls behind when they need it. Runs the [[PushQueue]] has no
+ * room for stay in their files, and so do those still queued when the driver says that their
+ * map stage ended: its reduce tasks seal their partitions at once, so a run pushed then would
+ * cross the network to be dropped, and again from its file.
  */
 private[spark] final class Pusher(
     merges: MergeStore,

@@ -62,14 +62,10 @@ private[spark] final class MergeStore(
 
   private[this] val shuffles = new ConcurrentHashMap[Int, ShuffleMerges]
   private[this] val removed = ConcurrentHashMap.newKeySet[Integer]()
-  private[this] val released = new AtomicLong
   private[this] val movedToDisk = new AtomicLong
   private[this] val movedToPeers = new AtomicLong
   private[this] val heldForPeers = new AtomicLong
   private[this] val exposureFailed = new AtomicBoolean
-
-  /** Bytes of chunks released from memory after their partitions were read, so far. */
-  def bytesReleased: Long = released.get
 
   /** Bytes of chunks moved from memory to disk so far. */
   def bytesMovedToDisk: Long = movedToDisk.get
@@ -261,10 +257,7 @@ private[spark] final class MergeStore(
       val s = oldestFirst.next()._2
       freed += s.synchronized(s.releaseSealed(wanted - freed))
     }
-    if (freed > 0) {
-      memory.release(freed)
-      released.addAndGet(freed)
-    }
+    memory.release(freed)
   }
 
   /**
