@@ -50,13 +50,7 @@ private[spark] final class ExecutorServices(
   lazy val push: Option[PushExecutor] =
     if (features.push)
       Some(
-        new PushExecutor(
-          conf,
-          mapOutputFiles,
-          metrics,
-          () => transports.remoteMemory,
-          flow,
-          features.replicated))
+        new PushExecutor(conf, metrics, () => transports.remoteMemory, flow, features.replicated))
     else None
 
   private[this] lazy val combines: Option[CombineStore] =

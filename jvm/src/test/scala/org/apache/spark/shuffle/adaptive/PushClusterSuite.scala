@@ -87,11 +87,15 @@ class PushClusterSuite
    */
   private def mapStageOnExecutor0(partitions: Int, bytes: Int => Int)
       : (RDD[(Int, Array[Byte])], ShuffleDependency[Int, Array[Byte], Array[Byte]]) = {
+    // Each map task starts once the outputs before it were pushed, and a seventh without output
+    // waits for the sixth's: the map stage ends with nothing queued, however slowly the pusher
+    // (below the tasks' priority) runs, and nothing is dropped as too late.
     val maps = sc
-      .parallelize(0 until 6, 6)
+      .parallelize(0 until 7, 7)
       .flatMap { m =>
+        PushProbe.awaitPushedHere()
         val random = new java.util.Random(m)
-        (0 until partitions).map { p =>
+        (0 until (if (m < 6) partitions else 0)).map { p =>
           val payload = new Array[Byte](bytes(p))
           random.nextBytes(payload)
           p -> payload

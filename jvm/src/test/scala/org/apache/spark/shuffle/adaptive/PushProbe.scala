@@ -17,12 +17,20 @@ private[adaptive] object PushProbe {
    * push.
    */
   def queued(sc: SparkContext, executors: Seq[String]): Map[String, Option[Long]] =
-    ExecutorProbe.onEach(sc, executors)(() =>
-      SparkEnv.get.metricsSystem
-        .getSourcesByName(PluginMetricsSource.Name)
-        .flatMap(source => Option(source.metricRegistry.getGauges.get("store.push_queued")))
-        .headOption
-        .map(_.getValue.asInstanceOf[Number].longValue))
+    ExecutorProbe.onEach(sc, executors)(() => queuedHere())
+
+  private def queuedHere(): Option[Long] =
+    SparkEnv.get.metricsSystem
+      .getSourcesByName(PluginMetricsSource.Name)
+      .flatMap(source => Option(source.metricRegistry.getGauges.get("store.push_queued")))
+      .headOption
+      .map(_.getValue.asInstanceOf[Number].longValue)
+
+  /** In a task: waits until its executor has nothing left to push. */
+  def awaitPushedHere(): Unit =
+    eventually(timeout(60.seconds), interval(10.millis)) {
+      assert(queuedHere().forall(_ == 0L))
+    }
 
   /**
    * Waits until no executor has anything left to push; the driver has then heard where every

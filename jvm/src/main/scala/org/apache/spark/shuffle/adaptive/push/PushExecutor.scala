@@ -1,11 +1,13 @@
 package org.apache.spark.shuffle.adaptive.push
 
+import java.util.concurrent.RejectedExecutionException
+
 import org.apache.spark.{SparkConf, SparkEnv}
+import org.apache.spark.internal.Logging
 import org.apache.spark.network.netty.SparkTransportConf
-import org.apache.spark.shuffle.IndexShuffleBlockResolver
 import org.apache.spark.shuffle.adaptive.config.AdaptiveShuffleConf.{PUSH_CHUNK_SIZE, PUSH_MAX_BLOCK_SIZE, PUSH_NICENESS, PUSH_QUEUE_SIZE, PUSH_SPILL_TO_PEERS, PushMaxBlockSize, STORE_MAX_SIZE}
 import org.apache.spark.util.RpcUtils
-import org.apache.spark.shuffle.adaptive.flow.FlowSettings
+import org.apache.spark.shuffle.adaptive.flow.{BackgroundPriority, FlowSettings}
 import org.apache.spark.shuffle.adaptive.memory.MemoryBound
 import org.apache.spark.shuffle.adaptive.metrics.ExecutorShuffleMetrics
 import org.apache.spark.shuffle.adaptive.protocol.{OwnerTable, OwnerTableUpdates}
@@ -27,11 +29,11 @@ import org.apache.spark.shuffle.adaptive.transport.{MapOutputListener, RemoteMem
  */
 private[spark] final class PushExecutor(
     conf: SparkConf,
-    files: IndexShuffleBlockResolver,
     metrics: => Option[ExecutorShuffleMetrics],
     remoteMemory: () => Option[RemoteMemory],
     flow: => FlowSettings,
-    val replicated: Boolean) {
+    val replicated: Boolean)
+    extends Logging {
 
   val chunkSize: Long = conf.get(PUSH_CHUNK_SIZE)
 
@@ -41,13 +43,29 @@ private[spark] final class PushExecutor(
     () => SparkEnv.get.blockManager.diskBlockManager.createTempLocalBlock()._2,
     SparkTransportConf.fromSparkConf(conf, "shuffle"))
 
+  // Made by the first run pushed here. Replicated, none: a run is merged as it arrives, as its
+  // pusher's map task waits for it and the summary the driver asks for once the map stage ended
+  // must name it.
+  private[this] lazy val mergeThread = BackgroundPriority.singleThread(
+    "shuffle-merge",
+    conf.get(PUSH_NICENESS),
+    () => logWarning("Could not lower the merging thread's priority: it merges at the tasks'"))
+  @volatile private[this] var merging = false
+
   val merges =
     new MergeStore(
       new MemoryBound(MemoryBound.capacity(conf, STORE_MAX_SIZE)),
       chunkSize,
       disk,
       remoteMemory,
-      _ => changed())
+      _ => changed(),
+      if (replicated) None
+      else
+        Some { run =>
+          if (stopped) throw new RejectedExecutionException("stopping")
+          merging = true
+          mergeThread.execute(run)
+        })
 
   // Made by the first change past the mark: SparkEnv is complete by then.
   private[this] lazy val handOff = ChunkHandOff(SparkEnv.get, merges, flow)
@@ -136,6 +154,7 @@ private[spark] final class PushExecutor(
   def stop(): Unit = {
     stopped = true
     if (pushing) pusher.stop()
+    if (merging) mergeThread.shutdownNow()
     if (handingOff) handOff.stop()
     merges.clear()
   }

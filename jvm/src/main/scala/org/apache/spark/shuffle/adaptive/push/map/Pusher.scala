@@ -10,7 +10,6 @@ import scala.util.control.NonFatal
 import org.apache.spark.SparkEnv
 import org.apache.spark.internal.Logging
 import org.apache.spark.storage.{BlockId, BlockManagerId, ShuffleBlockBatchId}
-import org.apache.spark.util.ThreadUtils
 import org.apache.spark.shuffle.adaptive.flow.{BackgroundPriority, ExecutorOrder, FlowSettings, RunSender}
 import org.apache.spark.shuffle.adaptive.protocol.{OwnerTable, OwnerTableUpdates, RunUpload}
 import org.apache.spark.shuffle.adaptive.push.owner.MergeStore
@@ -51,12 +50,11 @@ private[spark] final class Pusher(
     changed: () => Unit)
     extends Logging {
 
-  private[this] val pusher = ThreadUtils.newDaemonSingleThreadExecutor("shuffle-push")
-  if (niceness > 0) pusher.execute { () =>
-    if (!BackgroundPriority.lowerCurrentThread(niceness)) {
-      logWarning("Could not lower the pusher thread's priority: it pushes at the tasks' priority")
-    }
-  }
+  private[this] val pusher = BackgroundPriority.singleThread(
+    "shuffle-push",
+    niceness,
+    () =>
+      logWarning("Could not lower the pusher thread's priority: it pushes at the tasks' priority"))
 
   // Per shuffle, how many of its map stages the driver said ended.
   private[this] val stageEnds = new ConcurrentHashMap[Int, Integer]

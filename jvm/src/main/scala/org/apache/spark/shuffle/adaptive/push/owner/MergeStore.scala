@@ -2,7 +2,7 @@ package org.apache.spark.shuffle.adaptive.push.owner
 
 import java.io.{File, IOException}
 import java.nio.ByteBuffer
-import java.util.concurrent.ConcurrentHashMap
+import java.util.concurrent.{ConcurrentHashMap, ConcurrentLinkedQueue, Executor, RejectedExecutionException}
 import java.util.concurrent.atomic.{AtomicBoolean, AtomicLong}
 
 import scala.jdk.CollectionConverters._
@@ -49,6 +49,11 @@ import org.apache.spark.shuffle.adaptive.transport.RemoteMemory
  * served here. An exposed chunk stays in memory until its shuffle goes (it is neither handed off,
  * as it is sealed, nor moved to disk), so no read finds its region gone.
  *
+ * A run another executor pushed is merged on `merging` once it arrived, its bytes reserved
+ * until then: a thread below the tasks' priority takes that copy off the block server's event
+ * loop, which runs at theirs (without one, on the receiving thread). Layouts and summaries
+ * merge whatever still waits first.
+ *
  * Everything of a shuffle goes when it is removed; runs of it that arrive later are dropped.
  * `onChange` hears of every change in what is held. Thread-safe.
  */
@@ -57,7 +62,8 @@ private[spark] final class MergeStore(
     chunkSize: Long,
     disk: MergeStore.Disk,
     remote: () => Option[RemoteMemory],
-    onChange: MergeStore => Unit)
+    onChange: MergeStore => Unit,
+    merging: Option[Executor] = None)
     extends Logging {
 
   private[this] val shuffles = new ConcurrentHashMap[Int, ShuffleMerges]
@@ -66,6 +72,9 @@ private[spark] final class MergeStore(
   private[this] val movedToPeers = new AtomicLong
   private[this] val heldForPeers = new AtomicLong
   private[this] val exposureFailed = new AtomicBoolean
+  // Received runs not merged yet (see mergeLater), and the lock of whoever merges them.
+  private[this] val waiting = new ConcurrentLinkedQueue[() => Unit]
+  private[this] val mergingNow = new Object
 
   /** Bytes of chunks moved from memory to disk so far. */
   def bytesMovedToDisk: Long = movedToDisk.get
@@ -165,8 +174,50 @@ private[spark] final class MergeStore(
       run.blockId,
       memory,
       reserve(_, run.shuffleId),
-      (sizes, data) => append(run.shuffleId, run.mapId, run.start, sizes, data),
+      (sizes, data) =>
+        merging.fold(append(run.shuffleId, run.mapId, run.start, sizes, data))(
+          mergeLater(run, sizes, data, _)),
       whenFull = RunStream.Drop)
+
+  /**
+   * Queues a received run to be merged on `merging`, its bytes reserved until then, and answers
+   * them all as kept for now. A layout or a summary first merges the runs still waiting, on its
+   * own thread: a run that crossed the network is merged, not dropped by a seal and read again
+   * from its file because the merging thread was behind when the map stage ended.
+   */
+  private def mergeLater(
+      run: PushedRun,
+      sizes: Array[Long],
+      data: ByteBuffer,
+      merging: Executor): Long = {
+    val reserved = data.remaining.toLong
+    waiting.add { () =>
+      var kept = 0L
+      try kept = append(run.shuffleId, run.mapId, run.start, sizes, data)
+      catch {
+        case NonFatal(e) =>
+          logWarning(s"Could not merge ${run.blockId.name}: its blocks are read from files", e)
+      } finally memory.release(reserved - kept)
+    }
+    try merging.execute(() => mergeWaiting(1))
+    catch { case _: RejectedExecutionException => mergeWaiting(1) } // stopping
+    reserved
+  }
+
+  /**
+   * Merges up to `runs` of the received runs waiting, in the order they arrived. One thread at a
+   * time: a layout that finds none waiting must not seal while another thread merges the last
+   * one it took.
+   */
+  private def mergeWaiting(runs: Int): Unit = mergingNow.synchronized {
+    var merged = 0
+    while (merged < runs) {
+      val run = waiting.poll()
+      if (run == null) return
+      run()
+      merged += 1
+    }
+  }
 
   /**
    * Chunk `chunkId` of `partition`, handed off here by its owner; refused (the owner tries
@@ -310,8 +361,10 @@ private[spark] final class MergeStore(
    * What this executor merged of `shuffleId` so far, per partition (for the driver's summary at
    * the map stage's end); seals nothing.
    */
-  def summary(shuffleId: Int): Seq[MergedPartition] =
+  def summary(shuffleId: Int): Seq[MergedPartition] = {
+    mergeWaiting(Int.MaxValue)
     Option(shuffles.get(shuffleId)).fold(Seq.empty[MergedPartition])(s => s.synchronized(s.summary))
+  }
 
   /**
    * The chunks of partitions `[start, end)`, which are sealed from now on; for a peer, those in
@@ -319,6 +372,7 @@ private[spark] final class MergeStore(
    * its chunks in place).
    */
   def layout(shuffleId: Int, start: Int, end: Int, forPeer: Boolean): Seq[MergedChunk] = {
+    mergeWaiting(Int.MaxValue)
     val exposing = if (forPeer) remote() else None
     merges(shuffleId).fold(Seq.empty[MergedChunk]) { s =>
       s.synchronized(s.seal(start, end, chunk => exposing.foreach(expose(chunk, _))))

@@ -21,15 +21,6 @@ import org.apache.spark.shuffle.adaptive.transport.{BlockUploads, ExposedBuffer,
 class MergeStoreSuite extends AnyFunSuite {
   import MergeStoreSuite._
 
-  /** `sizes` blocks of map `mapId`, each filled with a byte naming it, back to back. */
-  private def run(mapId: Long, sizes: Long*): ByteBuffer = {
-    val out = ByteBuffer.allocateDirect(sizes.sum.toInt)
-    sizes.zipWithIndex.foreach { case (size, r) =>
-      (0L until size).foreach(_ => out.put((mapId * 16 + r).toByte))
-    }
-    out.flip()
-  }
-
   private def store(
       capacity: Long,
       chunkSize: Long,
@@ -43,19 +34,10 @@ class MergeStoreSuite extends AnyFunSuite {
   private def receive(s: MergeStore, mapId: Long, sizes: Long*): Unit =
     receiveOf(s, 0, mapId, sizes: _*)
 
-  private def receiveOf(s: MergeStore, shuffleId: Int, mapId: Long, sizes: Long*): Unit = {
-    val pushed = BlockMessage.PushedRun(shuffleId, mapId, 0, sizes.size)
-    val id = pushed.blockId
-    val stream = s.receiveRun(pushed)
-    stream.onData(id.name, ByteBuffer.wrap(RunUpload.header(sizes.toArray)))
-    stream.onData(id.name, run(mapId, sizes: _*))
-    stream.onComplete(id.name)
-  }
-
   /** What `append` is given: reserved bytes, of which it keeps some and the rest go back. */
   private def push(s: MergeStore, m: MemoryBound, mapId: Long, first: Int, sizes: Long*): Long = {
     assert(m.reserve(sizes.sum))
-    val kept = s.append(0, mapId, first, sizes.toArray, run(mapId, sizes: _*))
+    val kept = s.append(0, mapId, first, sizes.toArray, blocksOf(mapId, sizes: _*))
     m.release(sizes.sum - kept)
     kept
   }
@@ -155,6 +137,56 @@ class MergeStoreSuite extends AnyFunSuite {
     s.removeShuffle(0)
     assert(m.used === 0 && s.layout(0, 0, 2, forPeer = true).isEmpty && s.chunk(0, 0).isEmpty)
     assert(push(s, m, 3, 0, 10) === 0, "nothing of a removed shuffle is merged any more")
+  }
+
+  /** A store whose received runs wait in `waiting` until the test merges them. */
+  private def mergingLater(capacity: Long): (MergeStore, MemoryBound, mutable.Queue[Runnable]) = {
+    val memory = new MemoryBound(capacity)
+    val waiting = mutable.Queue.empty[Runnable]
+    (
+      new MergeStore(memory, 100, noDisk, () => None, _ => (), Some(r => waiting.enqueue(r))),
+      memory,
+      waiting)
+  }
+
+  test("a received run is merged on the merging executor, its bytes reserved until then") {
+    val (s, m, waiting) = mergingLater(1000)
+    receive(s, 1, 10, 0, 20)
+    assert(waiting.size === 1 && m.used === 30 && s.chunk(0, 0).isEmpty, "received, not merged")
+    waiting.dequeue().run()
+    assert(Seq(0, 1).map(s.chunk(0, _).map(_.size)) === Seq(Some(10L), Some(20L)))
+    assert(m.used === 30, "the run's reservation became its chunks'")
+  }
+
+  test("a layout first merges the runs still waiting: a pushed run is not read from its file") {
+    val (s, m, waiting) = mergingLater(1000)
+    receive(s, 1, 10, 20)
+    receive(s, 2, 5)
+    assert(
+      s.layout(0, 0, 1, forPeer = true).map(_.mapIds.toSeq) === Seq(Seq(1L, 2L)),
+      "merged on the layout's thread before it sealed")
+    waiting.foreach(_.run())
+    assert(s.summary(0).map(p => (p.partition, p.bytes)) === Seq((0, 15L), (1, 20L)))
+    assert(m.used === 40, "each run merged once: chunks of 10 doubled to 20, and of 20")
+  }
+
+  test("a summary first merges the runs still waiting") {
+    val (s, _, _) = mergingLater(1000)
+    receive(s, 1, 10, 20)
+    assert(s.summary(0).map(p => (p.partition, p.bytes)) === Seq((0, 10L), (1, 20L)))
+  }
+
+  test("a run the merging executor no longer takes (stopping) is merged as it arrives") {
+    val memory = new MemoryBound(1000)
+    val stopping = new MergeStore(
+      memory,
+      100,
+      noDisk,
+      () => None,
+      _ => (),
+      Some(_ => throw new java.util.concurrent.RejectedExecutionException))
+    receive(stopping, 1, 10, 20)
+    assert(memory.used === 30)
   }
 
   test("when memory is short, the hot partition's chunks move to disk and are read whole") {
@@ -299,7 +331,7 @@ class MergeStoreSuite extends AnyFunSuite {
     val (s, m) = store(1000, chunkSize = 100)
     val file = File.createTempFile("merge-store", ".data")
     try {
-      val bytes = run(7, 5, 0, 8)
+      val bytes = blocksOf(7, 5, 0, 8)
       val array = new Array[Byte](bytes.remaining)
       bytes.get(array)
       Files.write(file.toPath, array)
@@ -502,6 +534,25 @@ object MergeStoreSuite {
 
   def diskIn(dir: File): MergeStore.Disk =
     new MergeStore.Disk(() => File.createTempFile("merged", ".data", dir), transport)
+
+  /** `sizes` blocks of map `mapId`, each filled with a byte naming it, back to back. */
+  def blocksOf(mapId: Long, sizes: Long*): ByteBuffer = {
+    val out = ByteBuffer.allocateDirect(sizes.sum.toInt)
+    sizes.zipWithIndex.foreach { case (size, r) =>
+      (0L until size).foreach(_ => out.put((mapId * 16 + r).toByte))
+    }
+    out.flip()
+  }
+
+  /** A run of map `mapId`'s blocks for partitions from 0, streamed to `s` by another executor. */
+  def receiveOf(s: MergeStore, shuffleId: Int, mapId: Long, sizes: Long*): Unit = {
+    val pushed = BlockMessage.PushedRun(shuffleId, mapId, 0, sizes.size)
+    val id = pushed.blockId
+    val stream = s.receiveRun(pushed)
+    stream.onData(id.name, ByteBuffer.wrap(RunUpload.header(sizes.toArray)))
+    stream.onData(id.name, blocksOf(mapId, sizes: _*))
+    stream.onComplete(id.name)
+  }
 
   /** For stores whose memory is never short. */
   val noDisk: MergeStore.Disk =
