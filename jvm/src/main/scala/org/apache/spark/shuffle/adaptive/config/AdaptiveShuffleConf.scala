@@ -285,9 +285,9 @@ private[spark] object AdaptiveShuffleConf {
   val PUSH_NICENESS: ConfigEntry[Int] =
     ConfigBuilder(Prefix + "push.niceness")
       .doc(
-        "mode=push: how much lower than the task threads' the CPU priority of the pusher " +
-          "thread and of the thread that merges what peers push is (added to their Linux nice " +
-          "values): they push and merge with the CPU the map tasks leave idle, and when the " +
+        "mode=push: how much lower than the task threads' the CPU priority of the threads " +
+          "that push, merge what peers pushed and hand chunks off to peers is (added to their " +
+          "Linux nice values): they work with the CPU the map tasks leave idle, and when the " +
           "tasks need every core they fall behind, the push queue fills (push.queueSize) and " +
           "what is not pushed is read from the map output files, as in mode=pull. 0 keeps them " +
           "at the tasks' priority. Not applied under push.reliability=replicated, whose map " +

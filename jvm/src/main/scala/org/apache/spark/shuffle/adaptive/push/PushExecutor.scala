@@ -68,7 +68,7 @@ private[spark] final class PushExecutor(
         })
 
   // Made by the first change past the mark: SparkEnv is complete by then.
-  private[this] lazy val handOff = ChunkHandOff(SparkEnv.get, merges, flow)
+  private[this] lazy val handOff = ChunkHandOff(SparkEnv.get, merges, flow, conf.get(PUSH_NICENESS))
   // Replicated, a chunk handed to a peer would be lost with the peer together with the only
   // other copy of its blocks from that peer's map outputs: their files.
   private[this] val spillToPeers = conf.get(PUSH_SPILL_TO_PEERS) && !replicated

@@ -10,9 +10,9 @@ import scala.util.control.NonFatal
 import org.apache.spark.SparkEnv
 import org.apache.spark.internal.Logging
 import org.apache.spark.storage.{BlockId, BlockManagerId}
-import org.apache.spark.util.{Clock, SystemClock, ThreadUtils}
+import org.apache.spark.util.{Clock, SystemClock}
 import org.apache.spark.shuffle.adaptive.protocol.BlockMessage.{HandOffUpload, RoomRequest}
-import org.apache.spark.shuffle.adaptive.flow.{ExecutorOrder, FlowSettings, RunSender}
+import org.apache.spark.shuffle.adaptive.flow.{BackgroundPriority, ExecutorOrder, FlowSettings, RunSender}
 import org.apache.spark.shuffle.adaptive.protocol.Ask
 
 /**
@@ -35,13 +35,19 @@ private[spark] final class ChunkHandOff(
     peers: () => Seq[BlockManagerId],
     room: BlockManagerId => Future[Long],
     send: (BlockManagerId, Seq[LeavingChunk]) => Set[LeavingChunk],
+    niceness: Int,
     window: Int = 8,
     timeout: FiniteDuration = 10.seconds,
     pause: FiniteDuration = 1.second,
     clock: Clock = new SystemClock)
     extends Logging {
 
-  private[this] val thread = ThreadUtils.newDaemonSingleThreadExecutor("shuffle-merge-hand-off")
+  // Below the tasks' priority, as the pusher and the merging thread are (it would otherwise
+  // take the priority of whichever of them first found the store past its mark).
+  private[this] val thread = BackgroundPriority.singleThread(
+    "shuffle-merge-hand-off",
+    niceness,
+    () => logWarning("Could not lower the hand-off thread's priority: it runs at the tasks'"))
   private[this] val scheduled = new AtomicBoolean(false)
   @volatile private[this] var notBefore = 0L
 
@@ -110,7 +116,7 @@ private[spark] final class ChunkHandOff(
 private[spark] object ChunkHandOff {
 
   /** Hand-offs of `merges`' chunks through Spark's block transfer service. */
-  def apply(env: SparkEnv, merges: MergeStore, flow: FlowSettings): ChunkHandOff = {
+  def apply(env: SparkEnv, merges: MergeStore, flow: FlowSettings, niceness: Int): ChunkHandOff = {
     val self = env.blockManager.blockManagerId
     new ChunkHandOff(
       merges,
@@ -125,6 +131,7 @@ private[spark] object ChunkHandOff {
         RunSender(env, flow)
           .send(Seq(peer -> byId.toSeq.map { case (id, c) => id -> c.upload.size }), byId(_).upload)
           .map(byId)
-      })
+      },
+      niceness)
   }
 }

@@ -1,6 +1,7 @@
 package org.apache.spark.shuffle.adaptive.push.owner
 
 import java.nio.ByteBuffer
+import java.nio.file.{Files, Paths}
 
 import scala.collection.mutable
 import scala.concurrent.Future
@@ -11,6 +12,7 @@ import org.scalatest.funsuite.AnyFunSuite
 
 import org.apache.spark.storage.BlockManagerId
 import org.apache.spark.util.ManualClock
+import org.apache.spark.shuffle.adaptive.flow.BackgroundPriority
 import org.apache.spark.shuffle.adaptive.memory.MemoryBound
 
 class ChunkHandOffSuite extends AnyFunSuite with Eventually {
@@ -39,13 +41,18 @@ class ChunkHandOffSuite extends AnyFunSuite with Eventually {
     private val rooms = mutable.Map(initial.toSeq: _*)
     val sent = mutable.ArrayBuffer.empty[(String, Int, Int)]
     val asked = mutable.ArrayBuffer.empty[String]
+    // The nice value of the thread that asked, per ask.
+    val askedAt = mutable.ArrayBuffer.empty[Int]
     def handOff(s: MergeStore, clock: ManualClock = new ManualClock): ChunkHandOff =
       new ChunkHandOff(
         s,
         "0",
         () => peers,
         p => {
-          synchronized(asked += p.executorId)
+          synchronized {
+            asked += p.executorId
+            askedAt += ownNice()
+          }
           Future.successful(synchronized(rooms.getOrElse(p.executorId, 0L)))
         },
         (p, chunks) => {
@@ -56,8 +63,13 @@ class ChunkHandOffSuite extends AnyFunSuite with Eventually {
             chunks.toSet
           }
         },
+        niceness = 3,
         clock = clock)
   }
+
+  private def ownNice(): Int =
+    BackgroundPriority.niceOf(
+      Files.readSymbolicLink(Paths.get("/proc/thread-self")).getFileName.toString)
 
   test("the hottest partition's chunks go to the peer with the most room, down to half full") {
     val s = fullStore()
@@ -96,6 +108,10 @@ class ChunkHandOffSuite extends AnyFunSuite with Eventually {
       clock.advance(1.second.toMillis)
       assert(handOff.wake())
       eventually(timeout(10.seconds))(assert(p.synchronized(p.asked.size) === 6))
+      assert(
+        p.synchronized(p.askedAt.toSeq) === Seq.fill(3)(ownNice()) ++
+          Seq.fill(3)(math.min(19, ownNice() + 3)),
+        "a round on the caller's thread, then on the hand-off thread, below the tasks")
     } finally handOff.stop()
   }
 
