@@ -34,10 +34,14 @@ private[spark] object BackgroundPriority {
    */
   def lowerCurrentThread(niceness: Int): Boolean =
     try {
-      val thread = Files.readSymbolicLink(Paths.get("/proc/thread-self")).getFileName.toString
-      val current = niceOf(thread)
+      val thread = currentThread
       val renice =
-        new ProcessBuilder("renice", "-n", math.min(19, current + niceness).toString, "-p", thread)
+        new ProcessBuilder(
+          "renice",
+          "-n",
+          math.min(19, niceOf(thread) + niceness).toString,
+          "-p",
+          thread)
           .redirectErrorStream(true)
           .redirectOutput(ProcessBuilder.Redirect.DISCARD)
           .start()
@@ -49,6 +53,13 @@ private[spark] object BackgroundPriority {
         false
       case NonFatal(_) => false
     }
+
+  /** The nice value of the calling thread. */
+  def niceOfCurrentThread: Int = niceOf(currentThread)
+
+  // The calling thread's Linux id.
+  private def currentThread: String =
+    Files.readSymbolicLink(Paths.get("/proc/thread-self")).getFileName.toString
 
   /** The nice value of thread `id` of this process (field 19 of its stat). */
   def niceOf(id: String): Int = {

@@ -43,12 +43,15 @@ private[spark] final class PushExecutor(
     () => SparkEnv.get.blockManager.diskBlockManager.createTempLocalBlock()._2,
     SparkTransportConf.fromSparkConf(conf, "shuffle"))
 
+  // Of the pusher, the merging thread and the hand-off thread.
+  private[this] val niceness = conf.get(PUSH_NICENESS)
+
   // Made by the first run pushed here. Replicated, none: a run is merged as it arrives, as its
   // pusher's map task waits for it and the summary the driver asks for once the map stage ended
   // must name it.
   private[this] lazy val mergeThread = BackgroundPriority.singleThread(
     "shuffle-merge",
-    conf.get(PUSH_NICENESS),
+    niceness,
     () => logWarning("Could not lower the merging thread's priority: it merges at the tasks'"))
   @volatile private[this] var merging = false
 
@@ -68,7 +71,7 @@ private[spark] final class PushExecutor(
         })
 
   // Made by the first change past the mark: SparkEnv is complete by then.
-  private[this] lazy val handOff = ChunkHandOff(SparkEnv.get, merges, flow, conf.get(PUSH_NICENESS))
+  private[this] lazy val handOff = ChunkHandOff(SparkEnv.get, merges, flow, niceness)
   // Replicated, a chunk handed to a peer would be lost with the peer together with the only
   // other copy of its blocks from that peer's map outputs: their files.
   private[this] val spillToPeers = conf.get(PUSH_SPILL_TO_PEERS) && !replicated
@@ -94,7 +97,7 @@ private[spark] final class PushExecutor(
     new PushQueue(conf.get(PUSH_QUEUE_SIZE).getOrElse(merges.memory.capacity)),
     chunkSize,
     Some(RpcUtils.askRpcTimeout(conf).duration).filter(_ => replicated),
-    if (replicated) 0 else conf.get(PUSH_NICENESS),
+    if (replicated) 0 else niceness,
     flow,
     () => report())
   @volatile private[this] var pushing = false

@@ -29,10 +29,6 @@ class PushExecutorSuite extends AnyFunSuite {
       if (comm.trim == name) Some(BackgroundPriority.niceOf(task.getName)) else None
     }
 
-  private def ownNice(): Int =
-    BackgroundPriority.niceOf(
-      Files.readSymbolicLink(new File("/proc/thread-self").toPath).getFileName.toString)
-
   test("runs pushed here are merged on a thread push.niceness below the tasks' priority") {
     val e = executor(replicated = false)
     try {
@@ -40,7 +36,7 @@ class PushExecutorSuite extends AnyFunSuite {
       // Not summary(), which would merge on this thread what still waits.
       eventually(timeout(10.seconds))(assert(e.merges.chunk(0, 1).map(_.size) === Some(20L)))
       assert(
-        nicesOf("shuffle-merge").contains(math.min(19, ownNice() + 3)),
+        nicesOf("shuffle-merge").contains(math.min(19, BackgroundPriority.niceOfCurrentThread + 3)),
         "the merging thread runs below the thread that received the run")
       assert(e.merges.memory.used === 30)
     } finally e.stop()

@@ -1,7 +1,7 @@
 package org.apache.spark.shuffle.adaptive.push.map
 
 import java.io.File
-import java.nio.file.{Files, Paths}
+import java.nio.file.Files
 import java.util.concurrent.{CountDownLatch, TimeUnit}
 
 import scala.concurrent.duration._
@@ -57,8 +57,7 @@ class PusherSuite extends SparkFunSuite with LocalSparkContext with SparkLogsChe
       FlowSettings(1 << 20, 8, 8, 1 << 18, 1 << 20, false, false, false, "ADLER32"),
       () =>
         if (Thread.currentThread().getName.startsWith("shuffle-push") && parked.getCount > 0) {
-          pusherNice = BackgroundPriority.niceOf(
-            Files.readSymbolicLink(Paths.get("/proc/thread-self")).getFileName.toString)
+          pusherNice = BackgroundPriority.niceOfCurrentThread
           parked.countDown()
           resume.await(30, TimeUnit.SECONDS)
         })
@@ -72,9 +71,9 @@ class PusherSuite extends SparkFunSuite with LocalSparkContext with SparkLogsChe
       }
       commit(1)
       assert(parked.await(30, TimeUnit.SECONDS))
-      val ownNice = BackgroundPriority.niceOf(
-        Files.readSymbolicLink(Paths.get("/proc/thread-self")).getFileName.toString)
-      assert(pusherNice === math.min(19, ownNice + 3), "the pusher runs below the tasks")
+      assert(
+        pusherNice === math.min(19, BackgroundPriority.niceOfCurrentThread + 3),
+        "the pusher runs below the tasks")
       commit(2)
       commit(3)
       pusher.mapStageEnded(0)

@@ -1,7 +1,6 @@
 package org.apache.spark.shuffle.adaptive.push.owner
 
 import java.nio.ByteBuffer
-import java.nio.file.{Files, Paths}
 
 import scala.collection.mutable
 import scala.concurrent.Future
@@ -51,7 +50,7 @@ class ChunkHandOffSuite extends AnyFunSuite with Eventually {
         p => {
           synchronized {
             asked += p.executorId
-            askedAt += ownNice()
+            askedAt += BackgroundPriority.niceOfCurrentThread
           }
           Future.successful(synchronized(rooms.getOrElse(p.executorId, 0L)))
         },
@@ -66,10 +65,6 @@ class ChunkHandOffSuite extends AnyFunSuite with Eventually {
         niceness = 3,
         clock = clock)
   }
-
-  private def ownNice(): Int =
-    BackgroundPriority.niceOf(
-      Files.readSymbolicLink(Paths.get("/proc/thread-self")).getFileName.toString)
 
   test("the hottest partition's chunks go to the peer with the most room, down to half full") {
     val s = fullStore()
@@ -109,8 +104,8 @@ class ChunkHandOffSuite extends AnyFunSuite with Eventually {
       assert(handOff.wake())
       eventually(timeout(10.seconds))(assert(p.synchronized(p.asked.size) === 6))
       assert(
-        p.synchronized(p.askedAt.toSeq) === Seq.fill(3)(ownNice()) ++
-          Seq.fill(3)(math.min(19, ownNice() + 3)),
+        p.synchronized(p.askedAt.toSeq) === Seq.fill(3)(BackgroundPriority.niceOfCurrentThread) ++
+          Seq.fill(3)(math.min(19, BackgroundPriority.niceOfCurrentThread + 3)),
         "a round on the caller's thread, then on the hand-off thread, below the tasks")
     } finally handOff.stop()
   }
