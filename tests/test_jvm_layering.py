@@ -152,3 +152,14 @@ def test_the_fetcher_names_no_feature():
                 for m in re.findall(r"\b\w*(?:Bundle|Chunk|Combined|Merged|Push|Owner)\w*", code)
             ]
     assert named == []
+
+
+def test_the_fetcher_has_one_path_for_every_kind_of_request():
+    """What a reduce task requests is one typed thing (fetch/FetchItem): the fetcher asks it what
+    its arrival or failure makes ready and what to request instead, and never asks which kind it
+    is; no request stands for a block with a made-up map index."""
+    for path, text in _sources():
+        package = _package_of(text)
+        if package == "fetch" and path.name != "BlockRef.scala":
+            assert not re.search(r"(?:is|as)InstanceOf\[BlockRef|case \w+: BlockRef|case BlockRef\(", text), path.name
+        assert not re.search(r"BlockRef\([^)]*,\s*-1\)|,\s*-1\)\)", text), path.name

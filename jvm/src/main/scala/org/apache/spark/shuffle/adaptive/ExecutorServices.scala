@@ -168,13 +168,11 @@ private[spark] final class ExecutorServices(
           fetchBudget),
         TaskFetch(
           transport,
-          plan.blocks.iterator,
-          settings.elasticLimit(),
-          plan.composite(
+          plan.requests(
             env.blockManager.blockManagerId,
             batch,
             BatchFetch.concatenable(env.conf, serializer)),
-          batch),
+          settings.elasticLimit()),
         readMetrics,
         counters)
     }

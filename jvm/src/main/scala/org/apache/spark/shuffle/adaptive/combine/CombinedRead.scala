@@ -9,9 +9,9 @@ import org.apache.spark.internal.Logging
 import org.apache.spark.network.buffer.ManagedBuffer
 import org.apache.spark.storage.{BlockId, BlockManagerId, ShuffleBlockId}
 import org.apache.spark.shuffle.adaptive.compat.SparkCompat
+import org.apache.spark.shuffle.adaptive.fetch.BlockRef
 import org.apache.spark.shuffle.adaptive.metrics.CombineCounters
 import org.apache.spark.shuffle.adaptive.protocol.{BlockMessage, CombinedSegment, Payloads}
-import org.apache.spark.shuffle.adaptive.transport.BlockRef
 import org.apache.spark.shuffle.adaptive.read.{BundledPart, BundledRead}
 
 /**
@@ -29,7 +29,7 @@ import org.apache.spark.shuffle.adaptive.read.{BundledPart, BundledRead}
  * segments are the only copy of what was folded, so Spark runs `home`'s map tasks again (their
  * new attempts write whole files, and are in no segment).
  *
- * @param expectedBytes what the answer is planned as, for the fetch's flow control
+ * @param size what the answer is planned as, for the fetch's flow control
  */
 private[spark] final class CombinedRead(
     shuffleId: Int,
@@ -37,14 +37,12 @@ private[spark] final class CombinedRead(
     end: Int,
     home: BlockManagerId,
     kept: Map[Long, Int],
-    expectedBytes: Long,
+    val size: Long,
     counters: CombineCounters)
     extends BundledRead
     with Logging {
 
-  val id: BlockId = BlockMessage.CombinedReadRequest(shuffleId, start, end).blockId
-
-  def ref: BlockRef = BlockRef(id, expectedBytes, -1)
+  override val id: BlockId = BlockMessage.CombinedReadRequest(shuffleId, start, end).blockId
 
   // Which blocks its segments hold is known once it arrives: it is one block fetched.
   override def blocks: Int = 1

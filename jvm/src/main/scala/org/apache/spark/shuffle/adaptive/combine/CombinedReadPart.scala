@@ -40,18 +40,6 @@ private[spark] final class CombinedReadPart(
           expected,
           task.counters.combine)
       }
-    if (reads.isEmpty) ReadPlanPart.Rewritten(plan)
-    else {
-      val listed = plan.blocks.map(_._1).toSet
-      val added = reads.keySet.filterNot(listed).toSeq.map(home => home -> Seq.empty)
-      ReadPlanPart.Rewritten(
-        plan.copy(
-          blocks = (plan.blocks ++ added).map { case (home, blocks) =>
-            reads.get(home).fold(home -> blocks) { read =>
-              home -> ((read.id, read.ref.size, -1) +: blocks.toSeq)
-            }
-          },
-          bundles = plan.bundles ++ reads.map { case (home, read) => (home, read.id) -> read }))
-    }
+    ReadPlanPart.Rewritten(plan.copy(bundles = plan.bundles ++ reads.toSeq))
   }
 }

@@ -8,7 +8,6 @@ import org.apache.spark.io.CompressionCodec
 import org.apache.spark.serializer.Serializer
 import org.apache.spark.storage.{ShuffleBlockBatchId, ShuffleBlockId}
 import org.apache.spark.shuffle.adaptive.compat.SparkCompat
-import org.apache.spark.shuffle.adaptive.transport.BlockRef
 
 /**
  * Spark's batch fetch of contiguous reduce partitions (`ShuffleBlockBatchId`): a task that reads

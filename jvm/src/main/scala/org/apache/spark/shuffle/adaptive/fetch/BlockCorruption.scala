@@ -38,9 +38,8 @@ private[spark] final class BlockCorruption(settings: FlowSettings, transport: Bl
       wrapped
     }
 
-  /** Whether `block`, found corrupt as it was opened, is fetched again: once, if remote. */
-  def fetchAgain(block: BlockId, remote: Boolean): Boolean =
-    remote && settings.detectCorrupt && refetched.add(block)
+  /** Whether `block`, found corrupt as it was opened, is read again: once. */
+  def fetchAgain(block: BlockId): Boolean = settings.detectCorrupt && refetched.add(block)
 
   /**
    * Whether an error while reading a block's records fails the fetch (and Spark reruns the map

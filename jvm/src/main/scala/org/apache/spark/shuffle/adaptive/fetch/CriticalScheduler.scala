@@ -3,7 +3,6 @@ package org.apache.spark.shuffle.adaptive.fetch
 import org.apache.spark.storage.BlockManagerId
 import org.apache.spark.util.Clock
 import org.apache.spark.shuffle.adaptive.flow.{FlowSettings, PeerQueue, PeerTraffic}
-import org.apache.spark.shuffle.adaptive.transport.BlockRef
 
 /**
  * Bottleneck-first source selection. A reduce stage cannot end before the source whose remaining
@@ -25,12 +24,12 @@ import org.apache.spark.shuffle.adaptive.transport.BlockRef
 private[spark] final class CriticalScheduler(
     settings: FlowSettings,
     self: BlockManagerId,
-    remote: Seq[(BlockManagerId, IndexedSeq[BlockRef])],
+    remote: Seq[(BlockManagerId, IndexedSeq[FetchItem])],
     shared: PeerTraffic,
     clock: Clock)
     extends SourceChoosingScheduler(settings, self, remote) {
 
-  override protected def choose(candidates: Seq[PeerQueue]): PeerQueue = {
+  override protected def choose(candidates: Seq[PeerQueue[FetchItem]]): PeerQueue[FetchItem] = {
     val now = clock.nanoTime()
     val unknownRate = shared.meanRate(now)
     val idle = candidates.filter { s =>

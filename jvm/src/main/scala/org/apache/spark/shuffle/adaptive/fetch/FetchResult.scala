@@ -2,14 +2,13 @@ package org.apache.spark.shuffle.adaptive.fetch
 
 import org.apache.spark.network.buffer.ManagedBuffer
 import org.apache.spark.storage.BlockManagerId
-import org.apache.spark.shuffle.adaptive.transport.BlockRef
 
-/** What the transport hands back to the task thread for one requested block. */
+/** What the transport hands back to the task thread for one requested item. */
 private[spark] sealed trait FetchResult {
-  def block: BlockRef
+  def item: FetchItem
   def address: BlockManagerId
 
-  /** True for the last block of its request. */
+  /** True for the last item of its request. */
   def requestDone: Boolean
 }
 
@@ -17,11 +16,11 @@ private[spark] object FetchResult {
 
   /**
    * @param via the transport path that served it (see [[transport.TransportListener]])
-   * @param requestDone true for the last block of its request
+   * @param requestDone true for the last item of its request
    * @param requestMillis the request's round trip, set when `requestDone`
    */
   final case class Fetched(
-      block: BlockRef,
+      item: FetchItem,
       address: BlockManagerId,
       buf: ManagedBuffer,
       via: String,
@@ -30,11 +29,11 @@ private[spark] object FetchResult {
       extends FetchResult
 
   /** Refused for want of direct memory; asked for again once the back-off lifts. */
-  final case class Deferred(block: BlockRef, address: BlockManagerId, requestDone: Boolean)
+  final case class Deferred(item: FetchItem, address: BlockManagerId, requestDone: Boolean)
       extends FetchResult
 
   final case class Failed(
-      block: BlockRef,
+      item: FetchItem,
       address: BlockManagerId,
       requestDone: Boolean,
       cause: Throwable)

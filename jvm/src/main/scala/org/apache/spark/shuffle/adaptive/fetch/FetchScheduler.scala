@@ -4,7 +4,6 @@ import org.apache.spark.shuffle.adaptive.config.AdaptiveShuffleConf.FetchOrder
 import org.apache.spark.storage.BlockManagerId
 import org.apache.spark.util.Clock
 import org.apache.spark.shuffle.adaptive.flow.{BlockBatch, FlowSettings, FlowState, PeerTraffic}
-import org.apache.spark.shuffle.adaptive.transport.BlockRef
 
 /**
  * Decides which remote blocks a reduce task requests next, and when: the exchange order
@@ -14,14 +13,14 @@ import org.apache.spark.shuffle.adaptive.transport.BlockRef
 private[spark] trait FetchScheduler {
 
   /** The next request to send now (its blocks leave the scheduler), or None to wait. */
-  def next(state: FlowState): Option[BlockBatch]
+  def next(state: FlowState): Option[BlockBatch[FetchItem]]
 }
 
 private[spark] object FetchScheduler {
   def apply(
       settings: FlowSettings,
       self: BlockManagerId,
-      remote: Seq[(BlockManagerId, IndexedSeq[BlockRef])],
+      remote: Seq[(BlockManagerId, IndexedSeq[FetchItem])],
       shared: PeerTraffic,
       clock: Clock): FetchScheduler = settings.order match {
     case FetchOrder.Naive => new NaiveScheduler(settings, remote)

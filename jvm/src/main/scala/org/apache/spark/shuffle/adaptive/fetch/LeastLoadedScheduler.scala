@@ -2,7 +2,6 @@ package org.apache.spark.shuffle.adaptive.fetch
 
 import org.apache.spark.storage.BlockManagerId
 import org.apache.spark.shuffle.adaptive.flow.{FlowSettings, PeerQueue, PeerTraffic}
-import org.apache.spark.shuffle.adaptive.transport.BlockRef
 
 /**
  * Adaptive source selection (memory-optimized shuffling paper, section IV-A): each request goes
@@ -15,13 +14,13 @@ import org.apache.spark.shuffle.adaptive.transport.BlockRef
 private[spark] final class LeastLoadedScheduler(
     settings: FlowSettings,
     self: BlockManagerId,
-    remote: Seq[(BlockManagerId, IndexedSeq[BlockRef])],
+    remote: Seq[(BlockManagerId, IndexedSeq[FetchItem])],
     shared: PeerTraffic)
     extends SourceChoosingScheduler(settings, self, remote) {
 
   def score(executorId: String): Double = LeastLoadedScheduler.score(settings, shared, executorId)
 
-  override protected def choose(candidates: Seq[PeerQueue]): PeerQueue =
+  override protected def choose(candidates: Seq[PeerQueue[FetchItem]]): PeerQueue[FetchItem] =
     candidates.minBy(s => score(s.address.executorId))
 }
 

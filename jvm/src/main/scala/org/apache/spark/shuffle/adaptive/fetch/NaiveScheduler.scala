@@ -5,7 +5,6 @@ import scala.util.Random
 
 import org.apache.spark.storage.BlockManagerId
 import org.apache.spark.shuffle.adaptive.flow.{BlockBatch, FlowSettings, FlowState, SendRule}
-import org.apache.spark.shuffle.adaptive.transport.BlockRef
 
 /**
  * Spark's own order: requests of about one increment planned up front per executor and sent in
@@ -14,7 +13,7 @@ import org.apache.spark.shuffle.adaptive.transport.BlockRef
  */
 private[spark] final class NaiveScheduler(
     settings: FlowSettings,
-    remote: Seq[(BlockManagerId, IndexedSeq[BlockRef])])
+    remote: Seq[(BlockManagerId, IndexedSeq[FetchItem])])
     extends FetchScheduler {
 
   private[this] val pending =
@@ -22,7 +21,7 @@ private[spark] final class NaiveScheduler(
       BlockBatch.plan(address, blocks, settings.requestSize, settings.maxBlocksInFlightPerAddress)
     }))
 
-  override def next(state: FlowState): Option[BlockBatch] = {
+  override def next(state: FlowState): Option[BlockBatch[FetchItem]] = {
     var i = 0
     while (i < pending.length && SendRule.fits(settings, state, pending(i).size)) {
       val request = pending(i)

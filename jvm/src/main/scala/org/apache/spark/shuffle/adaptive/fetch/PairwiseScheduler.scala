@@ -2,7 +2,6 @@ package org.apache.spark.shuffle.adaptive.fetch
 
 import org.apache.spark.storage.BlockManagerId
 import org.apache.spark.shuffle.adaptive.flow.{BlockBatch, FlowSettings, FlowState, PeerQueue, SendRule}
-import org.apache.spark.shuffle.adaptive.transport.BlockRef
 
 /**
  * The pairwise exchange of collective shuffles (CSA, DSA paper section 2): with the executors
@@ -14,14 +13,15 @@ import org.apache.spark.shuffle.adaptive.transport.BlockRef
 private[spark] final class PairwiseScheduler(
     settings: FlowSettings,
     self: BlockManagerId,
-    remote: Seq[(BlockManagerId, IndexedSeq[BlockRef])])
+    remote: Seq[(BlockManagerId, IndexedSeq[FetchItem])])
     extends FetchScheduler {
 
   // Successors in reverse are the predecessors: rank i-1, i-2, ...
-  private[this] val steps: Seq[PeerQueue] = PeerQueue.inCircularOrder(self, remote).reverse
+  private[this] val steps: Seq[PeerQueue[FetchItem]] =
+    PeerQueue.inCircularOrder(self, remote).reverse
   private[this] var step = 0
 
-  override def next(state: FlowState): Option[BlockBatch] = {
+  override def next(state: FlowState): Option[BlockBatch[FetchItem]] = {
     while (step < steps.size && !steps(step).nonEmpty &&
       state.blocksInFlightTo(steps(step).address) == 0) {
       step += 1

@@ -16,33 +16,30 @@ import org.apache.spark.network.buffer.{FileSegmentManagedBuffer, ManagedBuffer}
 import org.apache.spark.network.shuffle.{DownloadFile, DownloadFileManager, SimpleDownloadFile}
 import org.apache.spark.network.util.TransportConf
 import org.apache.spark.shuffle.ShuffleReadMetricsReporter
-import org.apache.spark.storage.{BlockId, BlockManagerId, FallbackStorage, ShuffleBlockBatchId, ShuffleBlockId}
-import org.apache.spark.util.{Clock, SystemClock}
-import org.apache.spark.shuffle.adaptive.compat.SparkCompat
-import org.apache.spark.shuffle.adaptive.flow.{BlockBatch, ElasticLimit, FlowSettings, InFlightLedger, PeerQueue, PeerTraffic, SendRule, SourceRate, TaskShare}
+import org.apache.spark.storage.{BlockId, BlockManagerId, FallbackStorage}
+import org.apache.spark.shuffle.adaptive.flow.{BlockBatch, PeerQueue, SendRule, SourceRate, TaskShare, InFlightLedger}
 import org.apache.spark.shuffle.adaptive.metrics.FetchCounters
 import org.apache.spark.shuffle.adaptive.protocol.BlockMessage
-import org.apache.spark.shuffle.adaptive.transport.{BlockRef, BlockTransport, HostLocalTransport, TransportListener}
+import org.apache.spark.shuffle.adaptive.transport.{HostLocalTransport, TransportListener}
 
 /**
  * Streams the shuffle blocks of one reduce task, one `(blockId, stream)` per block, in the order
  * they become available.
  *
- * Local blocks (and those of the fallback storage) are read straight from this executor's shuffle
- * files. Blocks of other executors are requested through the transport (which reads those on
+ * What the task reads is a list of [[FetchItem]]s per source: blocks of map outputs, and requests
+ * that stand for several blocks, all sent and counted alike; each, when it arrives or fails,
+ * says what it makes ready and what to request in its place. Ready blocks go before any other.
+ * Items of this executor (and of the fallback storage) are read straight from its block manager.
+ * Those of other executors are requested through the transport (which reads those on
  * this host from their files, see [[HostLocalTransport]]) in the order and at the pace a
  * [[FetchScheduler]] decides
  * (`spark.shuffle.adaptive.fetch.order`), within Spark's reducer limits and the task's
  * `elastic` limit (see [[FlowSettings.elasticLimit]]), kept in its [[InFlightLedger]]. A block
  * counts as in flight from its request until the task takes it, so the limit bounds what is
  * buffered too (only a request sent with nothing in flight may pass it).
- * Arrived remote blocks are served before local ones, to free their memory first; the task only
+ * Arrived remote items are served before local ones, to free their memory first; the task only
  * blocks (fetch wait time) when neither is ready. Each wait feeds the elastic limit and, per
- * source, the executor-wide [[PeerTraffic]] that adaptive source selection reads. With
- * `batch` (see [[BatchFetch]]) each map's blocks are asked for as one batch block. Requests that
- * stand for several blocks ([[CompositeRequests]]) are sent like any other and handed over when
- * they come back: the blocks they make ready go before any other, and the blocks they name in
- * their place are requested as the task's own.
+ * source, the executor-wide [[PeerTraffic]] that adaptive source selection reads.
  *
  * Failures: a block that cannot be fetched or read raises FetchFailedException, so Spark reruns
  * the map stage. A remote block found corrupt when its stream is opened is fetched once more;
@@ -70,17 +67,17 @@ private[spark] final class ShuffleBlockFetcher(
   private[this] val elastic = task.elastic
   private[this] val clock = executor.clock
   private[this] val backoff = executor.backoff
-  private[this] val composite = task.composite
   private[this] val traffic = executor.traffic
   private[this] val results = new LinkedBlockingDeque[FetchResult]
-  private[this] val localQueue = mutable.Queue.empty[BlockRef]
+  private[this] val localQueue = mutable.Queue.empty[FetchItem]
+  private[this] val ready = mutable.Queue.empty[ReadyBlock]
 
   /** What this task has yet to ask of each source, which the executor's estimates include. */
   private[this] val pendingShare = new TaskShare(traffic.addPending)
   private[this] val corruption = new BlockCorruption(settings, transport)
 
   /** Blocks deferred by the direct-memory back-off, asked for again before any other. */
-  private[this] val deferred = mutable.LinkedHashMap.empty[BlockManagerId, PeerQueue]
+  private[this] val deferred = mutable.LinkedHashMap.empty[BlockManagerId, PeerQueue[FetchItem]]
   private[this] val transportFallbacks = new AtomicLong
   private[this] val openStreams = mutable.LinkedHashSet.empty[BlockInputStream]
   private[this] val ledger =
@@ -91,8 +88,8 @@ private[spark] final class ShuffleBlockFetcher(
   private[this] val startNanos = clock.nanoTime()
   private[this] var integratedUntil = startNanos
 
-  /** Blocks of map outputs (no composite request) requested and not served yet. */
-  private[this] var blocksLeft = 0
+  /** Items requested that have neither arrived nor failed yet. */
+  private[this] var itemsLeft = 0
   private[this] val scheduler: FetchScheduler = plan()
 
   // Guarded by `this`: set once the task is done with the fetcher; late callbacks are dropped.
@@ -108,57 +105,47 @@ private[spark] final class ShuffleBlockFetcher(
   sendRequests()
 
   private def plan(): FetchScheduler = {
-    val remote = mutable.ArrayBuffer.empty[(BlockManagerId, IndexedSeq[BlockRef])]
+    val remote = mutable.ArrayBuffer.empty[(BlockManagerId, IndexedSeq[FetchItem])]
     // Spark reads what decommissioned executors left in the fallback storage as local blocks.
     val localIds =
       Set(local.address.executorId, FallbackStorage.FALLBACK_BLOCK_MANAGER_ID.executorId)
-    task.byAddress.foreach { case (address, infos) =>
-      // Empty blocks hold no records and are never served, so they are not fetched.
-      val nonEmpty = infos.iterator.collect {
-        case (id, size, mapIndex) if size > 0 || composite.contains(address, id) =>
-          BlockRef(id, size, mapIndex)
-      }.toIndexedSeq
-      val (composites, blocks) = nonEmpty.partition(ref => composite.contains(address, ref.blockId))
-      val refs = composites ++
-        (if (task.batch) BatchFetch.merge(blocks, acrossGaps = composite.batchesSpanGaps)
-         else blocks)
-      blocksLeft += refs.size - composites.size
-      if (refs.nonEmpty)
+    task.requests.foreach { case (address, items) =>
+      itemsLeft += items.size
+      if (items.nonEmpty)
         counters.label(FetchCounters.HostBySource, address.executorId, address.host)
       if (localIds(address.executorId)) {
-        localQueue ++= refs
-      } else if (refs.nonEmpty) {
-        remote += address -> refs
-        pendingShare.change(address.executorId, refs.iterator.map(_.size).sum)
+        localQueue ++= items
+      } else if (items.nonEmpty) {
+        remote += address -> items
+        pendingShare.change(address.executorId, items.iterator.map(_.size).sum)
       }
     }
     counters.add(FetchCounters.ReduceTasks, 1)
     logDebug(
-      s"Fetching $blocksLeft blocks and ${composite.left} composite requests: ${localQueue.size} local, the rest from " +
-        s"${remote.size} executors in ${settings.order} order")
+      s"Fetching $itemsLeft items: ${localQueue.size} local, the rest from ${remote.size} " +
+        s"executors in ${settings.order} order")
     FetchScheduler(settings, local.address, remote.toSeq, traffic, clock)
   }
 
-  override def hasNext: Boolean = blocksLeft > 0 || composite.left > 0
+  override def hasNext: Boolean = itemsLeft > 0 || ready.nonEmpty
 
   override def next(): (BlockId, InputStream) = {
     if (!hasNext) throw new NoSuchElementException("all shuffle blocks were served")
     var opened: Option[(BlockId, InputStream)] = None
     while (opened.isEmpty) {
       sendRequests()
-      opened = composite.nextReady() match {
-        case Some(ready) => openStream(ready, remote = true)
-        case None =>
-          Option(results.pollFirst()) match {
-            case Some(result) => openRemote(result, waitMs = 0.0)
-            case None if localQueue.nonEmpty =>
-              observeWait(0.0)
-              openLocal(localQueue.dequeue())
-            case None =>
-              val (result, waitMs) = awaitResult()
-              openRemote(result, waitMs)
-          }
-      }
+      // Nothing is sent between an item's arrival and the task taking what it made ready.
+      if (ready.isEmpty)
+        Option(results.pollFirst()) match {
+          case Some(result) => resolveRemote(result, waitMs = 0.0)
+          case None if localQueue.nonEmpty =>
+            observeWait(0.0)
+            resolveLocal(localQueue.dequeue())
+          case None =>
+            val (result, waitMs) = awaitResult()
+            resolveRemote(result, waitMs)
+        }
+      if (ready.nonEmpty) opened = openStream(ready.dequeue())
     }
     opened.get
   }
@@ -167,8 +154,7 @@ private[spark] final class ShuffleBlockFetcher(
   private def awaitResult(): (FetchResult, Double) = {
     if (ledger.requestsInFlight == 0) {
       throw new IllegalStateException(
-        s"Shuffle fetcher has no request in flight but $blocksLeft blocks and " +
-          s"${composite.left} composite requests to serve")
+        s"Shuffle fetcher has no request in flight but $itemsLeft items to serve")
     }
     val start = clock.nanoTime()
     val result = results.takeFirst()
@@ -219,7 +205,7 @@ private[spark] final class ShuffleBlockFetcher(
     elastic.observeWait(millis)
   }
 
-  private def send(request: BlockBatch): Unit = {
+  private def send(request: BlockBatch[FetchItem]): Unit = {
     val address = request.address
     integrate()
     // A request sent with nothing else in flight may not fit the budget: its blocks go to disk.
@@ -246,7 +232,7 @@ private[spark] final class ShuffleBlockFetcher(
       requestsSent
     }
 
-    def deliver(id: BlockId, bytes: Long, make: (BlockRef, Boolean, Long) => FetchResult): Unit =
+    def deliver(id: BlockId, bytes: Long, make: (FetchItem, Boolean, Long) => FetchResult): Unit =
       ShuffleBlockFetcher.this.synchronized {
         if (!zombie && remaining.remove(id)) {
           val done = remaining.isEmpty
@@ -269,10 +255,10 @@ private[spark] final class ShuffleBlockFetcher(
         deliver(
           id,
           buf.size,
-          (block, done, millis) => {
+          (item, done, millis) => {
             // The transport releases its reference when this callback returns.
             buf.retain()
-            FetchResult.Fetched(block, address, buf, via, done, millis)
+            FetchResult.Fetched(item, address, buf, via, done, millis)
           })
 
       override def onFailed(id: BlockId, e: Throwable): Unit = {
@@ -280,11 +266,11 @@ private[spark] final class ShuffleBlockFetcher(
         deliver(
           id,
           0L,
-          (block, done, _) =>
+          (item, done, _) =>
             e match {
               case _: OutOfDirectMemoryError if mayRetryAfterDirectMemoryFailure(id) =>
-                FetchResult.Deferred(block, address, done)
-              case _ => FetchResult.Failed(block, address, done, e)
+                FetchResult.Deferred(item, address, done)
+              case _ => FetchResult.Failed(item, address, done, e)
             })
       }
 
@@ -314,35 +300,31 @@ private[spark] final class ShuffleBlockFetcher(
     retry
   }
 
-  /** None when the block was deferred, or found corrupt and asked for again. */
-  private def openRemote(result: FetchResult, waitMs: Double): Option[(BlockId, InputStream)] = {
+  /** What `result`, the transport's answer for one item, makes ready or asks for instead. */
+  private def resolveRemote(result: FetchResult, waitMs: Double): Unit = {
     val address = result.address
     integrate()
     ledger.returned(
       address,
-      result.block.size,
+      result.item.size,
       result.requestDone,
-      inMemory = !toDisk.remove(result.block.blockId))
+      inMemory = !toDisk.remove(result.item.blockId))
     result match {
-      case FetchResult.Failed(block, _, _, cause) if composite.contains(address, block.blockId) =>
-        request(composite.failed(address, block, cause))
-        None
-      case FetchResult.Failed(block, _, _, cause) =>
+      case FetchResult.Failed(item, _, _, cause) =>
         val why = cause match {
           case _: OutOfDirectMemoryError =>
             s"out of Netty direct memory ${settings.maxAttemptsOnNettyOOM + 1} times"
           case _ => cause.getMessage
         }
-        throw fetchFailed(
-          block,
-          address,
-          cause,
-          s"Failed to fetch ${block.blockId} from $address: $why")
-      case FetchResult.Deferred(block, _, _) =>
-        deferred.getOrElseUpdate(address, new PeerQueue(address, Nil)) += block
+        resolved(
+          item.failed(
+            address,
+            s"Failed to fetch ${BlockMessage.describe(item.blockId)} from $address: $why",
+            cause))
+      case FetchResult.Deferred(item, _, _) =>
+        deferred.getOrElseUpdate(address, new PeerQueue(address, Nil)) += item
         counters.add(FetchCounters.DirectMemoryDeferrals, 1)
-        None
-      case FetchResult.Fetched(block, _, buf, via, done, millis) =>
+      case FetchResult.Fetched(item, _, buf, via, done, millis) =>
         if (done) {
           if (via != HostLocalTransport.Name) readMetrics.incRemoteReqsDuration(millis)
           backoff.liftIfFree(settings.maxReqSizeShuffleToMem)
@@ -350,11 +332,7 @@ private[spark] final class ShuffleBlockFetcher(
         counters.add(FetchCounters.WaitMsBySource, address.executorId, waitMs)
         traffic.recordWait(address.executorId, waitMs)
         observeWait(waitMs)
-        if (composite.contains(address, block.blockId)) arrived(block, address, buf, via)
-        else {
-          countRead(address, via, buf)
-          openBlock(block, address, buf, remote = true)
-        }
+        arrived(item, address, buf, via)
     }
   }
 
@@ -366,11 +344,10 @@ private[spark] final class ShuffleBlockFetcher(
       source: BlockManagerId,
       via: String,
       buf: ManagedBuffer,
-      blocks: Int = 1,
-      bytes: Option[Long] = None): Unit = {
-    val read = bytes.getOrElse(buf.size)
-    countFetched(buf, via, blocks, read)
-    counters.served(source.executorId, via, read)
+      blocks: Int,
+      bytes: Long): Unit = {
+    countFetched(buf, via, blocks, bytes)
+    counters.served(source.executorId, via, bytes)
   }
 
   private def countFetched(buf: ManagedBuffer, via: String, blocks: Int, bytes: Long): Unit =
@@ -383,98 +360,75 @@ private[spark] final class ShuffleBlockFetcher(
       if (buf.isInstanceOf[FileSegmentManagedBuffer]) readMetrics.incRemoteBytesReadToDisk(bytes)
     }
 
-  private def openLocal(block: BlockRef): Option[(BlockId, InputStream)] = {
+  private def resolveLocal(item: FetchItem): Unit = {
     val buf =
-      try local.read(block.blockId)
+      try local.read(item.blockId)
       catch {
-        // As a composite request from a peer that failed: what it stood for is read instead.
-        case NonFatal(e) if composite.contains(local.address, block.blockId) =>
-          request(composite.failed(local.address, block, e))
-          return None
         case NonFatal(e) =>
-          throw fetchFailed(
-            block,
-            local.address,
-            e,
-            s"Failed to read local block ${block.blockId}: ${e.getMessage}")
+          resolved(
+            item.failed(
+              local.address,
+              s"Failed to read local ${BlockMessage.describe(item.blockId)}: ${e.getMessage}",
+              e))
+          return
       }
     buf.retain()
-    if (composite.contains(local.address, block.blockId)) {
-      arrived(block, local.address, buf, FetchCounters.Local)
-    } else {
-      countRead(local.address, FetchCounters.Local, buf)
-      openBlock(block, local.address, buf, remote = false)
-    }
+    arrived(item, local.address, buf, FetchCounters.Local)
   }
 
   /**
-   * A composite request arrived: what it counts as read, and what it names in its place
-   * requested; the blocks it made ready go first, from the next turn on.
+   * `item` arrived: what it counts as read, the blocks it made ready (served from the next turn
+   * on, before any other) and what it names in its place, requested.
    */
   private def arrived(
-      sent: BlockRef,
+      item: FetchItem,
       address: BlockManagerId,
       buf: ManagedBuffer,
-      via: String): Option[(BlockId, InputStream)] = {
-    val arrival = composite.arrived(address, sent, buf, via)
-    if (arrival.blocks > 0) countRead(address, via, buf, arrival.blocks, Some(arrival.bytes))
-    request(arrival.instead)
-    None
+      via: String): Unit = {
+    val arrival = item.arrived(address, buf, via)
+    if (arrival.blocks > 0) countRead(address, via, buf, arrival.blocks, arrival.bytes)
+    ready ++= arrival.ready
+    resolved(arrival.instead)
   }
 
-  /** Blocks of map outputs to serve, from wherever they are. */
-  private def request(blocks: Seq[(BlockManagerId, BlockRef)]): Unit = {
-    blocksLeft += blocks.size
-    blocks.foreach { case (home, block) =>
-      if (home == local.address) localQueue += block
-      else deferred.getOrElseUpdate(home, new PeerQueue(home, Nil)) += block
+  /** An item resolved, with what to request in its place, from wherever it is. */
+  private def resolved(instead: Seq[FetchItem.At]): Unit = {
+    itemsLeft -= 1
+    request(instead)
+  }
+
+  private def request(items: Seq[FetchItem.At]): Unit = {
+    itemsLeft += items.size
+    items.foreach { case (home, item) =>
+      if (home == local.address) localQueue += item
+      else deferred.getOrElseUpdate(home, new PeerQueue(home, Nil)) += item
     }
   }
 
-  /** A block of a map output, served once opened, or once something was requested in its place. */
-  private def openBlock(
-      block: BlockRef,
-      address: BlockManagerId,
-      buf: ManagedBuffer,
-      remote: Boolean): Option[(BlockId, InputStream)] = {
-    val opened = openStream(
-      ReadyBlock(
-        block.blockId,
-        block,
-        address,
-        buf,
-        Seq(address -> block),
-        () => block.blockId.name),
-      remote)
-    blocksLeft -= 1
-    opened
-  }
-
   /** None when the block was found corrupt and something was requested in its place. */
-  private def openStream(ready: ReadyBlock, remote: Boolean): Option[(BlockId, InputStream)] = {
-    val ReadyBlock(id, block, address, buf, readAgain, named, opened) = ready
+  private def openStream(ready: ReadyBlock): Option[(BlockId, InputStream)] = {
+    val ReadyBlock(id, block, address, buf, readAgain, onlyCopy, named, opened) = ready
     def name = named()
     if (buf.size == 0) {
       buf.release()
-      throw fetchFailed(
-        block,
+      throw block.fetchFailed(
         address,
-        new IOException("zero-size buffer"),
         s"Received a zero-size buffer for $name from $address " +
-          s"(map output said ${block.size} bytes)")
+          s"(map output said ${block.size} bytes)",
+        new IOException("zero-size buffer"))
     }
     val in =
       try buf.createInputStream()
       catch {
         case e: IOException =>
           buf.release()
-          throw fetchFailed(block, address, e, s"Cannot open $name: ${e.getMessage}")
+          throw block.fetchFailed(address, s"Cannot open $name: ${e.getMessage}", e)
       }
     // What is the only copy of what it holds is not one of the serving executor's blocks, which
     // a diagnosis would compare it with.
     def diagnosis(e: IOException): String =
-      if (readAgain.nonEmpty) corruption.diagnose(block.blockId, address, buf, e)
-      else s"$name is corrupt, and the only copy of what it holds: ${e.getMessage}"
+      if (onlyCopy) s"$name is corrupt, and the only copy of what it holds: ${e.getMessage}"
+      else corruption.diagnose(block.blockId, address, buf, e)
     try {
       val wrapped = corruption.readHead(in, executor.streamWrapper(block.blockId, in))
       val stream = new BlockInputStream(
@@ -489,7 +443,7 @@ private[spark] final class ShuffleBlockFetcher(
       opened()
       Some((id, stream))
     } catch {
-      case e: IOException if readAgain.nonEmpty && corruption.fetchAgain(block.blockId, remote) =>
+      case e: IOException if readAgain.nonEmpty && corruption.fetchAgain(block.blockId) =>
         logWarning(s"$name from $address is corrupt, reading it again", e)
         closeQuietly(in)
         buf.release()
@@ -500,34 +454,14 @@ private[spark] final class ShuffleBlockFetcher(
         val message = diagnosis(e)
         closeQuietly(in)
         buf.release()
-        throw fetchFailed(block, address, e, message)
+        throw block.fetchFailed(address, message, e)
     }
   }
 
   private def readFailure(block: BlockRef, address: BlockManagerId, e: IOException)(
       message: => String): Throwable =
-    if (corruption.failsFetch(e, context.isInterrupted())) fetchFailed(block, address, e, message)
+    if (corruption.failsFetch(e, context.isInterrupted())) block.fetchFailed(address, message, e)
     else e
-
-  private def fetchFailed(
-      block: BlockRef,
-      address: BlockManagerId,
-      cause: Throwable,
-      message: String): Throwable = block.blockId match {
-    case ShuffleBlockId(shuffleId, mapId, reduceId) =>
-      SparkCompat.fetchFailed(address, shuffleId, mapId, block.mapIndex, reduceId, message, cause)
-    case ShuffleBlockBatchId(shuffleId, mapId, startReduceId, _) =>
-      SparkCompat.fetchFailed(
-        address,
-        shuffleId,
-        mapId,
-        block.mapIndex,
-        startReduceId,
-        message,
-        cause)
-    case other =>
-      new IllegalStateException(s"Not a shuffle block: $other ($message)", cause)
-  }
 
   private def closeQuietly(in: InputStream): Unit =
     try in.close()
@@ -574,7 +508,8 @@ private[spark] final class ShuffleBlockFetcher(
     openStreams.toList.foreach(s =>
       try s.close()
       catch { case NonFatal(_) => })
-    composite.release()
+    ready.foreach(_.buf.release())
+    ready.clear()
     var result = results.pollFirst()
     while (result != null) {
       result match {

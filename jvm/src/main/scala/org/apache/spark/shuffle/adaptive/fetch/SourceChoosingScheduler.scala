@@ -2,7 +2,6 @@ package org.apache.spark.shuffle.adaptive.fetch
 
 import org.apache.spark.storage.BlockManagerId
 import org.apache.spark.shuffle.adaptive.flow.{BlockBatch, FlowSettings, FlowState, PeerQueue, SendRule}
-import org.apache.spark.shuffle.adaptive.transport.BlockRef
 
 /**
  * An order that forms each request at send time for one source it chooses among those that
@@ -14,15 +13,15 @@ import org.apache.spark.shuffle.adaptive.transport.BlockRef
 private[spark] abstract class SourceChoosingScheduler(
     settings: FlowSettings,
     self: BlockManagerId,
-    remote: Seq[(BlockManagerId, IndexedSeq[BlockRef])])
+    remote: Seq[(BlockManagerId, IndexedSeq[FetchItem])])
     extends FetchScheduler {
 
-  private[this] val sources: Seq[PeerQueue] = PeerQueue.inCircularOrder(self, remote)
+  private[this] val sources: Seq[PeerQueue[FetchItem]] = PeerQueue.inCircularOrder(self, remote)
 
   /** The source to ask next, of `candidates` (never empty). */
-  protected def choose(candidates: Seq[PeerQueue]): PeerQueue
+  protected def choose(candidates: Seq[PeerQueue[FetchItem]]): PeerQueue[FetchItem]
 
-  final override def next(state: FlowState): Option[BlockBatch] = {
+  final override def next(state: FlowState): Option[BlockBatch[FetchItem]] = {
     val candidates = sources.filter { s =>
       s.nonEmpty && SendRule.blocksAllowed(settings, state, s.address) > 0
     }

@@ -1,10 +1,11 @@
 package org.apache.spark.shuffle.adaptive.flow
 
 import org.apache.spark.storage.BlockManagerId
-import org.apache.spark.shuffle.adaptive.transport.BlockRef
 
 /** Blocks asked of, or sent to, one executor in one round trip. */
-private[spark] final case class BlockBatch(address: BlockManagerId, blocks: IndexedSeq[BlockRef]) {
+private[spark] final case class BlockBatch[B <: SizedBlock](
+    address: BlockManagerId,
+    blocks: IndexedSeq[B]) {
   val size: Long = blocks.iterator.map(_.size).sum
 }
 
@@ -16,14 +17,14 @@ private[spark] object BlockBatch {
    * block that would take it over `requestSize`; a block is never split, so a larger one is a
    * batch of its own.
    */
-  def plan(
+  def plan[B <: SizedBlock](
       address: BlockManagerId,
-      blocks: Iterable[BlockRef],
+      blocks: Iterable[B],
       requestSize: Long,
-      maxBlocks: Int): Seq[BlockBatch] = {
+      maxBlocks: Int): Seq[BlockBatch[B]] = {
     require(requestSize > 0 && maxBlocks > 0)
     val queue = new PeerQueue(address, blocks)
-    val requests = Seq.newBuilder[BlockBatch]
+    val requests = Seq.newBuilder[BlockBatch[B]]
     while (queue.nonEmpty) requests += queue.take(requestSize, maxBlocks)
     requests.result()
   }

@@ -3,22 +3,23 @@ package org.apache.spark.shuffle.adaptive.flow
 import scala.collection.mutable
 
 import org.apache.spark.storage.BlockManagerId
-import org.apache.spark.shuffle.adaptive.transport.BlockRef
 
 /** The blocks a task has yet to request from (or send to) one executor, in map order. */
-private[spark] final class PeerQueue(val address: BlockManagerId, blocks: Iterable[BlockRef]) {
+private[spark] final class PeerQueue[B <: SizedBlock](
+    val address: BlockManagerId,
+    blocks: Iterable[B]) {
   private[this] val queue = mutable.Queue.from(blocks)
 
   def nonEmpty: Boolean = queue.nonEmpty
 
-  def +=(block: BlockRef): Unit = queue += block
+  def +=(block: B): Unit = queue += block
 
   /**
    * Takes blocks while they stay within `size` bytes and `maxBlocks` blocks: at least one block,
    * never a split one, so only a batch of one block larger than `size` exceeds it (and a reduce
    * task's batch fits its reserve of the executor's [[FetchBudget]]).
    */
-  def take(size: Long, maxBlocks: Int): BlockBatch = {
+  def take(size: Long, maxBlocks: Int): BlockBatch[B] = {
     val (count, _) = headOf(size, maxBlocks)
     BlockBatch(address, IndexedSeq.fill(count)(queue.dequeue()))
   }
@@ -42,9 +43,9 @@ private[spark] final class PeerQueue(val address: BlockManagerId, blocks: Iterab
 private[spark] object PeerQueue {
 
   /** One queue per executor, the closest successor of `self` in [[ExecutorOrder]] first. */
-  def inCircularOrder(
+  def inCircularOrder[B <: SizedBlock](
       self: BlockManagerId,
-      remote: Seq[(BlockManagerId, IndexedSeq[BlockRef])]): Seq[PeerQueue] = {
+      remote: Seq[(BlockManagerId, IndexedSeq[B])]): Seq[PeerQueue[B]] = {
     val byId = remote.map { case (address, blocks) =>
       address.executorId -> new PeerQueue(address, blocks)
     }.toMap

@@ -11,7 +11,7 @@ import org.apache.spark.internal.Logging
 import org.apache.spark.network.buffer.ManagedBuffer
 import org.apache.spark.storage.{BlockId, BlockManagerId}
 import org.apache.spark.util.{Clock, SystemClock}
-import org.apache.spark.shuffle.adaptive.transport.{BlockRef, BlockUploads}
+import org.apache.spark.shuffle.adaptive.transport.BlockUploads
 
 /**
  * Sends runs of blocks to other executors' stores (a push, see protocol.RunUpload, or an owner's
@@ -51,8 +51,7 @@ private[spark] final class RunSender(
       .successors(self, peers.map(_._1.executorId).distinct)
       .flatMap(id => peers.filter(_._1.executorId == id))
     val queues = inOrder.map { case (address, blocks) =>
-      // A sender has no use for the map index (reduce tasks report it on fetch failures).
-      new PeerQueue(address, blocks.map { case (id, size) => BlockRef(id, size, -1) })
+      new PeerQueue(address, blocks.map { case (id, size) => RunSender.Run(id, size) })
     }
     val arrived = Set.newBuilder[BlockId]
     var nextBatch = 0
@@ -121,6 +120,8 @@ private[spark] final class RunSender(
 }
 
 private[spark] object RunSender {
+
+  private final case class Run(blockId: BlockId, size: Long) extends SizedBlock
 
   /**
    * A sender of this executor's uploads through Spark's block transfer service, under the

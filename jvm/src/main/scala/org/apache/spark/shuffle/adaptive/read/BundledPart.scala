@@ -1,7 +1,7 @@
 package org.apache.spark.shuffle.adaptive.read
 
 import org.apache.spark.storage.BlockManagerId
-import org.apache.spark.shuffle.adaptive.transport.BlockRef
+import org.apache.spark.shuffle.adaptive.fetch.BlockRef
 
 /**
  * A block a reduce task reads out of a bundle ([[BundledRead]]): `length` bytes at `offset`.

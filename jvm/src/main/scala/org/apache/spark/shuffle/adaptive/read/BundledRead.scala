@@ -1,16 +1,22 @@
 package org.apache.spark.shuffle.adaptive.read
 
 import org.apache.spark.network.buffer.ManagedBuffer
-import org.apache.spark.storage.BlockManagerId
-import org.apache.spark.shuffle.adaptive.transport.BlockRef
+import org.apache.spark.storage.{BlockId, BlockManagerId}
+import org.apache.spark.shuffle.adaptive.fetch.BlockRef
 
 /**
  * A request a reduce task reads whole, whose bytes bundle blocks of map outputs: a merged
  * partition's chunk (mode=push) or the combined records of an executor (local reduction). Once it
- * arrives it is cut into parts, each served as a block of its own ([[Bundles]] does it for the
- * fetcher); each kind counts what became of it in its own counters.
+ * arrives it is cut into parts, each served as a block of its own ([[BundleRequest]] does it for
+ * the fetcher); each kind counts what became of it in its own counters.
  */
 private[spark] trait BundledRead {
+
+  /** What is asked of its holder. */
+  def id: BlockId
+
+  /** The bytes it is expected to take, for the fetch's flow control. */
+  def size: Long
 
   /**
    * How many blocks Spark's read metrics count it as: the map-output blocks it stands for where

@@ -1,6 +1,8 @@
 package org.apache.spark.shuffle.adaptive.read
 
+import org.apache.spark.storage.{BlockId, BlockManagerId}
 import org.apache.spark.shuffle.adaptive.compat.SparkCompat
+import org.apache.spark.shuffle.adaptive.fetch.BlockRef
 
 /**
  * Where a reduce task's read plan is put together: the map output tracker's view of the blocks it
@@ -18,20 +20,27 @@ private[spark] object ReadPlanner {
           task.endMapIndex,
           task.startPartition,
           task.endPartition)
-        ReadPlan(blocks.toSeq, outputs)
+        ReadPlan(refs(blocks), outputs)
       } else {
         ReadPlan(
-          SparkCompat
-            .mapSizesByExecutorId(
+          refs(
+            SparkCompat.mapSizesByExecutorId(
               task.shuffleId,
               task.startMapIndex,
               task.endMapIndex,
               task.startPartition,
-              task.endPartition)
-            .toSeq)
+              task.endPartition)))
       }
     joined(task, tracked, applying)
   }
+
+  private def refs(tracked: Iterator[(BlockManagerId, collection.Seq[(BlockId, Long, Int)])])
+      : Seq[(BlockManagerId, Seq[BlockRef])] =
+    tracked.map { case (source, blocks) =>
+      source -> blocks.iterator.map { case (id, size, mapIndex) =>
+        BlockRef(id, size, mapIndex)
+      }.toSeq
+    }.toSeq
 
   /** `tracked` rewritten by each of `parts` in turn, their counts added to the task's counters. */
   private def joined(task: ReduceRead, tracked: ReadPlan, parts: Seq[ReadPlanPart]): ReadPlan =

@@ -11,6 +11,7 @@ import org.roaringbitmap.longlong.Roaring64NavigableMap
 
 import org.apache.spark.scheduler.{HighlyCompressedMapStatus, MapStatus}
 import org.apache.spark.storage.{BlockId, BlockManagerId, ShuffleBlockId}
+import org.apache.spark.shuffle.adaptive.fetch.BlockRef
 import org.apache.spark.shuffle.adaptive.metrics.FetchCounters
 import org.apache.spark.shuffle.adaptive.memory.MemoryBound
 import org.apache.spark.shuffle.adaptive.protocol.{MergedPartition, OwnerTable, Payloads}
@@ -114,7 +115,7 @@ object DriverScaleBench {
     // A reduce task's plan: its partition's blocks as the map output tracker lists them.
     val byAddress = ids.map { home =>
       home -> (home.executorId.toInt until maps by executors).map { m =>
-        (ShuffleBlockId(0, m.toLong, 0): BlockId, blockSize, m)
+        BlockRef(ShuffleBlockId(0, m.toLong, 0), blockSize, m)
       }
     }
     // The first plan runs cold; a long job's reduce tasks run warm.

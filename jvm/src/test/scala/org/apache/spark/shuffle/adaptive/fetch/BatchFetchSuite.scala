@@ -15,7 +15,6 @@ import org.apache.spark.shuffle.sort.SortShuffleManager
 import org.apache.spark.storage.{BlockId, BlockManagerId, ShuffleBlockBatchId, ShuffleBlockId}
 
 import FetcherFakes._
-import org.apache.spark.shuffle.adaptive.transport.BlockRef
 
 class BatchFetchSuite extends AnyFunSuite {
 

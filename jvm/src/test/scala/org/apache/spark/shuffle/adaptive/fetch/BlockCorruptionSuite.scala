@@ -28,14 +28,13 @@ class BlockCorruptionSuite extends SparkFunSuite {
   private val block = ShuffleBlockId(1, 2, 3)
   private val source = BlockManagerId("1", "host-1", 7000)
 
-  test("a remote block found corrupt as it is opened is fetched again once; a local one never") {
+  test("a block found corrupt as it is opened is read again once, unless detection is off") {
     val corruption = new BlockCorruption(settings(detect = true), new FakeTransport)
-    assert(corruption.fetchAgain(block, remote = true))
-    assert(!corruption.fetchAgain(block, remote = true))
-    assert(corruption.fetchAgain(ShuffleBlockId(1, 3, 3), remote = true))
-    assert(!corruption.fetchAgain(ShuffleBlockId(1, 4, 3), remote = false))
+    assert(corruption.fetchAgain(block))
+    assert(!corruption.fetchAgain(block))
+    assert(corruption.fetchAgain(ShuffleBlockId(1, 3, 3)))
     val off = new BlockCorruption(settings(detect = false), new FakeTransport)
-    assert(!off.fetchAgain(block, remote = true))
+    assert(!off.fetchAgain(block))
   }
 
   test("a read error fails the fetch unless detection is off or the task was interrupted") {

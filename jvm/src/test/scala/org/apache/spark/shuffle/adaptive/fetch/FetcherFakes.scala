@@ -16,6 +16,7 @@ import org.apache.spark.shuffle.ShuffleReadMetricsReporter
 import org.apache.spark.util.{Clock, SystemClock}
 import org.apache.spark.shuffle.adaptive.flow.{ElasticLimit, FetchBudget, FlowSettings, PeerTraffic}
 import org.apache.spark.shuffle.adaptive.metrics.FetchCounters
+import org.apache.spark.shuffle.adaptive.read.{BundledRead, ReadPlan}
 import org.apache.spark.shuffle.adaptive.transport.{BlockTransport, TransportListener}
 
 /**
@@ -27,7 +28,8 @@ private[adaptive] object FetcherFakes {
 
   /**
    * A fetcher with what a test leaves out fresh for this one task: its own executor traffic,
-   * no direct-memory limit, a system clock, no composite requests, no batches.
+   * no direct-memory limit, a system clock, no bundles, no batches. What it reads is planned as
+   * a reduce task's read is ([[ReadPlan.requests]]).
    */
   def newFetcher(
       context: TaskContext,
@@ -43,7 +45,8 @@ private[adaptive] object FetcherFakes {
       shared: PeerTraffic = null,
       batch: Boolean = false,
       backoff: DirectMemoryBackoff = new DirectMemoryBackoff(() => Long.MaxValue),
-      composite: CompositeRequests = CompositeRequests.None,
+      bundles: Seq[(BlockManagerId, BundledRead)] = Nil,
+      concatenate: Boolean = false,
       budget: Option[FetchBudget] = None): ShuffleBlockFetcher =
     new ShuffleBlockFetcher(
       context,
@@ -55,7 +58,16 @@ private[adaptive] object FetcherFakes {
         streamWrapper,
         clock,
         budget),
-      TaskFetch(transport, blocksByAddress, elastic, composite, batch),
+      TaskFetch(
+        transport,
+        ReadPlan(
+          blocksByAddress.map { case (address, blocks) =>
+            address -> blocks.map { case (id, size, mapIndex) =>
+              BlockRef(id, size, mapIndex)
+            }.toSeq
+          }.toSeq,
+          bundles = bundles).requests(local.address, batch, concatenate),
+        elastic),
       readMetrics,
       counters)
 

@@ -24,7 +24,7 @@ class LeastLoadedSchedulerSuite extends AnyFunSuite {
       },
       shared)
 
-  private def sources(requests: Seq[BlockBatch]): Seq[String] =
+  private def sources(requests: Seq[BlockBatch[FetchItem]]): Seq[String] =
     requests.map(_.address.executorId)
 
   test("with no history a task starts at the closest successor of its executor") {
@@ -137,7 +137,7 @@ class LeastLoadedSchedulerSuite extends AnyFunSuite {
     assert(requests.map(_.blocks.size) === Seq(3, 3, 3, 1))
     assert(requests.map(_.size) === Seq(90, 90, 90, 30))
     // The blocks are requested in map order, each once.
-    assert(requests.flatMap(_.blocks.map(_.mapIndex)) === (0 until 10))
+    assert(requests.flatMap(_.blocks.collect { case b: BlockRef => b.mapIndex }) === (0 until 10))
   }
 
   test("a block is never split: a block of at least the increment at the head travels alone") {
@@ -162,7 +162,7 @@ class LeastLoadedSchedulerSuite extends AnyFunSuite {
       val shared = new PeerTraffic(16)
       val state = new SchedulerTestState(s.maxBytesInFlight, shared)
       val scheduler = adaptive("0", remote, s, shared)
-      val all = mutable.ArrayBuffer.empty[BlockBatch] ++= drain(scheduler, state)
+      val all = mutable.ArrayBuffer.empty[BlockBatch[FetchItem]] ++= drain(scheduler, state)
       while (state.openBlocks.nonEmpty) {
         state.consumeOldest()
         all ++= drain(scheduler, state)

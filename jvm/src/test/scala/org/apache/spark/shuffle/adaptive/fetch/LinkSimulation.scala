@@ -7,7 +7,6 @@ import org.apache.spark.util.ManualClock
 import AdaptiveFetchTestKit.exec
 import SchedulerTestState.refs
 import org.apache.spark.shuffle.adaptive.flow.{FlowSettings, PeerTraffic}
-import org.apache.spark.shuffle.adaptive.transport.BlockRef
 
 /**
  * One reduce task fetching over links of fixed rates, in simulated milliseconds. Each source
@@ -38,9 +37,9 @@ private final class LinkSimulation(
   links.foreach { case (id, _, sizes) => shared.addPending(id, sizes.sum) }
 
   /** Blocks asked of each source and not yet delivered, each with whether it ends its request. */
-  private val onLink = links.map(l => l._1 -> mutable.Queue.empty[(BlockRef, Boolean)]).toMap
+  private val onLink = links.map(l => l._1 -> mutable.Queue.empty[(FetchItem, Boolean)]).toMap
   private val sentOfHead = mutable.Map.empty[String, Long].withDefaultValue(0L)
-  private val arrived = mutable.Queue.empty[(BlockRef, String)]
+  private val arrived = mutable.Queue.empty[(FetchItem, String)]
   private val left = mutable.Map.from(links.map { case (id, _, sizes) => id -> sizes.sum })
   private var consuming = 0L
   private var waitingSince = -1L

@@ -7,7 +7,6 @@ import org.scalatest.funsuite.AnyFunSuite
 import AdaptiveFetchTestKit.{exec, settings}
 import SchedulerTestState.{drain, refs}
 import org.apache.spark.shuffle.adaptive.flow.{BlockBatch, FlowSettings}
-import org.apache.spark.shuffle.adaptive.transport.BlockRef
 
 class PairwiseSchedulerSuite extends AnyFunSuite {
 
@@ -93,7 +92,7 @@ class PairwiseSchedulerSuite extends AnyFunSuite {
         exec(id) -> refs(3, i * 1000, sizes)
       } :+ (exec("4") -> IndexedSeq.empty[BlockRef]))
     val state = new SchedulerTestState(1000, null)
-    val all = mutable.ArrayBuffer.empty[BlockBatch] ++= drain(scheduler, state)
+    val all = mutable.ArrayBuffer.empty[BlockBatch[FetchItem]] ++= drain(scheduler, state)
     while (state.openBlocks.nonEmpty) {
       state.consumeOldest()
       all ++= drain(scheduler, state)

@@ -4,7 +4,6 @@ import scala.collection.mutable
 
 import org.apache.spark.storage.{BlockManagerId, ShuffleBlockId}
 import org.apache.spark.shuffle.adaptive.flow.{BlockBatch, FlowState, InFlightLedger, PeerTraffic}
-import org.apache.spark.shuffle.adaptive.transport.BlockRef
 
 /**
  * A reduce task's outstanding requests as the schedulers see them, driven by hand: [[send]]
@@ -21,7 +20,7 @@ private final class SchedulerTestState(var limit: Long, shared: PeerTraffic) ext
   override def requestsInFlight: Int = ledger.requestsInFlight
   override def blocksInFlightTo(address: BlockManagerId): Int = ledger.blocksInFlightTo(address)
 
-  def send(request: BlockBatch): Unit = {
+  def send(request: BlockBatch[FetchItem]): Unit = {
     request.blocks.foreach { b =>
       open(b.blockId.asInstanceOf[ShuffleBlockId]) = (request.address, b.size)
     }
@@ -50,8 +49,8 @@ private object SchedulerTestState {
     }.toIndexedSeq
 
   /** Asks `scheduler` for requests until it has none to send now. */
-  def drain(scheduler: FetchScheduler, state: SchedulerTestState): Seq[BlockBatch] = {
-    val out = mutable.ArrayBuffer.empty[BlockBatch]
+  def drain(scheduler: FetchScheduler, state: SchedulerTestState): Seq[BlockBatch[FetchItem]] = {
+    val out = mutable.ArrayBuffer.empty[BlockBatch[FetchItem]]
     var next = scheduler.next(state)
     while (next.isDefined) {
       state.send(next.get)

@@ -5,7 +5,7 @@ import scala.util.Random
 import org.scalatest.funsuite.AnyFunSuite
 
 import org.apache.spark.storage.{BlockManagerId, ShuffleBlockId}
-import org.apache.spark.shuffle.adaptive.transport.BlockRef
+import org.apache.spark.shuffle.adaptive.fetch.BlockRef
 
 class BlockBatchSuite extends AnyFunSuite {
 
@@ -17,7 +17,7 @@ class BlockBatchSuite extends AnyFunSuite {
   private def blocks(sizes: Long*): IndexedSeq[BlockRef] =
     sizes.zipWithIndex.map { case (size, i) => block(i, size) }.toIndexedSeq
 
-  private def sizesOf(requests: Seq[BlockBatch]): Seq[Seq[Long]] =
+  private def sizesOf(requests: Seq[BlockBatch[BlockRef]]): Seq[Seq[Long]] =
     requests.map(_.blocks.map(_.size))
 
   test("no blocks, no request") {

@@ -11,14 +11,13 @@ import org.apache.spark.{TaskContext, TaskContextImpl}
 import org.apache.spark.executor.TempShuffleReadMetrics
 import org.apache.spark.storage.{BlockId, BlockManagerId, ShuffleBlockId}
 
-import org.apache.spark.shuffle.adaptive.fetch.FetcherFakes
+import org.apache.spark.shuffle.adaptive.fetch.{BlockRef, FetcherFakes}
 import org.apache.spark.shuffle.adaptive.fetch.FetcherFakes._
 import org.apache.spark.shuffle.adaptive.config.AdaptiveShuffleConf.FetchOrder
 import org.apache.spark.shuffle.adaptive.flow.FlowSettings
 import org.apache.spark.shuffle.adaptive.metrics.FetchCounters
 import org.apache.spark.shuffle.adaptive.protocol.BlockMessage
 import org.apache.spark.shuffle.adaptive.push.reduce.MergedChunkRead
-import org.apache.spark.shuffle.adaptive.transport.BlockRef
 import org.apache.spark.shuffle.adaptive.read.BundledPart
 
 /**
@@ -71,17 +70,15 @@ class ChunkReadSuite extends AnyFunSuite {
       context,
       transport,
       local,
-      Iterator(holder -> Seq((chunk: BlockId, chunkBytes.length.toLong, -1))),
+      Iterator.empty,
       wrapper,
       settings,
       settings.elasticLimit(),
       metrics,
       counters,
-      composite = new Bundles(
-        Map((holder, chunk) -> new MergedChunkRead(parts, chunkBytes.length.toLong, counters)),
-        self,
-        batch = false,
-        concatenate))
+      bundles =
+        Seq(holder -> new MergedChunkRead(chunk, parts, chunkBytes.length.toLong, counters)),
+      concatenate = concatenate)
 
     def readAll(): Map[BlockId, Seq[Byte]] = {
       val out = mutable.Map.empty[BlockId, Seq[Byte]]

@@ -97,17 +97,15 @@ class CombinedReadSuite extends AnyFunSuite {
       transport,
       local,
       Iterator(
-        home -> Seq(
-          (read.id, read.ref.size, -1),
-          (first, firstBytes.length.toLong, 0),
-          (second, secondBytes.length.toLong, 1))),
+        home -> Seq((first, firstBytes.length.toLong, 0), (second, secondBytes.length.toLong, 1))),
       wrapper,
       settings,
       settings.elasticLimit(),
       metrics,
       counters,
       batch = batch,
-      composite = new Bundles(Map((home, read.id) -> read), self, batch, concatenate))
+      bundles = Seq(home -> read),
+      concatenate = concatenate)
 
     /** What was served, as (block id, bytes): a segment as its first map output's block. */
     def readAll(): Set[(BlockId, Seq[Byte])] = {

@@ -2,20 +2,22 @@ package org.apache.spark.shuffle.adaptive.push.reduce
 
 import org.apache.spark.internal.Logging
 import org.apache.spark.network.buffer.ManagedBuffer
-import org.apache.spark.storage.BlockManagerId
+import org.apache.spark.storage.{BlockId, BlockManagerId}
+import org.apache.spark.shuffle.adaptive.fetch.BlockRef
 import org.apache.spark.shuffle.adaptive.metrics.FetchCounters
-import org.apache.spark.shuffle.adaptive.transport.BlockRef
 import org.apache.spark.shuffle.adaptive.read.{BundledPart, BundledRead}
 
 /**
- * A merged chunk's read: `bytes` long, its `parts` known from its owner's layout. It counts the
+ * A merged chunk's read, `id` at its holder: `size` bytes long, its `parts` known from its
+ * owner's layout. It counts the
  * chunks read, those read from their map outputs instead, and each part served out of a store
  * (where it crossed the network twice: held neither by the reading executor nor by its map
  * output's).
  */
 private[spark] final class MergedChunkRead(
+    val id: BlockId,
     val parts: IndexedSeq[BundledPart],
-    val bytes: Long,
+    val size: Long,
     counters: FetchCounters)
     extends BundledRead
     with Logging {
@@ -33,7 +35,7 @@ private[spark] final class MergedChunkRead(
   // Another size means not the chunks the layout described (the owner lost them, or a bug):
   // their offsets would cut blocks wrongly.
   override def cut(data: ManagedBuffer): Either[String, BundledRead.Cut] =
-    if (data.size != bytes) Left(s"the layout said $bytes bytes")
+    if (data.size != size) Left(s"the layout said $size bytes")
     else {
       counters.add(FetchCounters.ChunksRead, 1)
       Right(BundledRead.Cut(parts))

@@ -65,7 +65,8 @@ private[spark] final class MergedReadPart(
       ReadPlanPart.Rewritten(
         plan.copy(
           blocks = merged.blocks,
-          bundles = plan.bundles ++ merged.chunks,
+          bundles =
+            plan.bundles ++ merged.chunks.map { case ((holder, _), read) => holder -> read },
           exposed = plan.exposed ++ merged.exposed),
         Seq(
           FetchCounters.ChunksAtPeers -> merged.chunksAtPeers.toLong,

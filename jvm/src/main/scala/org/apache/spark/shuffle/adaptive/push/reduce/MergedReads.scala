@@ -1,5 +1,6 @@
 package org.apache.spark.shuffle.adaptive.push.reduce
 
+import scala.collection.immutable.VectorMap
 import scala.collection.mutable
 import scala.concurrent.Future
 import scala.concurrent.duration._
@@ -12,24 +13,26 @@ import org.apache.spark.shuffle.adaptive.protocol.BlockMessage.{HostedChunkReque
 import org.apache.spark.shuffle.adaptive.metrics.FetchCounters
 import org.apache.spark.shuffle.adaptive.protocol.{Ask, BlockMessage, MergedChunk, OwnerTable, Payloads}
 import org.apache.spark.shuffle.adaptive.push.owner.MergeStore
-import org.apache.spark.shuffle.adaptive.transport.{BlockRef, RemoteRegion}
-import org.apache.spark.shuffle.adaptive.read.{BundledPart, ReadPlan}
+import org.apache.spark.shuffle.adaptive.fetch.BlockRef
+import org.apache.spark.shuffle.adaptive.transport.RemoteRegion
+import org.apache.spark.shuffle.adaptive.read.BundledPart
 
 /**
  * Where a reduce task reads its blocks in mode=push: the merged chunks of its partitions from
  * their owners, and the blocks not merged from their map outputs.
  *
- * @param blocks what to fetch from where, as the map output tracker's view lists it, with the
- *               chunks at their owners and without the blocks read out of them
- * @param chunks the blocks the task reads out of each chunk, by its holder and id (a partition
- *               merged at owners of two versions of the table has chunks of the same id at each)
+ * @param blocks the blocks to fetch from their map outputs' executors, as the map output
+ *               tracker's view lists them, without those read out of chunks
+ * @param chunks the chunks the task reads, by their holder and id in the order to ask for them
+ *               (a partition merged at owners of two versions of the table has chunks of the same
+ *               id at each)
  * @param chunksAtPeers how many of those chunks are read at a peer their owner handed them to
  * @param chunksInRanges how many chunks are read as part of a partition range's request
  * @param exposed the chunks read one-sided, by holder and id, with their regions there
  */
 private[spark] final case class MergedReads(
-    blocks: Seq[(BlockManagerId, ReadPlan.Blocks)],
-    chunks: Map[(BlockManagerId, BlockId), MergedChunkRead],
+    blocks: Seq[(BlockManagerId, Seq[BlockRef])],
+    chunks: VectorMap[(BlockManagerId, BlockId), MergedChunkRead],
     chunksAtPeers: Int,
     chunksInRanges: Int,
     exposed: Map[(BlockManagerId, BlockId), RemoteRegion])
@@ -57,7 +60,7 @@ private[spark] object MergedReads extends Logging {
   def plan(
       counters: FetchCounters,
       shuffleId: Int,
-      byAddress: Seq[(BlockManagerId, ReadPlan.Blocks)],
+      byAddress: Seq[(BlockManagerId, Seq[BlockRef])],
       layouts: Seq[(BlockManagerId, Seq[MergedChunk])],
       rangeBytes: Long,
       oneSided: Boolean,
@@ -66,7 +69,7 @@ private[spark] object MergedReads extends Logging {
     val needed = mutable.HashMap.empty[(Long, Int), (BlockManagerId, Int)]
     byAddress.foreach { case (home, blocks) =>
       blocks.foreach {
-        case (ShuffleBlockId(_, mapId, reduceId), size, mapIndex) if size > 0 =>
+        case BlockRef(ShuffleBlockId(_, mapId, reduceId), size, mapIndex) if size > 0 =>
           needed((mapId, reduceId)) = (home, mapIndex)
         case _ =>
       }
@@ -102,14 +105,11 @@ private[spark] object MergedReads extends Logging {
         Some(parts)
       } else None
     }
-    val chunks = Map.newBuilder[(BlockManagerId, BlockId), MergedChunkRead]
-    val reads = Seq.newBuilder[(BlockManagerId, (BlockId, Long, Int))]
+    val chunks = VectorMap.newBuilder[(BlockManagerId, BlockId), MergedChunkRead]
     var inRanges = 0
     val exposed = Map.newBuilder[(BlockManagerId, BlockId), RemoteRegion]
-    def read(at: BlockManagerId, id: BlockId, bytes: Long, parts: IndexedSeq[BundledPart]): Unit = {
-      chunks += (at, id) -> new MergedChunkRead(parts, bytes, counters)
-      reads += at -> ((id, bytes, -1))
-    }
+    def read(at: BlockManagerId, id: BlockId, bytes: Long, parts: IndexedSeq[BundledPart]): Unit =
+      chunks += (at, id) -> new MergedChunkRead(id, parts, bytes, counters)
     // A chunk in a request of its own, where it is held.
     def readChunk(
         owner: BlockManagerId,
@@ -170,17 +170,13 @@ private[spark] object MergedReads extends Logging {
     }
     val left = byAddress.map { case (home, blocks) =>
       home -> blocks.filter {
-        case (ShuffleBlockId(_, mapId, reduceId), _, _) => !taken((mapId, reduceId))
+        case BlockRef(ShuffleBlockId(_, mapId, reduceId), _, _) => !taken((mapId, reduceId))
         case _ => true
       }
     }
-    val atHolders = reads.result().groupMap(_._1)(_._2)
-    val merged = left.map { case (address, blocks) =>
-      address -> (blocks ++ atHolders.getOrElse(address, Nil))
-    } ++ atHolders.filter { case (holder, _) => !left.exists(_._1 == holder) }.toSeq
     val result = chunks.result()
     MergedReads(
-      merged,
+      left,
       result,
       result.keys.count { case (_, id) =>
         BlockMessage.Request.unapply(id).exists(_.isInstanceOf[HostedChunkRequest])

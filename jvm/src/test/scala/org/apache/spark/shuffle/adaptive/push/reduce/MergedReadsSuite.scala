@@ -3,6 +3,7 @@ package org.apache.spark.shuffle.adaptive.push.reduce
 import org.scalatest.funsuite.AnyFunSuite
 
 import org.apache.spark.storage.{BlockId, BlockManagerId, ShuffleBlockId}
+import org.apache.spark.shuffle.adaptive.fetch.BlockRef
 import org.apache.spark.shuffle.adaptive.metrics.FetchCounters
 import org.apache.spark.shuffle.adaptive.protocol.{BlockMessage, MergedChunk}
 import org.apache.spark.shuffle.adaptive.transport.RemoteRegion
@@ -14,9 +15,9 @@ class MergedReadsSuite extends AnyFunSuite {
   private val owner = BlockManagerId("o", "host-o", 7000)
 
   /** The map output tracker's view: blocks of maps 1..4 of partition 5, 100 bytes each. */
-  private def needed(maps: Long*): Seq[(BlockManagerId, Seq[(BlockId, Long, Int)])] =
+  private def needed(maps: Long*): Seq[(BlockManagerId, Seq[BlockRef])] =
     maps.groupBy(m => if (m % 2 == 0) a else b).toSeq.sortBy(_._1.executorId).map {
-      case (home, ms) => home -> ms.map(m => (ShuffleBlockId(0, m, 5): BlockId, 100L, m.toInt))
+      case (home, ms) => home -> ms.map(m => BlockRef(ShuffleBlockId(0, m, 5), 100L, m.toInt))
     }
 
   private def chunk(id: Int, mapIds: Long*) =
@@ -24,7 +25,7 @@ class MergedReadsSuite extends AnyFunSuite {
 
   /** Shuffle 0's plan for `needs` out of `layouts`, read through the block server. */
   private def planOf(
-      needs: Seq[(BlockManagerId, Seq[(BlockId, Long, Int)])],
+      needs: Seq[(BlockManagerId, Seq[BlockRef])],
       layouts: Seq[(BlockManagerId, Seq[MergedChunk])],
       rangeBytes: Long = 1000,
       oneSided: Boolean = false,
@@ -32,11 +33,13 @@ class MergedReadsSuite extends AnyFunSuite {
       reader: Option[String] = None): MergedReads =
     MergedReads.plan(new FetchCounters, 0, needs, layouts, rangeBytes, oneSided, lostHomes, reader)
 
+  /** The blocks left to read from their map outputs and the chunks read, by executor. */
   private def listed(plan: MergedReads): Map[String, Set[String]] =
-    plan.blocks
-      .map { case (addr, blocks) => addr.executorId -> blocks.map(_._1.name).toSet }
-      .filter(_._2.nonEmpty)
-      .toMap
+    (plan.blocks.flatMap { case (addr, blocks) =>
+      blocks.map(addr -> _.blockId)
+    } ++ plan.chunks.keys)
+      .groupMap(_._1.executorId)(_._2.name)
+      .map { case (executor, names) => executor -> names.toSet }
 
   test("merged blocks are read as their chunk at its owner, the others from their homes") {
     val plan =
@@ -124,9 +127,9 @@ class MergedReadsSuite extends AnyFunSuite {
   }
 
   /** Maps 1 and 2 (homes a and b) of partitions 5 to 8, 100 bytes each block. */
-  private val coalesced: Seq[(BlockManagerId, Seq[(BlockId, Long, Int)])] =
+  private val coalesced: Seq[(BlockManagerId, Seq[BlockRef])] =
     Seq(a -> 2L, b -> 1L).map { case (home, m) =>
-      home -> (5 to 8).map(p => (ShuffleBlockId(0, m, p): BlockId, 100L, m.toInt))
+      home -> (5 to 8).map(p => BlockRef(ShuffleBlockId(0, m, p), 100L, m.toInt))
     }
 
   /** Chunk `id` of `partition`, of maps 1 and 2. */
@@ -141,7 +144,7 @@ class MergedReadsSuite extends AnyFunSuite {
     val last = layout.last.request(0).blockId
     assert(listed(plan) === Map("o" -> Set(range.name, last.name)))
     assert(
-      plan.blocks.flatMap(_._2).collect { case (id, size, _) if id == range => size } === Seq(600L))
+      plan.chunks.toSeq.collect { case ((_, id), read) if id == range => read.size } === Seq(600L))
     // Offsets run on across the chunks, in the layout's order.
     assert(
       plan.chunks((owner, range)).parts.map(p => (p.block.blockId.name, p.offset)) === Seq(
@@ -166,7 +169,7 @@ class MergedReadsSuite extends AnyFunSuite {
       small(5, 8).copy(mapIds = Array(3L, 4L)))
     val needs = coalesced.map { case (home, blocks) =>
       val m = if (home == a) 4L else 3L
-      home -> (blocks :+ ((ShuffleBlockId(0, m, 8): BlockId, 100L, m.toInt)))
+      home -> (blocks :+ BlockRef(ShuffleBlockId(0, m, 8), 100L, m.toInt))
     }
     val plan = planOf(needs, Seq(owner -> layout), rangeBytes = 300)
     assert(listed(plan)("o") === Set(0, 1, 3, 4, 5).map(i => layout(i).request(0).blockId.name))
