@@ -206,9 +206,9 @@ class PushClusterSuite
     val shuffled = SkewedShuffles.onExecutor(sc, spec, "0")
     sc.submitMapStage(dependencyOf(shuffled)).get()
     PushProbe.awaitPushed(sc, Seq("0"))
-    val onDisk = mergeStores(executors)(_.bytesMovedToDisk)
+    val onDisk = mergeStores(executors)(_.policy.bytesMovedToDisk)
     assert(onDisk.values.sum > 0, onDisk)
-    assert(mergeStores(executors)(_.bytesHandedOff).values.sum === 0L)
+    assert(mergeStores(executors)(_.handOffs.bytesHandedOff).values.sum === 0L)
     assert(shuffledDigest(shuffled) === SkewedShuffles.expected(sc, spec))
     val app = application()
     val read = app("bytes_by_transport").asInstanceOf[Map[String, Long]].values.sum
@@ -227,8 +227,8 @@ class PushClusterSuite
     // The hand-off runs on in the background once the pushes are done; a chunk is counted by
     // its peer as it arrives and by its owner once the peer acknowledged it.
     val hosted = eventually(timeout(60.seconds), interval(100.millis)) {
-      val handedOff = mergeStores(executors)(_.bytesHandedOff)
-      val hosted = mergeStores(executors)(_.bytesHostedForPeers)
+      val handedOff = mergeStores(executors)(_.handOffs.bytesHandedOff)
+      val hosted = mergeStores(executors)(_.handOffs.bytesHostedForPeers)
       assert(handedOff("0") > 0 && handedOff("1") === 0L && handedOff("2") === 0L, handedOff)
       assert(hosted("0") === 0L && hosted.values.sum === handedOff("0"), hosted)
       hosted

@@ -79,7 +79,7 @@ private[spark] final class PushExecutor(
   @volatile private[this] var stopped = false
 
   private def changed(): Unit = if (!stopped) {
-    if (spillToPeers && merges.memory.used > merges.handOffMark) {
+    if (spillToPeers && merges.memory.used > merges.policy.handOffMark) {
       handingOff = true
       handOff.wake()
     }
@@ -131,9 +131,9 @@ private[spark] final class PushExecutor(
         pusher.queue.bytesHighWater,
         pusher.queue.bytesRefused,
         pusher.queue.bytesLate,
-        merges.bytesMovedToDisk,
-        merges.bytesHandedOff,
-        merges.bytesHostedForPeers))
+        merges.policy.bytesMovedToDisk,
+        merges.handOffs.bytesHandedOff,
+        merges.handOffs.bytesHostedForPeers))
   }
 
   /** mode=push's part of the read plans of a shuffle whose partitions `owners` merged. */

@@ -103,9 +103,9 @@ object DriverScaleBench {
         _ => ())
     val data = ByteBuffer.allocateDirect(blockSize.toInt)
     val (_, appendMs) = timed((0 until maps).foreach { m =>
-      store.append(0, m.toLong, 0, Array(blockSize), data.duplicate())
+      store.intake.append(0, m.toLong, 0, Array(blockSize), data.duplicate())
     })
-    val (layout, layoutMs) = timed(store.layout(0, 0, 1, forPeer = true))
+    val (layout, layoutMs) = timed(store.serving.layout(0, 0, 1, forPeer = true))
     val layoutBytes = Payloads.encodeLayout(layout).remaining
     println(
       f"push  owner: $maps blocks of one partition appended in $appendMs%.0f ms " +

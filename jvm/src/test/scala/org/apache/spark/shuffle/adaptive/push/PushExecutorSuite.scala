@@ -34,7 +34,8 @@ class PushExecutorSuite extends AnyFunSuite {
     try {
       receiveOf(e.merges, 0, 1, 10, 20)
       // Not summary(), which would merge on this thread what still waits.
-      eventually(timeout(10.seconds))(assert(e.merges.chunk(0, 1).map(_.size) === Some(20L)))
+      eventually(timeout(10.seconds))(
+        assert(e.merges.serving.chunk(0, 1).map(_.size) === Some(20L)))
       assert(
         nicesOf("shuffle-merge").contains(math.min(19, BackgroundPriority.niceOfCurrentThread + 3)),
         "the merging thread runs below the thread that received the run")
@@ -46,7 +47,7 @@ class PushExecutorSuite extends AnyFunSuite {
     val e = executor(replicated = true)
     try {
       receiveOf(e.merges, 0, 1, 10, 20)
-      assert(Seq(0, 1).map(e.merges.chunk(0, _).map(_.size)) === Seq(Some(10L), Some(20L)))
+      assert(Seq(0, 1).map(e.merges.serving.chunk(0, _).map(_.size)) === Seq(Some(10L), Some(20L)))
     } finally e.stop()
   }
 }

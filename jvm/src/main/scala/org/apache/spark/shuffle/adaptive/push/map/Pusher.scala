@@ -135,7 +135,7 @@ private[spark] final class Pusher(
     val self = env.blockManager.blockManagerId
     val (local, remote) = pieces.partition(_._1 == self)
     local.foreach { case (_, (start, end)) =>
-      merges.appendFromFile(shuffleId, mapId, start, end, dataFile, offsets)
+      merges.intake.appendFromFile(shuffleId, mapId, start, end, dataFile, offsets)
     }
     if (remote.nonEmpty) {
       val runs = remote.map { case (owner, (start, end)) =>

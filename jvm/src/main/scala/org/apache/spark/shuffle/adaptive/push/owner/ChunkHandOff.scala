@@ -21,7 +21,7 @@ import org.apache.spark.shuffle.adaptive.protocol.Ask
  * store is past its hand-off mark, a round runs on this class's own thread:
  *  - ask `window` peers (in circular order from this executor, the next window after a full one)
  *    how much room they have for other owners' chunks, and take the one with the most;
- *  - hand it the hottest partitions' chunks that fit that room ([[MergeStore.takeForHandOff]]),
+ *  - hand it the hottest partitions' chunks that fit that room ([[PeerHandOffs.take]]),
  *    under the flow rules every sender follows (`send`); a chunk that arrived is read there from
  *    now on, one refused or lost stays here;
  *  - go on until at most half the memory is in use, or no peer has room.
@@ -58,7 +58,7 @@ private[spark] final class ChunkHandOff(
    * room less than `pause` ago or it was stopped; answers whether it started one.
    */
   def wake(): Boolean = {
-    val start = !thread.isShutdown && memory.used > merges.handOffMark &&
+    val start = !thread.isShutdown && memory.used > merges.policy.handOffMark &&
       clock.nanoTime() >= notBefore && scheduled.compareAndSet(false, true)
     if (!start) return false
     try
@@ -87,7 +87,7 @@ private[spark] final class ChunkHandOff(
     while (memory.used > target) {
       if (candidates.isEmpty) candidates = order.take(window).flatMap(byId.get).toSeq
       if (candidates.isEmpty) {
-        if (memory.used > merges.handOffMark) notBefore = clock.nanoTime() + pause.toNanos
+        if (memory.used > merges.policy.handOffMark) notBefore = clock.nanoTime() + pause.toNanos
         return
       }
       val rooms = Ask.all(candidates.map(p => p -> room(p)), timeout).map { case (p, answer) =>
@@ -95,13 +95,14 @@ private[spark] final class ChunkHandOff(
       }
       val (best, free) = rooms.maxBy(_._2)
       val leaving =
-        if (free <= 0) Nil else merges.takeForHandOff(math.min(free, memory.used - target))
+        if (free <= 0) Nil else merges.handOffs.take(math.min(free, memory.used - target))
       if (leaving.isEmpty) {
         // No room in this window, or no chunk that fits what room there is: the next window.
         candidates = Nil
       } else {
         val arrived = send(best, leaving)
-        leaving.foreach(c => if (arrived(c)) merges.handedOff(c, best) else merges.kept(c))
+        leaving.foreach(c =>
+          if (arrived(c)) merges.handOffs.handedOff(c, best) else merges.handOffs.kept(c))
         if (arrived.size < leaving.size) candidates = candidates.filterNot(_ == best)
       }
     }

@@ -24,30 +24,30 @@ private[spark] final class PushMessages(
   override val answer: PartialFunction[Request, ManagedBuffer] = {
     case LayoutRequest(shuffleId, start, end) =>
       new NioManagedBuffer(
-        Payloads.encodeLayout(merges.layout(shuffleId, start, end, forPeer = true)))
+        Payloads.encodeLayout(merges.serving.layout(shuffleId, start, end, forPeer = true)))
     case request @ ChunkRequest(shuffleId, _, chunkId) =>
-      merges
+      merges.serving
         .chunk(shuffleId, chunkId)
         .getOrElse(throw new IOException(s"$request: no such merged chunk here"))
     case request @ RangeRequest(shuffleId, start, end) =>
-      merges
+      merges.serving
         .range(shuffleId, start, end)
         .getOrElse(throw new IOException(s"$request: partitions not sealed here"))
     case request @ HostedChunkRequest(shuffleId, partition, chunkId) =>
-      merges
+      merges.serving
         .hostedChunk(shuffleId, partition, chunkId)
         .getOrElse(throw new IOException(s"$request: no such handed-off chunk here"))
     case SummaryRequest(shuffleId, ended) =>
       if (ended) mapStageEnded(shuffleId)
-      new NioManagedBuffer(Payloads.encodeSummary(merges.summary(shuffleId)))
+      new NioManagedBuffer(Payloads.encodeSummary(merges.serving.summary(shuffleId)))
     case RoomRequest =>
-      new NioManagedBuffer(ByteBuffer.allocate(8).putLong(0, merges.roomForPeers))
+      new NioManagedBuffer(ByteBuffer.allocate(8).putLong(0, merges.policy.roomForPeers))
   }
 
   override val receive: PartialFunction[Upload, StreamCallbackWithID] = {
-    case run: PushedRun => merges.receiveRun(run)
+    case run: PushedRun => merges.intake.receiveRun(run)
     case HandOffUpload(shuffleId, partition, chunkId) =>
-      merges.receiveHandOff(shuffleId, partition, chunkId)
+      merges.handOffs.receive(shuffleId, partition, chunkId)
     case upload @ TableUpload(shuffleId, _) => tables.receive(upload.blockId, shuffleId)
   }
 }

@@ -205,7 +205,7 @@ private[spark] object MergedReads extends Logging {
     val asked = OwnerTable.ranges(owners, start, end, replicated).map { case (owner, from, until) =>
       val layout =
         if (owner.executorId == self)
-          Future.successful(own.layout(shuffleId, from, until, forPeer = false))
+          Future.successful(own.serving.layout(shuffleId, from, until, forPeer = false))
         else Ask(env, owner, LayoutRequest(shuffleId, from, until))(Payloads.decodeLayout)
       owner -> layout
     }

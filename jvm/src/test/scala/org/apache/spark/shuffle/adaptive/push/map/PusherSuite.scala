@@ -83,7 +83,7 @@ class PusherSuite extends SparkFunSuite with LocalSparkContext with SparkLogsChe
       eventually(timeout(30.seconds), interval(20.millis)) {
         assert(queue.bytesQueued === 0)
       }
-      val merged = merges.summary(0)
+      val merged = merges.serving.summary(0)
       assert(merged.map(_.partition).sorted === (0 until Partitions))
       assert(merged.forall(p => p.mapIds.toArray.toSeq == Seq(1L, 4L)), merged)
       assert(queue.bytesLate === 2 * Partitions * BlockSize)

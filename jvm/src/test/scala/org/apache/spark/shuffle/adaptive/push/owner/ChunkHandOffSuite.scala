@@ -24,7 +24,7 @@ class ChunkHandOffSuite extends AnyFunSuite with Eventually {
     val s = new MergeStore(memory, 100, new MergeStore.Disk(() => null, null), () => None, _ => ())
     def push(mapId: Long, partition: Int, size: Int): Unit = {
       assert(memory.reserve(size))
-      s.append(0, mapId, partition, Array(size.toLong), ByteBuffer.allocateDirect(size))
+      s.intake.append(0, mapId, partition, Array(size.toLong), ByteBuffer.allocateDirect(size))
     }
     (1 to 5).foreach(m => push(m, 0, 100))
     (1 to 3).foreach(m => push(m, m, 100))
@@ -70,10 +70,11 @@ class ChunkHandOffSuite extends AnyFunSuite with Eventually {
     val s = fullStore()
     val p = new Peers(Map("1" -> 100, "2" -> 400))
     p.handOff(s).round()
-    assert(s.memory.used === 500 && s.bytesHandedOff === 300)
+    assert(s.memory.used === 500 && s.handOffs.bytesHandedOff === 300)
     assert(p.sent.map(_._1).toSet === Set("2") && p.sent.forall(_._2 == 0))
     assert(
-      s.layout(0, 0, 1, forPeer = true)
+      s.serving
+        .layout(0, 0, 1, forPeer = true)
         .map(_.hostedAt.map(_.executorId))
         .count(_.contains("2")) === 3)
   }
@@ -83,12 +84,13 @@ class ChunkHandOffSuite extends AnyFunSuite with Eventually {
     val p = new Peers(Map("1" -> 200, "2" -> 400, "3" -> 100), takes = _ != "2")
     p.handOff(s).round()
     assert(p.sent.map(_._1).distinct === Seq("2", "1", "3"))
-    assert(s.memory.used === 500 && s.bytesHandedOff === 300)
+    assert(s.memory.used === 500 && s.handOffs.bytesHandedOff === 300)
     assert(
-      s.layout(0, 0, 4, forPeer = true).flatMap(_.hostedAt).map(_.executorId).sorted === Seq(
-        "1",
-        "1",
-        "3"))
+      s.serving
+        .layout(0, 0, 4, forPeer = true)
+        .flatMap(_.hostedAt)
+        .map(_.executorId)
+        .sorted === Seq("1", "1", "3"))
   }
 
   test("with no room anywhere nothing moves, and no round starts again before the pause") {
@@ -115,7 +117,7 @@ class ChunkHandOffSuite extends AnyFunSuite with Eventually {
     val p = new Peers(Map("1" -> 1000))
     val handOff = p.handOff(s)
     try {
-      s.takeForHandOff(100).foreach(c => s.handedOff(c, peers.head))
+      s.handOffs.take(100).foreach(c => s.handOffs.handedOff(c, peers.head))
       assert(s.memory.used === 700 && !handOff.wake())
     } finally handOff.stop()
   }
@@ -125,7 +127,7 @@ class ChunkHandOffSuite extends AnyFunSuite with Eventually {
     val p = new Peers(Map("1" -> 1000))
     val handOff = p.handOff(s)
     handOff.stop()
-    assert(s.memory.used > s.handOffMark && !handOff.wake())
+    assert(s.memory.used > s.policy.handOffMark && !handOff.wake())
     assert(p.asked.isEmpty)
   }
 }

@@ -37,7 +37,7 @@ class MergeStoreSuite extends AnyFunSuite {
   /** What `append` is given: reserved bytes, of which it keeps some and the rest go back. */
   private def push(s: MergeStore, m: MemoryBound, mapId: Long, first: Int, sizes: Long*): Long = {
     assert(m.reserve(sizes.sum))
-    val kept = s.append(0, mapId, first, sizes.toArray, blocksOf(mapId, sizes: _*))
+    val kept = s.intake.append(0, mapId, first, sizes.toArray, blocksOf(mapId, sizes: _*))
     m.release(sizes.sum - kept)
     kept
   }
@@ -50,7 +50,7 @@ class MergeStoreSuite extends AnyFunSuite {
     .get
 
   private def bytesOf(s: MergeStore, c: MergedChunk): Array[Byte] = {
-    val buf = s.chunk(0, c.chunkId).get.nioByteBuffer()
+    val buf = s.serving.chunk(0, c.chunkId).get.nioByteBuffer()
     val out = new Array[Byte](buf.remaining)
     buf.get(out)
     out
@@ -61,7 +61,7 @@ class MergeStoreSuite extends AnyFunSuite {
     push(s, m, 1, 0, 60, 10)
     push(s, m, 2, 0, 30, 0)
     push(s, m, 3, 0, 50, 20)
-    val layout = s.layout(0, 0, 2, forPeer = true)
+    val layout = s.serving.layout(0, 0, 2, forPeer = true)
     assert(layout.map(c => (c.partition, c.mapIds.toSeq, c.lengths.toSeq)) ===
       Seq((0, Seq(1L, 2L), Seq(60L, 30L)), (0, Seq(3L), Seq(50L)), (1, Seq(1L, 3L), Seq(10L, 20L))))
     assert(bytesOf(s, layout.head).toSeq === (Seq.fill(60)(16.toByte) ++ Seq.fill(30)(32.toByte)))
@@ -73,13 +73,15 @@ class MergeStoreSuite extends AnyFunSuite {
   test("a block kept out of a run is a copy of its own: the run's direct memory is freed at once") {
     val (s, m) = store(64L << 20, chunkSize = 16L << 20)
     // Partitions 1 to 63 sealed: of a run of 64 blocks of 128 KiB (8 MiB), one block is kept.
-    s.layout(0, 1, 64, forPeer = false)
+    s.serving.layout(0, 1, 64, forPeer = false)
     val block = 128 * 1024
     val before = direct.getMemoryUsed
     assert(push(s, m, 1, 0, Seq.fill(64)(block.toLong): _*) === block)
     val grown = direct.getMemoryUsed - before
     assert(grown < (1L << 20), s"direct memory grew by $grown bytes to keep one $block-byte block")
-    assert(bytesOf(s, s.layout(0, 0, 1, forPeer = false).head).toSeq === Seq.fill(block)(16.toByte))
+    assert(
+      bytesOf(s, s.serving.layout(0, 0, 1, forPeer = false).head).toSeq === Seq.fill(block)(
+        16.toByte))
   }
 
   test("a chunk's blocks are copied into one buffer that doubles: no buffer per block") {
@@ -90,7 +92,7 @@ class MergeStoreSuite extends AnyFunSuite {
     val grown = direct.getCount - buffers
     assert(grown < 100, s"$grown direct buffers to hold 1024 blocks of 64 bytes")
     assert(m.used === 64 * 1024, "the chunk's buffer is exactly full")
-    val layout = s.layout(0, 0, 1, forPeer = false)
+    val layout = s.serving.layout(0, 0, 1, forPeer = false)
     assert(layout.map(_.lengths.length) === Seq(1024))
     assert(
       bytesOf(s, layout.head).toSeq === (1 to 1024).flatMap(id => Seq.fill(64)((id * 16).toByte)))
@@ -99,10 +101,10 @@ class MergeStoreSuite extends AnyFunSuite {
   test("a chunk is described alike to every layout request, however many blocks it holds") {
     val (s, m) = store(1 << 20, chunkSize = 1 << 20)
     (1 to 16).foreach(mapId => push(s, m, mapId, 0, 3))
-    val first = s.layout(0, 0, 1, forPeer = true)
+    val first = s.serving.layout(0, 0, 1, forPeer = true)
     assert(first.head.mapIds.toSeq === (1L to 16L))
-    assert(s.layout(0, 0, 1, forPeer = true).head.mapIds.toSeq === (1L to 16L))
-    assert(s.layout(0, 0, 1, forPeer = true).head.lengths.toSeq === Seq.fill(16)(3L))
+    assert(s.serving.layout(0, 0, 1, forPeer = true).head.mapIds.toSeq === (1L to 16L))
+    assert(s.serving.layout(0, 0, 1, forPeer = true).head.lengths.toSeq === Seq.fill(16)(3L))
   }
 
   test("a map output already merged is not appended again (a retried or speculative task)") {
@@ -110,19 +112,19 @@ class MergeStoreSuite extends AnyFunSuite {
     assert(push(s, m, 1, 0, 10, 10) === 20)
     assert(push(s, m, 1, 0, 10, 10) === 0)
     assert(push(s, m, 1, 1, 10) === 0)
-    assert(s.layout(0, 0, 2, forPeer = true).map(_.mapIds.toSeq) === Seq(Seq(1L), Seq(1L)))
+    assert(s.serving.layout(0, 0, 2, forPeer = true).map(_.mapIds.toSeq) === Seq(Seq(1L), Seq(1L)))
     assert(m.used === 20)
   }
 
   test("a layout seals its partitions: later blocks of them stay in their files") {
     val (s, m) = store(1000, chunkSize = 100)
     push(s, m, 1, 0, 10, 10)
-    assert(s.layout(0, 0, 1, forPeer = true).map(_.mapIds.toSeq) === Seq(Seq(1L)))
+    assert(s.serving.layout(0, 0, 1, forPeer = true).map(_.mapIds.toSeq) === Seq(Seq(1L)))
     assert(push(s, m, 2, 0, 10, 10) === 10, "partition 1 was not sealed")
     assert(
-      s.layout(0, 0, 1, forPeer = true).map(_.mapIds.toSeq) === Seq(Seq(1L)),
+      s.serving.layout(0, 0, 1, forPeer = true).map(_.mapIds.toSeq) === Seq(Seq(1L)),
       "the same layout again")
-    assert(s.layout(0, 1, 2, forPeer = true).map(_.mapIds.toSeq) === Seq(Seq(1L, 2L)))
+    assert(s.serving.layout(0, 1, 2, forPeer = true).map(_.mapIds.toSeq) === Seq(Seq(1L, 2L)))
   }
 
   test("runs streamed by other executors are held if they fit, else dropped; removal frees all") {
@@ -131,11 +133,14 @@ class MergeStoreSuite extends AnyFunSuite {
     // Failing the stream would close the connection other pushes share.
     receive(s, 2, 30, 20)
     assert(
-      m.used === 60 && s.layout(0, 0, 2, forPeer = true).map(_.mapIds.toSeq) === Seq(
+      m.used === 60 && s.serving.layout(0, 0, 2, forPeer = true).map(_.mapIds.toSeq) === Seq(
         Seq(1L),
         Seq(1L)))
     s.removeShuffle(0)
-    assert(m.used === 0 && s.layout(0, 0, 2, forPeer = true).isEmpty && s.chunk(0, 0).isEmpty)
+    assert(
+      m.used === 0 && s.serving.layout(0, 0, 2, forPeer = true).isEmpty && s.serving
+        .chunk(0, 0)
+        .isEmpty)
     assert(push(s, m, 3, 0, 10) === 0, "nothing of a removed shuffle is merged any more")
   }
 
@@ -152,9 +157,11 @@ class MergeStoreSuite extends AnyFunSuite {
   test("a received run is merged on the merging executor, its bytes reserved until then") {
     val (s, m, waiting) = mergingLater(1000)
     receive(s, 1, 10, 0, 20)
-    assert(waiting.size === 1 && m.used === 30 && s.chunk(0, 0).isEmpty, "received, not merged")
+    assert(
+      waiting.size === 1 && m.used === 30 && s.serving.chunk(0, 0).isEmpty,
+      "received, not merged")
     waiting.dequeue().run()
-    assert(Seq(0, 1).map(s.chunk(0, _).map(_.size)) === Seq(Some(10L), Some(20L)))
+    assert(Seq(0, 1).map(s.serving.chunk(0, _).map(_.size)) === Seq(Some(10L), Some(20L)))
     assert(m.used === 30, "the run's reservation became its chunks'")
   }
 
@@ -163,17 +170,17 @@ class MergeStoreSuite extends AnyFunSuite {
     receive(s, 1, 10, 20)
     receive(s, 2, 5)
     assert(
-      s.layout(0, 0, 1, forPeer = true).map(_.mapIds.toSeq) === Seq(Seq(1L, 2L)),
+      s.serving.layout(0, 0, 1, forPeer = true).map(_.mapIds.toSeq) === Seq(Seq(1L, 2L)),
       "merged on the layout's thread before it sealed")
     waiting.foreach(_.run())
-    assert(s.summary(0).map(p => (p.partition, p.bytes)) === Seq((0, 15L), (1, 20L)))
+    assert(s.serving.summary(0).map(p => (p.partition, p.bytes)) === Seq((0, 15L), (1, 20L)))
     assert(m.used === 40, "each run merged once: chunks of 10 doubled to 20, and of 20")
   }
 
   test("a summary first merges the runs still waiting") {
     val (s, _, _) = mergingLater(1000)
     receive(s, 1, 10, 20)
-    assert(s.summary(0).map(p => (p.partition, p.bytes)) === Seq((0, 10L), (1, 20L)))
+    assert(s.serving.summary(0).map(p => (p.partition, p.bytes)) === Seq((0, 10L), (1, 20L)))
   }
 
   test("a run the merging executor no longer takes (stopping) is merged as it arrives") {
@@ -195,16 +202,16 @@ class MergeStoreSuite extends AnyFunSuite {
     receive(s, 1, 30, 5)
     receive(s, 2, 30, 5)
     receive(s, 3, 20)
-    assert(m.used === 90 && s.bytesMovedToDisk === 0)
+    assert(m.used === 90 && s.policy.bytesMovedToDisk === 0)
     // 25 more bytes do not fit: partition 0 (80 bytes merged) moves to disk, a chunk at a time,
     // until a chunk's worth is free; partition 1's small chunk stays in memory.
     receive(s, 4, 20, 5)
-    val layout = s.layout(0, 0, 2, forPeer = true)
+    val layout = s.serving.layout(0, 0, 2, forPeer = true)
     assert(
       layout.map(c => (c.partition, c.mapIds.toSeq)) ===
         Seq((0, Seq(1L)), (0, Seq(2L)), (0, Seq(3L)), (0, Seq(4L)), (1, Seq(1L, 2L, 4L))))
     // Partition 1's chunk doubled its 10 bytes to take 5 more: 20 bytes of memory.
-    assert(s.bytesMovedToDisk === 30 && m.used === 90)
+    assert(s.policy.bytesMovedToDisk === 30 && m.used === 90)
     assert(dir.listFiles().length === 1, "one merged file for the shuffle")
     layout.foreach { c =>
       val expected = c.mapIds.toSeq.zip(c.lengths).flatMap { case (mapId, length) =>
@@ -222,18 +229,20 @@ class MergeStoreSuite extends AnyFunSuite {
     val (s, m) = store(100, chunkSize = 30, disk = diskIn(dir))
     receiveOf(s, 0, 1, 30, 10)
     receiveOf(s, 1, 1, 30)
-    val read = s.layout(0, 0, 2, forPeer = false)
+    val read = s.serving.layout(0, 0, 2, forPeer = false)
     assert(read.map(_.mapIds.toSeq) === Seq(Seq(1L), Seq(1L)))
-    s.layout(1, 0, 1, forPeer = false)
+    s.serving.layout(1, 0, 1, forPeer = false)
     // 70 bytes in use: 35 more do not fit. A read chunk of shuffle 0 goes, and nothing to disk.
     receiveOf(s, 2, 1, 30, 5)
-    assert(s.bytesMovedToDisk === 0 && m.used === 75)
+    assert(s.policy.bytesMovedToDisk === 0 && m.used === 75)
     assert(dir.listFiles().isEmpty)
-    assert(s.layout(1, 0, 1, forPeer = false).map(_.mapIds.toSeq) === Seq(Seq(1L)), "kept")
+    assert(s.serving.layout(1, 0, 1, forPeer = false).map(_.mapIds.toSeq) === Seq(Seq(1L)), "kept")
     // Read again, shuffle 0's partition 0 has nothing merged: its blocks come from files.
-    assert(s.layout(0, 0, 2, forPeer = false).map(_.partition) === Seq(1))
-    assert(s.chunk(0, read.head.chunkId).isEmpty, "a reader of the older layout reads files")
-    assert(s.range(0, 0, 2).isEmpty && s.range(0, 1, 2).get.size === 10)
+    assert(s.serving.layout(0, 0, 2, forPeer = false).map(_.partition) === Seq(1))
+    assert(
+      s.serving.chunk(0, read.head.chunkId).isEmpty,
+      "a reader of the older layout reads files")
+    assert(s.serving.range(0, 0, 2).isEmpty && s.serving.range(0, 1, 2).get.size === 10)
     s.clear()
     assert(m.used === 0)
     dir.delete()
@@ -242,19 +251,22 @@ class MergeStoreSuite extends AnyFunSuite {
   test("past the hand-off mark, older shuffles' chunks already read go, to half the memory") {
     val (s, m) = store(1000, chunkSize = 100)
     (1 to 6).foreach(mapId => receiveOf(s, 0, mapId, 100))
-    s.layout(0, 0, 1, forPeer = false)
+    s.serving.layout(0, 0, 1, forPeer = false)
     assert(m.used === 600, "under the mark, nothing is released")
-    assert(s.layout(0, 0, 1, forPeer = false).size === 6)
+    assert(s.serving.layout(0, 0, 1, forPeer = false).size === 6)
     (1 to 2).foreach(mapId => receiveOf(s, 1, mapId, 100))
     assert(m.used === 500)
     assert(
-      s.layout(0, 0, 1, forPeer = false).map(_.mapIds.toSeq) === Seq(Seq(4L), Seq(5L), Seq(6L)))
+      s.serving.layout(0, 0, 1, forPeer = false).map(_.mapIds.toSeq) === Seq(
+        Seq(4L),
+        Seq(5L),
+        Seq(6L)))
     // Shuffle 1's partition 0 is read meanwhile: its chunks stay while shuffle 1 merges.
-    s.layout(1, 0, 1, forPeer = false)
+    s.serving.layout(1, 0, 1, forPeer = false)
     (3 to 5).foreach(mapId => receiveOf(s, 1, mapId, 0, 100))
     assert(m.used === 500)
-    assert(s.layout(0, 0, 1, forPeer = false).isEmpty)
-    assert(s.layout(1, 0, 1, forPeer = false).map(_.mapIds.toSeq) === Seq(Seq(1L), Seq(2L)))
+    assert(s.serving.layout(0, 0, 1, forPeer = false).isEmpty)
+    assert(s.serving.layout(1, 0, 1, forPeer = false).map(_.mapIds.toSeq) === Seq(Seq(1L), Seq(2L)))
   }
 
   test("a layout for a peer exposes the chunks it seals as one buffer each, kept in memory") {
@@ -263,9 +275,11 @@ class MergeStoreSuite extends AnyFunSuite {
     val (s, m) = store(100, chunkSize = 30, disk = diskIn(dir), remote = Some(remote))
     receive(s, 1, 10, 5)
     receive(s, 2, 10, 5)
-    assert(s.layout(0, 0, 1, forPeer = false).forall(_.region.isEmpty), "its own tasks read here")
+    assert(
+      s.serving.layout(0, 0, 1, forPeer = false).forall(_.region.isEmpty),
+      "its own tasks read here")
     assert(remote.exposed.isEmpty)
-    val layout = s.layout(0, 0, 2, forPeer = true)
+    val layout = s.serving.layout(0, 0, 2, forPeer = true)
     assert(
       layout.map(c => (c.partition, c.region.map(_.length))) === Seq(0 -> Some(20), 1 -> Some(10)))
     // Partition 0's blocks came in two runs: copied into one buffer, in layout order.
@@ -275,10 +289,12 @@ class MergeStoreSuite extends AnyFunSuite {
     exposed.head.get(bytes)
     assert(bytes.toSeq === Seq.fill(10)(16.toByte) ++ Seq.fill(10)(32.toByte))
     assert(bytesOf(s, layout.head).toSeq === bytes.toSeq)
-    assert(s.layout(0, 0, 2, forPeer = true).map(_.region) === layout.map(_.region), "exposed once")
+    assert(
+      s.serving.layout(0, 0, 2, forPeer = true).map(_.region) === layout.map(_.region),
+      "exposed once")
     // 80 bytes do not fit: the exposed chunks stay in memory, so the run stays in its file.
     receive(s, 3, 0, 0, 80)
-    assert(s.bytesMovedToDisk === 0 && m.used === 30)
+    assert(s.policy.bytesMovedToDisk === 0 && m.used === 30)
     assert(bytesOf(s, layout.head).toSeq === bytes.toSeq)
     s.removeShuffle(0)
     assert(remote.closed === 2 && m.used === 0)
@@ -292,28 +308,28 @@ class MergeStoreSuite extends AnyFunSuite {
     receive(s, 2, 30, 5, 0, 4)
     receive(s, 3, 20)
     receive(s, 4, 20, 5) // partition 0's first chunk moves to disk
-    assert(s.bytesMovedToDisk === 30)
-    assert(s.range(0, 0, 4).isEmpty, "not before a layout sealed every partition of it")
-    val layout = s.layout(0, 0, 4, forPeer = true)
-    val range = s.range(0, 0, 4).get.nioByteBuffer()
+    assert(s.policy.bytesMovedToDisk === 30)
+    assert(s.serving.range(0, 0, 4).isEmpty, "not before a layout sealed every partition of it")
+    val layout = s.serving.layout(0, 0, 4, forPeer = true)
+    val range = s.serving.range(0, 0, 4).get.nioByteBuffer()
     val bytes = new Array[Byte](range.remaining)
     range.get(bytes)
     assert(bytes.toSeq === layout.flatMap(c => bytesOf(s, c).toSeq))
     assert(bytes.length === 100 + 15 + 8)
     // Partition 3 alone: partitions with nothing merged add nothing.
-    assert(s.range(0, 2, 4).get.size === 8)
+    assert(s.serving.range(0, 2, 4).get.size === 8)
     s.removeShuffle(0)
-    assert(s.range(0, 0, 4).isEmpty)
+    assert(s.serving.range(0, 0, 4).isEmpty)
     dir.delete()
   }
 
   test("a range leaves out the chunks handed off to peers") {
     val (s, _) = hotAndCold()
-    s.takeForHandOff(100).foreach(c => assert(s.handedOff(c, peer)))
-    val layout = s.layout(0, 0, 2, forPeer = true)
+    s.handOffs.take(100).foreach(c => assert(s.handOffs.handedOff(c, peer)))
+    val layout = s.serving.layout(0, 0, 2, forPeer = true)
     val held = layout.filter(_.hostedAt.isEmpty)
     assert(held.size === layout.size - 1)
-    assert(s.range(0, 0, 2).get.size === held.map(_.bytes).sum)
+    assert(s.serving.range(0, 0, 2).get.size === held.map(_.bytes).sum)
   }
 
   test("a run larger than the whole memory stays in its file, and nothing moves to disk") {
@@ -321,8 +337,8 @@ class MergeStoreSuite extends AnyFunSuite {
     val (s, m) = store(50, chunkSize = 30, disk = diskIn(dir))
     receive(s, 1, 30)
     receive(s, 2, 60)
-    assert(s.layout(0, 0, 1, forPeer = true).map(_.mapIds.toSeq) === Seq(Seq(1L)))
-    assert(s.bytesMovedToDisk === 0 && m.used === 30 && dir.listFiles().isEmpty)
+    assert(s.serving.layout(0, 0, 1, forPeer = true).map(_.mapIds.toSeq) === Seq(Seq(1L)))
+    assert(s.policy.bytesMovedToDisk === 0 && m.used === 30 && dir.listFiles().isEmpty)
     s.removeShuffle(0)
     dir.delete()
   }
@@ -335,12 +351,12 @@ class MergeStoreSuite extends AnyFunSuite {
       val array = new Array[Byte](bytes.remaining)
       bytes.get(array)
       Files.write(file.toPath, array)
-      assert(s.appendFromFile(0, 7, 1, 3, file, Array(0L, 5, 5, 13)) === 8)
+      assert(s.intake.appendFromFile(0, 7, 1, 3, file, Array(0L, 5, 5, 13)) === 8)
       assert(
-        s.layout(0, 0, 3, forPeer = true).map(c => (c.partition, c.lengths.toSeq)) === Seq(
+        s.serving.layout(0, 0, 3, forPeer = true).map(c => (c.partition, c.lengths.toSeq)) === Seq(
           (2, Seq(8L))))
       assert(
-        bytesOf(s, s.layout(0, 2, 3, forPeer = true).head).toSeq === Seq.fill(8)(
+        bytesOf(s, s.serving.layout(0, 2, 3, forPeer = true).head).toSeq === Seq.fill(8)(
           (7 * 16 + 2).toByte))
       assert(m.used === 8)
     } finally file.delete()
@@ -376,7 +392,7 @@ class MergeStoreSuite extends AnyFunSuite {
     val (s, m) = store(1000, chunkSize = 100)
     push(s, m, 7, 0, 60, 0, 10)
     push(s, m, 9, 0, 60, 0, 0)
-    val summary = s.summary(0)
+    val summary = s.serving.summary(0)
     assert(
       summary.map(p => (p.partition, p.bytes, p.chunks, p.mapIds.toArray.toSeq)) ===
         Seq((0, 120L, 2, Seq(7L, 9L)), (2, 10L, 1, Seq(7L))))
@@ -400,42 +416,43 @@ class MergeStoreSuite extends AnyFunSuite {
   test("chunks are handed off hottest partition first, within the room; then read at the peer") {
     val (s, m) = hotAndCold()
     assert(m.used === 350)
-    val leaving = s.takeForHandOff(220)
+    val leaving = s.handOffs.take(220)
     assert(leaving.map(c => (c.partition, c.bytes)) === Seq((0, 100L), (0, 100L)))
     // An upload is a run header, then the chunk's bytes.
     val upload = leaving.head.upload.nioByteBuffer()
     val headerLength = RunUpload.headerLength(1)
     assert(RunUpload.sizesOf(upload.duplicate().limit(headerLength), 1).toSeq === Seq(100L))
     assert(upload.remaining === headerLength + 100 && upload.get(headerLength) === 16.toByte)
-    leaving.foreach(c => assert(s.handedOff(c, peer)))
-    assert(m.used === 150 && s.bytesHandedOff === 200)
-    val layout = s.layout(0, 0, 2, forPeer = true)
+    leaving.foreach(c => assert(s.handOffs.handedOff(c, peer)))
+    assert(m.used === 150 && s.handOffs.bytesHandedOff === 200)
+    val layout = s.serving.layout(0, 0, 2, forPeer = true)
     assert(
       layout.map(c => (c.partition, c.hostedAt)) ===
         Seq((0, Some(peer)), (0, Some(peer)), (0, None), (1, None)))
-    assert(s.chunk(0, layout.head.chunkId).isEmpty, "no longer served here")
+    assert(s.serving.chunk(0, layout.head.chunkId).isEmpty, "no longer served here")
     assert(bytesOf(s, layout(2)).length === 100)
   }
 
   test("an open chunk taken for a hand-off is closed: later blocks start a new one") {
     val (s, m) = hotAndCold()
-    val taken = s.takeForHandOff(1000)
+    val taken = s.handOffs.take(1000)
     assert(taken.map(_.partition) === Seq(0, 0, 0, 1))
-    taken.foreach(s.kept)
+    taken.foreach(s.handOffs.kept)
     push(s, m, 4, 1, 20)
-    assert(s.layout(0, 1, 2, forPeer = true).map(_.mapIds.toSeq) === Seq(Seq(1L), Seq(4L)))
+    assert(s.serving.layout(0, 1, 2, forPeer = true).map(_.mapIds.toSeq) === Seq(Seq(1L), Seq(4L)))
   }
 
   test("a chunk whose partition a layout sealed while it was on its way stays where it was") {
     val (s, m) = hotAndCold()
-    val leaving = s.takeForHandOff(100)
-    assert(s.takeForHandOff(1000).forall(_.chunkId != leaving.head.chunkId), "taken once")
-    val sealedLayout = s.layout(0, 0, 1, forPeer = true)
-    assert(!s.handedOff(leaving.head, peer))
-    assert(m.used === 350 && s.bytesHandedOff === 0)
-    assert(s.layout(0, 0, 1, forPeer = true).map(_.hostedAt) === sealedLayout.map(_.hostedAt))
+    val leaving = s.handOffs.take(100)
+    assert(s.handOffs.take(1000).forall(_.chunkId != leaving.head.chunkId), "taken once")
+    val sealedLayout = s.serving.layout(0, 0, 1, forPeer = true)
+    assert(!s.handOffs.handedOff(leaving.head, peer))
+    assert(m.used === 350 && s.handOffs.bytesHandedOff === 0)
+    assert(
+      s.serving.layout(0, 0, 1, forPeer = true).map(_.hostedAt) === sealedLayout.map(_.hostedAt))
     assert(bytesOf(s, sealedLayout.find(_.chunkId == leaving.head.chunkId).get).length === 100)
-    assert(s.takeForHandOff(1000).isEmpty, "sealed partitions' chunks stay")
+    assert(s.handOffs.take(1000).isEmpty, "sealed partitions' chunks stay")
   }
 
   test("a chunk on its way is closed and never moved to disk; one not taken stays as it was") {
@@ -443,13 +460,13 @@ class MergeStoreSuite extends AnyFunSuite {
     val (s, m) = store(100, chunkSize = 40, disk = diskIn(dir))
     receive(s, 1, 30, 10)
     receive(s, 2, 30, 10)
-    val leaving = s.takeForHandOff(30)
+    val leaving = s.handOffs.take(30)
     assert(leaving.map(c => (c.partition, c.bytes)) === Seq((0, 30L)))
     // 40 more bytes do not fit: only the chunk not on its way may move to disk.
     receive(s, 3, 30, 10)
-    assert(s.bytesMovedToDisk === 30)
-    s.kept(leaving.head)
-    val layout = s.layout(0, 0, 1, forPeer = true)
+    assert(s.policy.bytesMovedToDisk === 30)
+    s.handOffs.kept(leaving.head)
+    val layout = s.serving.layout(0, 0, 1, forPeer = true)
     assert(layout.map(_.mapIds.toSeq) === Seq(Seq(1L), Seq(2L), Seq(3L)))
     assert(layout.forall(_.hostedAt.isEmpty) && bytesOf(s, layout.head).length === 30)
     s.removeShuffle(0)
@@ -458,7 +475,7 @@ class MergeStoreSuite extends AnyFunSuite {
 
   /** Chunk `chunkId` of `partition`, `bytes` long, handed off to `s`; whether it took it. */
   private def handOff(s: MergeStore, partition: Int, chunkId: Int, bytes: Int): Boolean = {
-    val stream = s.receiveHandOff(0, partition, chunkId)
+    val stream = s.handOffs.receive(0, partition, chunkId)
     val id = BlockMessage.HostedChunkRequest(0, partition, chunkId).blockId.name
     stream.onData(id, ByteBuffer.wrap(RunUpload.header(Array(bytes.toLong))))
     stream.onData(id, ByteBuffer.wrap(Array.fill(bytes)(chunkId.toByte)))
@@ -472,24 +489,25 @@ class MergeStoreSuite extends AnyFunSuite {
 
   test("an executor holds other owners' chunks while at most half its memory is in use") {
     val (s, m) = store(1000, chunkSize = 100)
-    assert(s.roomForPeers === 500)
+    assert(s.policy.roomForPeers === 500)
     assert(handOff(s, 4, 0, 300))
-    assert(s.roomForPeers === 200 && m.used === 300 && s.bytesHostedForPeers === 300)
+    assert(
+      s.policy.roomForPeers === 200 && m.used === 300 && s.handOffs.bytesHostedForPeers === 300)
     // Refused at its end, by an answer, which leaves the connection open: the owner tries
     // elsewhere.
     assert(!handOff(s, 4, 1, 300))
     assert(m.used === 300)
-    val held = s.hostedChunk(0, 4, 0).get.nioByteBuffer()
+    val held = s.serving.hostedChunk(0, 4, 0).get.nioByteBuffer()
     assert(held.remaining === 300 && held.get(0) === 0.toByte)
-    assert(s.hostedChunk(0, 4, 1).isEmpty && s.hostedChunk(0, 5, 0).isEmpty)
-    assert(s.layout(0, 4, 5, forPeer = true).isEmpty, "a hosted chunk is in no layout here")
+    assert(s.serving.hostedChunk(0, 4, 1).isEmpty && s.serving.hostedChunk(0, 5, 0).isEmpty)
+    assert(s.serving.layout(0, 4, 5, forPeer = true).isEmpty, "a hosted chunk is in no layout here")
     // Another owner's chunk of the same partition and id (a table's second version) is refused:
     // the first one's owner names this executor in its layout, so the first stays.
     assert(!handOff(s, 4, 0, 100))
-    assert(m.used === 300 && s.bytesHostedForPeers === 300)
-    assert(s.hostedChunk(0, 4, 0).get.size === 300)
+    assert(m.used === 300 && s.handOffs.bytesHostedForPeers === 300)
+    assert(s.serving.hostedChunk(0, 4, 0).get.size === 300)
     s.removeShuffle(0)
-    assert(m.used === 0 && s.hostedChunk(0, 4, 0).isEmpty)
+    assert(m.used === 0 && s.serving.hostedChunk(0, 4, 0).isEmpty)
   }
 
   test("a map output's runs go to the owners in turn, the one after the pusher's first") {
@@ -548,7 +566,7 @@ object MergeStoreSuite {
   def receiveOf(s: MergeStore, shuffleId: Int, mapId: Long, sizes: Long*): Unit = {
     val pushed = BlockMessage.PushedRun(shuffleId, mapId, 0, sizes.size)
     val id = pushed.blockId
-    val stream = s.receiveRun(pushed)
+    val stream = s.intake.receiveRun(pushed)
     stream.onData(id.name, ByteBuffer.wrap(RunUpload.header(sizes.toArray)))
     stream.onData(id.name, blocksOf(mapId, sizes: _*))
     stream.onComplete(id.name)
