@@ -121,7 +121,8 @@ test-jvm-matrix: venv jar $(MINOR_VENVS)
 test-python: venv jar
 	JDK_JAVA_OPTIONS="$(TEST_JAVA_OPTIONS)" $(PY) -m pytest -m 'not spark_minor and not slow' --durations=25 tests
 
-# The Python suites marked slow (a link cut on the namespace cluster, the SQL benchmark).
+# The Python suites marked slow (a link cut on the namespace cluster, the A/B shapes make test
+# compares on local-cluster only, the SQL benchmark).
 test-python-slow: venv jar
 	JDK_JAVA_OPTIONS="$(TEST_JAVA_OPTIONS)" $(PY) -m pytest -m 'slow and not spark_minor' --durations=10 tests
 

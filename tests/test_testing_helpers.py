@@ -63,6 +63,22 @@ def test_workload_registration():
     assert ab.names == ["one"]
 
 
+def test_extend_with_some_workloads_of_another_comparison():
+    local = ShuffleComparison()
+    local.workload(lambda spark: 1, name="one")
+    local.workload(lambda spark: 2, name="two", unordered=True)
+    local.workload(lambda spark: 3, name="three")
+    cluster = ShuffleComparison()
+    cluster.extend(local, names=("three", "two"))
+    assert cluster.names == ["two", "three"]  # in the order they were registered
+    assert cluster._unordered == {"two": True, "three": False}
+    everything = ShuffleComparison()
+    everything.extend(local, prefix="c_")
+    assert everything.names == ["c_one", "c_two", "c_three"]
+    with pytest.raises(ValueError, match="four"):
+        ShuffleComparison().extend(local, names=("one", "four"))
+
+
 def test_sort_side_on_a_slowed_executor_keeps_the_delay():
     from pyspark_shuffle._jvm import (
         SLOW_SERVING_SHUFFLE_MANAGER_CLASS,

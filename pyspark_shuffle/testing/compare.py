@@ -187,11 +187,17 @@ class ShuffleComparison:
 
         return register(function) if function is not None else register
 
-    def extend(self, other: "ShuffleComparison", prefix: str = "") -> None:
-        """Register every workload of ``other`` here too, named ``prefix + name`` (e.g. to run
-        several suites on another master)."""
+    def extend(
+        self, other: "ShuffleComparison", prefix: str = "", names: Optional[Sequence[str]] = None
+    ) -> None:
+        """Register the workloads of ``other`` here too (``names`` of them, else every one),
+        named ``prefix + name`` (e.g. to run several suites on another master)."""
+        unknown = sorted(set(names or ()) - set(other._unordered))
+        if unknown:
+            raise ValueError(f"no workloads {unknown} to extend with; known: {sorted(other._unordered)}")
         for name, function in other._workloads:
-            self.workload(function, name=prefix + name, unordered=other._unordered[name])
+            if names is None or name in names:
+                self.workload(function, name=prefix + name, unordered=other._unordered[name])
 
     @property
     def names(self) -> Sequence[str]:

@@ -109,3 +109,46 @@ def read_from_files_but_combined(counters):
     assert by_transport.get("netty", 0) <= counters["combine"]["bytes_out"], counters
     by_transport.pop("netty", None)
     return by_transport
+
+
+#: The namespace cluster's A/B (Spark standalone, 3 workers with rate-limited links): every
+#: executor registered before the first job, so map tasks spread over all three hosts.
+CLUSTER_CONF = dict(
+    SQL_AQE_CONF,
+    **{
+        "spark.executor.memory": "768m",
+        "spark.scheduler.minRegisteredResourcesRatio": "1.0",
+        "spark.scheduler.maxRegisteredResourcesWaitingTime": "120s",
+    },
+)
+
+#: UCX between hosts: TCP only, since the namespaces share one kernel and UCX would otherwise
+#: reach the other "hosts" through shared memory, bypassing their links.
+CLUSTER_UCX_VARIANT = {"ucx-tcp": {"order": "critical", "transport": "ucx"}} if UCX_AVAILABLE else {}
+
+#: On the cluster: the default order, push and UCX over TCP (both reading in the critical
+#: order). The naive and pairwise orders are compared on local-cluster, which keeps the cluster's
+#: links-bound time down.
+CLUSTER_VARIANTS = dict(adaptive=ADAPTIVE_VARIANT, push=PUSH_VARIANT, **CLUSTER_UCX_VARIANT)
+CLUSTER_VARIANT_CONF = {name: {"spark.executorEnv.UCX_TLS": "tcp,self"} for name in CLUSTER_UCX_VARIANT}
+
+#: The local A/B's shapes that make test also compares on the cluster, where reads cross the
+#: hosts' links (Netty and UCX over TCP instead of local-cluster's host-local files): one of each
+#: way a reduce task reads there. A first aggregation (the one whose executors are cold), a
+#: combined JVM aggregation (combined records fetched from other hosts), a join (two shuffles),
+#: records larger than a fifth of maxSizeInFlight (alone in their requests, over push's block
+#: limit), empty blocks, a SQL aggregation with AQE's coalesced reads (batch fetches, merged
+#: partitions' ranges), AQE's skew split (part of the map outputs: no chunk is read) and 3000
+#: reduce partitions (many small chunks in ranges). Every local shape runs under every mode on
+#: local-cluster in make test; the others run on the cluster in make test-all
+#: (test_cluster_ab_all).
+CLUSTER_SHAPES = (
+    "reduce_by_key",
+    "jvm_reduce_by_key",
+    "rdd_join",
+    "large_records",
+    "empty",
+    "group_by",
+    "skew_join",
+    "many_reduce_partitions",
+)

@@ -1,15 +1,17 @@
-"""The whole A/B equality suite on a multi-host cluster: Spark standalone, 3 workers in network
+"""The A/B equality suite on a multi-host cluster: Spark standalone, 3 workers in network
 namespaces with rate-limited links (the ``pyspark_shuffle_cluster`` fixture; skipped, with the
-reason, without the privileges to create namespaces)."""
+reason, without the privileges to create namespaces). make test compares the shapes of
+``CLUSTER_SHAPES``; test_cluster_ab_all the rest of the local A/B's (make test-all)."""
 
 import pytest
 import test_rdd_ab  # noqa: F401  (registers its workloads in LOCAL_AB)
 import test_sql_ab  # noqa: F401
 from ab_conf import (
-    ADAPTIVE_VARIANT,
+    CLUSTER_CONF,
+    CLUSTER_SHAPES,
+    CLUSTER_VARIANT_CONF,
+    CLUSTER_VARIANTS,
     LOCAL_AB,
-    PUSH_VARIANT,
-    SQL_AQE_CONF,
     UCX_AVAILABLE,
     read_from_files_but_combined,
 )
@@ -18,28 +20,8 @@ from pyspark_shuffle.testing import ShuffleComparison
 
 pytestmark = [pytest.mark.integration, pytest.mark.cluster]
 
-#: Every executor registered before the first job, so map tasks spread over all three hosts.
-CLUSTER_CONF = dict(
-    SQL_AQE_CONF,
-    **{
-        "spark.executor.memory": "768m",
-        "spark.scheduler.minRegisteredResourcesRatio": "1.0",
-        "spark.scheduler.maxRegisteredResourcesWaitingTime": "120s",
-    },
-)
-
-#: UCX between hosts: TCP only, since the namespaces share one kernel and UCX would otherwise
-#: reach the other "hosts" through shared memory, bypassing their links.
-UCX_VARIANT = {"ucx-tcp": {"order": "critical", "transport": "ucx"}} if UCX_AVAILABLE else {}
-#: The default order, push and UCX over TCP (both reading in the critical order). The naive and
-#: pairwise orders are compared on local-cluster (test_rdd_ab, test_sql_ab), which keeps this
-#: suite's links-bound time down.
-ab = ShuffleComparison(
-    conf=CLUSTER_CONF,
-    variants=dict(adaptive=ADAPTIVE_VARIANT, push=PUSH_VARIANT, **UCX_VARIANT),
-    variant_conf={name: {"spark.executorEnv.UCX_TLS": "tcp,self"} for name in UCX_VARIANT},
-)
-ab.extend(LOCAL_AB)
+ab = ShuffleComparison(conf=CLUSTER_CONF, variants=CLUSTER_VARIANTS, variant_conf=CLUSTER_VARIANT_CONF)
+ab.extend(LOCAL_AB, names=CLUSTER_SHAPES)
 
 
 @ab.workload
