@@ -9,7 +9,7 @@ import org.apache.spark.storage.BlockManagerId
 import org.apache.spark.shuffle.adaptive.combine.{AggregatorCombine, CombiningExecutors}
 import org.apache.spark.shuffle.adaptive.compat.SparkCompat
 import org.apache.spark.shuffle.adaptive.config.Features
-import org.apache.spark.shuffle.adaptive.metrics.{FetchCounters, FetchMetricsAccumulator, FetchMetricsListener, PluginMetricsSource, ShuffleCpu, ShuffleReadReporter}
+import org.apache.spark.shuffle.adaptive.metrics.{FetchCounters, FetchMetricsAccumulator, FetchMetricsListener, MetricsReport, PluginMetricsSource, ShuffleCpu, ShuffleReadReporter}
 import org.apache.spark.shuffle.adaptive.push.driver.{TableArithmetic, PushDriver, ShuffleMergeSummary}
 import org.apache.spark.shuffle.adaptive.transport.ucx.UcxRegistry
 
@@ -143,13 +143,5 @@ private[spark] final class DriverServices(sc: SparkContext, features: Features) 
 private[spark] object DriverServices {
 
   /** The counters before any shuffle: those of no task. */
-  def noMetrics: Map[String, Any] =
-    Map(
-      "application" -> new FetchCounters().toMap,
-      "since_mark" -> Map.empty,
-      "executors" -> Map.empty,
-      "combine" -> Map.empty,
-      "push" -> Map.empty,
-      "losses" -> Map.empty,
-      "cpu" -> Map.empty)
+  def noMetrics: Map[String, Any] = MetricsReport.empty(new FetchCounters().toMap)
 }

@@ -7,7 +7,8 @@ import org.apache.spark.internal.Logging
 import org.apache.spark.network.netty.SparkTransportConf
 import org.apache.spark.shuffle.adaptive.config.AdaptiveShuffleConf.{PUSH_CHUNK_SIZE, PUSH_MAX_BLOCK_SIZE, PUSH_NICENESS, PUSH_QUEUE_SIZE, PUSH_SPILL_TO_PEERS, PushMaxBlockSize, STORE_MAX_SIZE}
 import org.apache.spark.util.RpcUtils
-import org.apache.spark.shuffle.adaptive.flow.{BackgroundPriority, FlowSettings}
+import org.apache.spark.shuffle.adaptive.flow.FlowSettings
+import org.apache.spark.shuffle.adaptive.push.background.BackgroundPriority
 import org.apache.spark.shuffle.adaptive.memory.MemoryBound
 import org.apache.spark.shuffle.adaptive.metrics.ExecutorShuffleMetrics
 import org.apache.spark.shuffle.adaptive.protocol.{OwnerTable, OwnerTableUpdates}

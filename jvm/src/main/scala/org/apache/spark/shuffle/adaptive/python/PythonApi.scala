@@ -10,7 +10,7 @@ import org.apache.spark.sql.types.{BinaryType, IntegerType, StructField, StructT
 import org.apache.spark.shuffle.adaptive.{AdaptiveShuffleManager, DriverServices}
 import org.apache.spark.shuffle.adaptive.compat.ConfiguredShuffleManager
 import org.apache.spark.shuffle.adaptive.dummy.{BlockTransfer, DummyRDD, DummySpec, KeyedRows, PinnedPlacement, PinnedRDD, SkewedTables}
-import org.apache.spark.shuffle.adaptive.metrics.{FetchMemoryProbe, ShuffleReadReport}
+import org.apache.spark.shuffle.adaptive.metrics.{FetchMemoryProbe, MetricsReport, ShuffleReadReport}
 
 /**
  * The one class the Python package calls (through py4j). Arguments are plain values; results
@@ -35,15 +35,7 @@ object PythonApi {
       case adaptive: AdaptiveShuffleManager =>
         sc.listenerBus.waitUntilEmpty()
         adaptive.driver.fold(DriverServices.noMetrics)(_.metrics)
-      case _ =>
-        Map(
-          "application" -> Map.empty,
-          "since_mark" -> Map.empty,
-          "executors" -> Map.empty,
-          "combine" -> Map.empty,
-          "push" -> Map.empty,
-          "losses" -> Map.empty,
-          "cpu" -> Map.empty)
+      case _ => MetricsReport.empty()
     }
     json.writeValueAsString(snapshot + ("manager" -> manager.getClass.getName))
   }

@@ -10,7 +10,8 @@ import org.scalatest.time.SpanSugar._
 
 import org.apache.spark.SparkConf
 import org.apache.spark.shuffle.adaptive.config.AdaptiveShuffleConf.PUSH_NICENESS
-import org.apache.spark.shuffle.adaptive.flow.{BackgroundPriority, FlowSettings}
+import org.apache.spark.shuffle.adaptive.flow.FlowSettings
+import org.apache.spark.shuffle.adaptive.push.background.BackgroundPriority
 import org.apache.spark.shuffle.adaptive.push.owner.MergeStoreSuite.receiveOf
 
 class PushExecutorSuite extends AnyFunSuite {

@@ -10,7 +10,8 @@ import scala.util.control.NonFatal
 import org.apache.spark.SparkEnv
 import org.apache.spark.internal.Logging
 import org.apache.spark.storage.{BlockId, BlockManagerId, ShuffleBlockBatchId}
-import org.apache.spark.shuffle.adaptive.flow.{BackgroundPriority, ExecutorOrder, FlowSettings, RunSender}
+import org.apache.spark.shuffle.adaptive.flow.{ExecutorOrder, FlowSettings}
+import org.apache.spark.shuffle.adaptive.push.background.{BackgroundPriority, RunSender}
 import org.apache.spark.shuffle.adaptive.protocol.{OwnerTable, OwnerTableUpdates, RunUpload}
 import org.apache.spark.shuffle.adaptive.push.owner.MergeStore
 import org.apache.spark.shuffle.adaptive.transport.MapOutputListener

@@ -11,7 +11,8 @@ import org.scalatest.concurrent.Eventually._
 import org.apache.spark.{LocalSparkContext, SparkConf, SparkContext, SparkEnv, SparkFunSuite}
 import org.apache.spark.network.netty.SparkTransportConf
 import org.apache.spark.shuffle.adaptive.SparkLogsCheck
-import org.apache.spark.shuffle.adaptive.flow.{BackgroundPriority, FlowSettings}
+import org.apache.spark.shuffle.adaptive.flow.FlowSettings
+import org.apache.spark.shuffle.adaptive.push.background.BackgroundPriority
 import org.apache.spark.shuffle.adaptive.memory.MemoryBound
 import org.apache.spark.shuffle.adaptive.protocol.{OwnerTable, OwnerTableUpdates}
 import org.apache.spark.shuffle.adaptive.push.owner.MergeStore

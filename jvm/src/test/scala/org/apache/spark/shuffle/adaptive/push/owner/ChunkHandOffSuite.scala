@@ -11,7 +11,7 @@ import org.scalatest.funsuite.AnyFunSuite
 
 import org.apache.spark.storage.BlockManagerId
 import org.apache.spark.util.ManualClock
-import org.apache.spark.shuffle.adaptive.flow.BackgroundPriority
+import org.apache.spark.shuffle.adaptive.push.background.BackgroundPriority
 import org.apache.spark.shuffle.adaptive.memory.MemoryBound
 
 class ChunkHandOffSuite extends AnyFunSuite with Eventually {

@@ -1,4 +1,4 @@
-package org.apache.spark.shuffle.adaptive.flow
+package org.apache.spark.shuffle.adaptive.push.background
 
 import java.nio.file.{Files, Paths}
 import java.util.concurrent.{ExecutorService, TimeUnit}

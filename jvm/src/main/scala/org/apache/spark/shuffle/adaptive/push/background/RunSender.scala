@@ -1,4 +1,4 @@
-package org.apache.spark.shuffle.adaptive.flow
+package org.apache.spark.shuffle.adaptive.push.background
 
 import java.util.concurrent.LinkedBlockingQueue
 
@@ -11,6 +11,7 @@ import org.apache.spark.internal.Logging
 import org.apache.spark.network.buffer.ManagedBuffer
 import org.apache.spark.storage.{BlockId, BlockManagerId}
 import org.apache.spark.util.{Clock, SystemClock}
+import org.apache.spark.shuffle.adaptive.flow.{ElasticLimit, ExecutorOrder, FlowLimits, FlowSettings, InFlightLedger, PeerQueue, PeerTraffic, SendRule, SizedBlock}
 import org.apache.spark.shuffle.adaptive.transport.BlockUploads
 
 /**

@@ -1,4 +1,4 @@
-package org.apache.spark.shuffle.adaptive.flow
+package org.apache.spark.shuffle.adaptive.push.background
 
 import java.io.IOException
 import java.util.concurrent.{Executors, TimeUnit}
