@@ -68,6 +68,15 @@ def cycles(graph: dict) -> list:
 def test_no_package_imports_one_that_imports_it_back():
     graph = package_graph()
     assert {"push.driver", "push.map", "push.owner", "push.reduce", "protocol"} <= set(graph)
+    # Local reduction's rooms, laid out by job as push's are.
+    assert {
+        "combine.driver",
+        "combine.map",
+        "combine.store",
+        "combine.rdd",
+        "combine.reduce",
+        "combine.sql",
+    } <= set(graph)
     assert cycles(graph) == []
 
 
@@ -142,12 +151,19 @@ def test_each_feature_plans_its_own_part_of_a_read_and_answers_its_own_messages(
     which read/ joins without naming any feature; the resolver hands each message to the one
     feature that handles it."""
     # The features there are today are found, so that the checks below cannot pass vacuously.
-    assert {"combine", "push.reduce"} <= _implementers("ReadPlanPart")
-    assert {"combine", "push.owner"} <= _implementers("MessageHandler")
-    assert {"combine", "push.reduce"} <= _implementers("BundledRead")
+    assert {"combine.reduce", "push.reduce"} <= _implementers("ReadPlanPart")
+    assert {"combine.store", "push.owner"} <= _implementers("MessageHandler")
+    assert {"combine.reduce", "push.reduce"} <= _implementers("BundledRead")
     graph = package_graph()
     features = _features()
-    assert {"push", "push.driver", "push.map", "push.owner", "push.reduce"} <= features
+    assert {
+        "push.driver",
+        "push.map",
+        "push.owner",
+        "push.reduce",
+        "combine.sql",
+        "combine.store",
+    } <= features
     for hook in FEATURE_HOOKS:
         assert not _implementers(hook) & {"(root)", "read", "fetch", "protocol"}, hook
     assert not graph["read"] & features, graph["read"]

@@ -4,9 +4,10 @@ import java.io.ObjectOutputStream
 
 import org.apache.spark.ShuffleDependency
 import org.apache.spark.shuffle.{BaseShuffleHandle, ShuffleHandle}
-import org.apache.spark.shuffle.adaptive.combine.{CombineSpec, CombiningExecutors}
+import org.apache.spark.shuffle.adaptive.combine.CombineSpec
 import org.apache.spark.shuffle.adaptive.metrics.FetchMetricsAccumulator
 import org.apache.spark.shuffle.adaptive.protocol.OwnerTable
+import org.apache.spark.shuffle.adaptive.combine.driver.CombiningExecutors
 
 /**
  * The handle tasks receive: the sort shuffle's own handle (which picks the map-side writer), the

@@ -6,12 +6,13 @@ import org.apache.spark.{ShuffleDependency, SparkContext}
 import org.apache.spark.rpc.RpcEndpointRef
 import org.apache.spark.shuffle.ShuffleHandle
 import org.apache.spark.storage.BlockManagerId
-import org.apache.spark.shuffle.adaptive.combine.{AggregatorCombine, CombiningExecutors}
 import org.apache.spark.shuffle.adaptive.compat.SparkCompat
 import org.apache.spark.shuffle.adaptive.config.Features
 import org.apache.spark.shuffle.adaptive.metrics.{FetchCounters, FetchMetricsAccumulator, FetchMetricsListener, MetricsReport, PluginMetricsSource, ShuffleCpu, ShuffleReadReporter}
 import org.apache.spark.shuffle.adaptive.push.driver.{TableArithmetic, PushDriver, ShuffleMergeSummary}
 import org.apache.spark.shuffle.adaptive.transport.ucx.UcxRegistry
+import org.apache.spark.shuffle.adaptive.combine.rdd.AggregatorCombine
+import org.apache.spark.shuffle.adaptive.combine.driver.CombiningExecutors
 
 /**
  * The plugin's driver: the counters of finished reduce tasks (a listener and a metrics source),

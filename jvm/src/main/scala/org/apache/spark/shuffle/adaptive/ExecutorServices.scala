@@ -5,7 +5,6 @@ import org.apache.spark.network.netty.SparkTransportConf
 import org.apache.spark.shuffle._
 import org.apache.spark.shuffle.sort.SortShuffleManager
 import org.apache.spark.util.SystemClock
-import org.apache.spark.shuffle.adaptive.combine.{CombineMemory, CombineStore, CombinedReadPart, CombinedShuffle, CombiningShuffleWriter}
 import org.apache.spark.shuffle.adaptive.config.AdaptiveShuffleConf.COMBINE_MAX_MEMORY
 import org.apache.spark.shuffle.adaptive.config.Features
 import org.apache.spark.shuffle.adaptive.fetch.{AdaptiveShuffleReader, BatchFetch, BlockManagerLocalBlocks, DirectMemoryBackoff, ExecutorFetch, ShuffleBlockFetcher, TaskFetch}
@@ -16,6 +15,11 @@ import org.apache.spark.shuffle.adaptive.protocol.MessageResolver
 import org.apache.spark.shuffle.adaptive.push.PushExecutor
 import org.apache.spark.shuffle.adaptive.transport.{MapOutputListener, NotifyingShuffleWriter}
 import org.apache.spark.shuffle.adaptive.read.{BundlesTransport, ReadPlanPart, ReadPlanner, ReduceRead}
+import org.apache.spark.shuffle.adaptive.combine.store.CombineMemory
+import org.apache.spark.shuffle.adaptive.combine.store.CombineStore
+import org.apache.spark.shuffle.adaptive.combine.reduce.CombinedReadPart
+import org.apache.spark.shuffle.adaptive.combine.store.CombinedShuffle
+import org.apache.spark.shuffle.adaptive.combine.store.CombiningShuffleWriter
 
 /**
  * The plugin's executor (and a local-mode driver): the transports, this executor's metrics

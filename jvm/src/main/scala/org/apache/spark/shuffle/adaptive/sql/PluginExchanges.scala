@@ -14,6 +14,7 @@ import org.apache.spark.sql.internal.SQLConf
 import org.apache.spark.shuffle.adaptive.AdaptiveShuffleManager
 import org.apache.spark.shuffle.adaptive.compat.{ConfiguredShuffleManager, SqlExchanges}
 import org.apache.spark.shuffle.adaptive.config.Features
+import org.apache.spark.shuffle.adaptive.combine.sql.SqlCombine
 
 /**
  * Puts an [[AdaptiveShuffleExchangeExec]] in the place of Spark's exchanges when the plugin is

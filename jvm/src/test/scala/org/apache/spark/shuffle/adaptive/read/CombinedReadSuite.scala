@@ -16,10 +16,10 @@ import org.apache.spark.storage.{BlockId, BlockManagerId, ShuffleBlockId}
 import org.apache.spark.shuffle.adaptive.fetch.FetcherFakes
 import org.apache.spark.shuffle.adaptive.fetch.FetcherFakes._
 import org.apache.spark.shuffle.adaptive.config.AdaptiveShuffleConf.FetchOrder
-import org.apache.spark.shuffle.adaptive.combine.CombinedRead
 import org.apache.spark.shuffle.adaptive.flow.FlowSettings
 import org.apache.spark.shuffle.adaptive.metrics.{CombineCounters, FetchCounters}
 import org.apache.spark.shuffle.adaptive.protocol.{BlockMessage, CombinedAnswer, CombinedSegment, Payloads}
+import org.apache.spark.shuffle.adaptive.combine.reduce.CombinedRead
 
 /**
  * A reduce task reading what another executor combined of its partition: one request for its

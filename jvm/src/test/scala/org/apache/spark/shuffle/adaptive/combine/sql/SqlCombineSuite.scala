@@ -1,4 +1,4 @@
-package org.apache.spark.shuffle.adaptive.sql
+package org.apache.spark.shuffle.adaptive.combine.sql
 
 import scala.collection.mutable
 import scala.reflect.ClassTag
@@ -20,6 +20,7 @@ import org.apache.spark.sql.expressions.Aggregator
 import org.apache.spark.sql.functions._
 import org.apache.spark.shuffle.adaptive.{AdaptiveShuffleManager, PluginCounters}
 import org.apache.spark.shuffle.adaptive.combine.Budget
+import org.apache.spark.shuffle.adaptive.sql.{AdaptiveShuffleExchangeExec, AdaptiveShuffleExtensions, ExchangesExplained}
 
 /**
  * Each aggregate function Spark declares, combined per executor (a local SparkSession under the

@@ -1,4 +1,4 @@
-package org.apache.spark.shuffle.adaptive.combine
+package org.apache.spark.shuffle.adaptive.combine.map
 
 /** A set of ints, open addressing; 0 is held apart, as it marks an empty slot. */
 private[combine] final class IntSet {

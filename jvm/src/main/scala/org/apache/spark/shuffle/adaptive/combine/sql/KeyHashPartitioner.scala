@@ -1,4 +1,4 @@
-package org.apache.spark.shuffle.adaptive.sql
+package org.apache.spark.shuffle.adaptive.combine.sql
 
 import org.apache.spark.Partitioner
 
@@ -8,7 +8,7 @@ import org.apache.spark.Partitioner
  * the partitions, non-negative, as `HashPartitioning.partitionIdExpression` computes it, and the
  * fold probes with the hash itself, so that a row is hashed once.
  */
-private[sql] final class KeyHashPartitioner(override val numPartitions: Int) extends Partitioner {
+private[spark] final class KeyHashPartitioner(override val numPartitions: Int) extends Partitioner {
 
   override def getPartition(key: Any): Int = {
     val r = key.asInstanceOf[Int] % numPartitions

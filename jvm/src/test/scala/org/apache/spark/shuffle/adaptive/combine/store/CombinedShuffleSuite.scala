@@ -1,4 +1,4 @@
-package org.apache.spark.shuffle.adaptive.combine
+package org.apache.spark.shuffle.adaptive.combine.store
 
 import java.io.{ByteArrayInputStream, File}
 import java.nio.file.Files
@@ -10,6 +10,12 @@ import org.apache.spark.network.util.{MapConfigProvider, TransportConf}
 import org.apache.spark.serializer.JavaSerializer
 import org.apache.spark.shuffle.adaptive.memory.SpillFile
 import org.apache.spark.shuffle.adaptive.protocol.Payloads
+import org.apache.spark.shuffle.adaptive.combine.rdd.AggregatorCombine
+import org.apache.spark.shuffle.adaptive.combine.map.KeySample
+import org.apache.spark.shuffle.adaptive.combine.rdd.NumberKind
+import org.apache.spark.shuffle.adaptive.combine.map.TaskSample
+import org.apache.spark.shuffle.adaptive.combine.map.Verdict
+import org.apache.spark.shuffle.adaptive.combine.CombineSpec
 
 /**
  * One executor's combined records of a shuffle, with an RDD aggregator (sums): folds of map

@@ -1,4 +1,4 @@
-package org.apache.spark.shuffle.adaptive.sql
+package org.apache.spark.shuffle.adaptive.combine.sql
 
 import org.apache.spark.sql.catalyst.expressions.UnsafeRow
 import org.apache.spark.sql.types.{BooleanType, ByteType, DataType, DateType, FloatType, IntegerType, ShortType, YearMonthIntervalType}

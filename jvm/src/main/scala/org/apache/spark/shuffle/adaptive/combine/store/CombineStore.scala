@@ -1,4 +1,4 @@
-package org.apache.spark.shuffle.adaptive.combine
+package org.apache.spark.shuffle.adaptive.combine.store
 
 import java.io.{File, OutputStream}
 import java.util.concurrent.ConcurrentHashMap
@@ -10,6 +10,7 @@ import org.apache.spark.storage.BlockId
 import org.apache.spark.shuffle.adaptive.memory.SpillFile
 import org.apache.spark.network.client.StreamCallbackWithID
 import org.apache.spark.shuffle.adaptive.protocol.{BlockMessage, CombinedAnswer, MessageHandler, Payloads}
+import org.apache.spark.shuffle.adaptive.combine.CombineSpec
 
 /**
  * One executor's local reduction: the combined records of each shuffle whose records combine

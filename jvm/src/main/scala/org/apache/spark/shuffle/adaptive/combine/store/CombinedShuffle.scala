@@ -1,4 +1,4 @@
-package org.apache.spark.shuffle.adaptive.combine
+package org.apache.spark.shuffle.adaptive.combine.store
 
 import java.io.OutputStream
 import java.nio.ByteBuffer
@@ -17,6 +17,15 @@ import org.apache.spark.storage.{BlockId, ShuffleBlockId}
 import org.apache.spark.util.io.ChunkedByteBufferOutputStream
 import org.apache.spark.shuffle.adaptive.memory.SpillFile
 import org.apache.spark.shuffle.adaptive.protocol.{CombinedAnswer, CombinedSegment, Payloads}
+import org.apache.spark.shuffle.adaptive.combine.Budget
+import org.apache.spark.shuffle.adaptive.combine.CombineEngine
+import org.apache.spark.shuffle.adaptive.combine.CombineSpec
+import org.apache.spark.shuffle.adaptive.combine.FoldCount
+import org.apache.spark.shuffle.adaptive.combine.TaskRecords
+import org.apache.spark.shuffle.adaptive.combine.map.IntSet
+import org.apache.spark.shuffle.adaptive.combine.map.KeySample
+import org.apache.spark.shuffle.adaptive.combine.map.TaskSample
+import org.apache.spark.shuffle.adaptive.combine.map.Verdict
 
 /**
  * One executor's combined records of one shuffle (local reduction). A map task that folds keeps

@@ -1,4 +1,4 @@
-package org.apache.spark.shuffle.adaptive.sql
+package org.apache.spark.shuffle.adaptive.combine.sql
 
 import scala.jdk.CollectionConverters._
 
@@ -11,6 +11,12 @@ import org.apache.spark.sql.internal.SQLConf
 import org.apache.spark.sql.types.DataType
 import org.apache.spark.unsafe.Platform
 import org.apache.spark.shuffle.adaptive.combine.{Budget, CombineEngine, CombinedObjects, CombinedRecords, FoldCount, TaskRecords}
+import org.apache.spark.shuffle.adaptive.combine.Budget
+import org.apache.spark.shuffle.adaptive.combine.CombineEngine
+import org.apache.spark.shuffle.adaptive.combine.CombinedObjects
+import org.apache.spark.shuffle.adaptive.combine.CombinedRecords
+import org.apache.spark.shuffle.adaptive.combine.FoldCount
+import org.apache.spark.shuffle.adaptive.combine.TaskRecords
 
 /**
  * What one thread folds a partial aggregate's rows with ([[SqlCombine]]): rows of one key merge

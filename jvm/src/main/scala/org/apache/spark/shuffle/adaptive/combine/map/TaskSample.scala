@@ -1,4 +1,4 @@
-package org.apache.spark.shuffle.adaptive.combine
+package org.apache.spark.shuffle.adaptive.combine.map
 
 /**
  * The hashes of one judging map task's sampled keys, as it writes them ([[KeySample]]): each

@@ -1,6 +1,7 @@
-package org.apache.spark.shuffle.adaptive.sql
+package org.apache.spark.shuffle.adaptive.combine.sql
 
 import org.apache.spark.unsafe.Platform
+import org.apache.spark.shuffle.adaptive.combine.Budget
 import org.apache.spark.shuffle.adaptive.combine.Budget
 
 /**

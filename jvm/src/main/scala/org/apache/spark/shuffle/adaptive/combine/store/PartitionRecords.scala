@@ -1,6 +1,7 @@
-package org.apache.spark.shuffle.adaptive.combine
+package org.apache.spark.shuffle.adaptive.combine.store
 
 import scala.collection.mutable
+import org.apache.spark.shuffle.adaptive.combine.CombinedRecords
 
 /**
  * What one executor holds of one reduce partition of a shuffle: the records map outputs are

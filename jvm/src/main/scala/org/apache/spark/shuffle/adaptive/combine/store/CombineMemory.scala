@@ -1,6 +1,7 @@
-package org.apache.spark.shuffle.adaptive.combine
+package org.apache.spark.shuffle.adaptive.combine.store
 
 import org.apache.spark.shuffle.adaptive.memory.MemoryBound
+import org.apache.spark.shuffle.adaptive.combine.Budget
 
 /**
  * The bound on what one executor's local reduction holds (`combine.maxMemory`): combined

@@ -1,4 +1,4 @@
-package org.apache.spark.shuffle.adaptive.combine
+package org.apache.spark.shuffle.adaptive.combine.map
 
 /**
  * What one executor's map tasks of a shuffle do ([[Verdict.Role]]): fold while folds pay, write

@@ -1,4 +1,4 @@
-package org.apache.spark.shuffle.adaptive.sql
+package org.apache.spark.shuffle.adaptive.combine.sql
 
 import scala.concurrent.{CanAwait, ExecutionContext, Future}
 import scala.concurrent.duration.Duration
@@ -12,7 +12,7 @@ import org.apache.spark.{FutureAction, MapOutputStatistics}
  * was not folded, and AQE plans the next stage by them (with most rows folded it would coalesce
  * every partition into one task). Cancelling it cancels the map stage, as Spark's exchange does.
  */
-private[sql] final class FoldedStatistics(
+private[spark] final class FoldedStatistics(
     action: FutureAction[MapOutputStatistics],
     add: MapOutputStatistics => MapOutputStatistics)
     extends FutureAction[MapOutputStatistics] {
@@ -45,7 +45,7 @@ private[sql] final class FoldedStatistics(
       executor: ExecutionContext): Future[S] = action.transformWith(t => f(t.map(add)))
 }
 
-private[sql] object FoldedStatistics {
+private[spark] object FoldedStatistics {
 
   /** `stats` with `folded` bytes spread over its partitions, which folds spread by key hash. */
   def spread(stats: MapOutputStatistics, folded: Long): MapOutputStatistics =

@@ -1,4 +1,4 @@
-package org.apache.spark.shuffle.adaptive.combine
+package org.apache.spark.shuffle.adaptive.combine.map
 
 /**
  * What judging looks keys up in ([[Verdict]]): the hashes of a sample of the keys the judging map

@@ -1,4 +1,4 @@
-package org.apache.spark.shuffle.adaptive.sql
+package org.apache.spark.shuffle.adaptive.combine.sql
 
 import org.apache.spark.sql.catalyst.expressions.Attribute
 import org.apache.spark.sql.catalyst.expressions.aggregate.{AggregateExpression, Partial, PartialMerge, TypedImperativeAggregate}
@@ -8,6 +8,8 @@ import org.apache.spark.sql.catalyst.util.UnsafeRowUtils
 import org.apache.spark.sql.execution.{SparkPlan, WholeStageCodegenExec}
 import org.apache.spark.sql.execution.aggregate.BaseAggregateExec
 import org.apache.spark.shuffle.adaptive.combine.{CombineEngine, CombineSpec}
+import org.apache.spark.shuffle.adaptive.combine.CombineEngine
+import org.apache.spark.shuffle.adaptive.combine.CombineSpec
 
 /**
  * A Spark SQL partial aggregate's output, which combines as the aggregate's next step does: a
