@@ -15,11 +15,8 @@ import org.apache.spark.shuffle.adaptive.protocol.MessageResolver
 import org.apache.spark.shuffle.adaptive.push.PushExecutor
 import org.apache.spark.shuffle.adaptive.transport.{MapOutputListener, NotifyingShuffleWriter}
 import org.apache.spark.shuffle.adaptive.read.{BundlesTransport, ReadPlanPart, ReadPlanner, ReduceRead}
-import org.apache.spark.shuffle.adaptive.combine.store.CombineMemory
-import org.apache.spark.shuffle.adaptive.combine.store.CombineStore
+import org.apache.spark.shuffle.adaptive.combine.store.{CombineMemory, CombineStore, CombinedShuffle, CombiningShuffleWriter}
 import org.apache.spark.shuffle.adaptive.combine.reduce.CombinedReadPart
-import org.apache.spark.shuffle.adaptive.combine.store.CombinedShuffle
-import org.apache.spark.shuffle.adaptive.combine.store.CombiningShuffleWriter
 
 /**
  * The plugin's executor (and a local-mode driver): the transports, this executor's metrics

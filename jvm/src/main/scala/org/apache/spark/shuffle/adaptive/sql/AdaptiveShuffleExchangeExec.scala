@@ -16,9 +16,7 @@ import org.apache.spark.util.MutablePair
 import org.apache.spark.shuffle.adaptive.{AdaptiveShuffleDependency, AdaptiveShuffleHandle}
 import org.apache.spark.shuffle.adaptive.metrics.CombineCounters
 import org.apache.spark.shuffle.adaptive.compat.SqlExchanges
-import org.apache.spark.shuffle.adaptive.combine.sql.FoldedStatistics
-import org.apache.spark.shuffle.adaptive.combine.sql.KeyHashPartitioner
-import org.apache.spark.shuffle.adaptive.combine.sql.SqlCombine
+import org.apache.spark.shuffle.adaptive.combine.sql.{FoldedStatistics, KeyHashPartitioner, SqlCombine}
 
 /**
  * Spark's shuffle exchange of a hash partitioning, on the plugin: the same partitioning,

@@ -1,8 +1,7 @@
 package org.apache.spark.shuffle.adaptive.combine.rdd
 
 import org.apache.spark.{Aggregator, ShuffleDependency}
-import org.apache.spark.shuffle.adaptive.combine.CombineEngine
-import org.apache.spark.shuffle.adaptive.combine.CombineSpec
+import org.apache.spark.shuffle.adaptive.combine.{CombineEngine, CombineSpec}
 
 /**
  * An RDD shuffle with map-side combine (`reduceByKey`, `aggregateByKey`, `combineByKey`): its

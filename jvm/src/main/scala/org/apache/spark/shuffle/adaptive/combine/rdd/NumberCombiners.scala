@@ -2,11 +2,7 @@ package org.apache.spark.shuffle.adaptive.combine.rdd
 
 import org.apache.spark.Aggregator
 import org.apache.spark.serializer.SerializationStream
-import org.apache.spark.shuffle.adaptive.combine.Budget
-import org.apache.spark.shuffle.adaptive.combine.CombineEngine
-import org.apache.spark.shuffle.adaptive.combine.CombinedRecords
-import org.apache.spark.shuffle.adaptive.combine.FoldCount
-import org.apache.spark.shuffle.adaptive.combine.TaskRecords
+import org.apache.spark.shuffle.adaptive.combine.{Budget, CombineEngine, CombinedRecords, FoldCount, TaskRecords}
 
 /**
  * Combining an RDD aggregator's records whose keys are integers and combiners numbers

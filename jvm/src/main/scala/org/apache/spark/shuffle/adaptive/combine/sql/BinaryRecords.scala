@@ -2,8 +2,6 @@ package org.apache.spark.shuffle.adaptive.combine.sql
 
 import org.apache.spark.shuffle.adaptive.combine.{Budget, CombinedRecords}
 import org.apache.spark.shuffle.adaptive.combine.map.KeySample
-import org.apache.spark.shuffle.adaptive.combine.Budget
-import org.apache.spark.shuffle.adaptive.combine.CombinedRecords
 
 /**
  * Combined rows whose buffers are updated in place: each record is `[key length][buffer

@@ -3,8 +3,6 @@ package org.apache.spark.shuffle.adaptive.combine.sql
 import org.apache.spark.sql.catalyst.expressions.UnsafeRow
 import org.apache.spark.unsafe.Platform
 import org.apache.spark.shuffle.adaptive.combine.{Budget, TaskRecords}
-import org.apache.spark.shuffle.adaptive.combine.Budget
-import org.apache.spark.shuffle.adaptive.combine.TaskRecords
 
 /**
  * The rows a map task of a combining exchange keeps, by partition, each with the hash of its

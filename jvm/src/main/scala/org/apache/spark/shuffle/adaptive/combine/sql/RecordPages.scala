@@ -2,7 +2,6 @@ package org.apache.spark.shuffle.adaptive.combine.sql
 
 import org.apache.spark.unsafe.Platform
 import org.apache.spark.shuffle.adaptive.combine.Budget
-import org.apache.spark.shuffle.adaptive.combine.Budget
 
 /**
  * Byte pages, each as large as the last twice over (from `first` up to `max`, or what one

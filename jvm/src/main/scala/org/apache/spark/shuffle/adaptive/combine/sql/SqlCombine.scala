@@ -8,8 +8,6 @@ import org.apache.spark.sql.catalyst.util.UnsafeRowUtils
 import org.apache.spark.sql.execution.{SparkPlan, WholeStageCodegenExec}
 import org.apache.spark.sql.execution.aggregate.BaseAggregateExec
 import org.apache.spark.shuffle.adaptive.combine.{CombineEngine, CombineSpec}
-import org.apache.spark.shuffle.adaptive.combine.CombineEngine
-import org.apache.spark.shuffle.adaptive.combine.CombineSpec
 
 /**
  * A Spark SQL partial aggregate's output, which combines as the aggregate's next step does: a

@@ -11,12 +11,6 @@ import org.apache.spark.sql.internal.SQLConf
 import org.apache.spark.sql.types.DataType
 import org.apache.spark.unsafe.Platform
 import org.apache.spark.shuffle.adaptive.combine.{Budget, CombineEngine, CombinedObjects, CombinedRecords, FoldCount, TaskRecords}
-import org.apache.spark.shuffle.adaptive.combine.Budget
-import org.apache.spark.shuffle.adaptive.combine.CombineEngine
-import org.apache.spark.shuffle.adaptive.combine.CombinedObjects
-import org.apache.spark.shuffle.adaptive.combine.CombinedRecords
-import org.apache.spark.shuffle.adaptive.combine.FoldCount
-import org.apache.spark.shuffle.adaptive.combine.TaskRecords
 
 /**
  * What one thread folds a partial aggregate's rows with ([[SqlCombine]]): rows of one key merge

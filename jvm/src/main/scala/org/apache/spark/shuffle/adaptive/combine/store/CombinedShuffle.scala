@@ -17,15 +17,8 @@ import org.apache.spark.storage.{BlockId, ShuffleBlockId}
 import org.apache.spark.util.io.ChunkedByteBufferOutputStream
 import org.apache.spark.shuffle.adaptive.memory.SpillFile
 import org.apache.spark.shuffle.adaptive.protocol.{CombinedAnswer, CombinedSegment, Payloads}
-import org.apache.spark.shuffle.adaptive.combine.Budget
-import org.apache.spark.shuffle.adaptive.combine.CombineEngine
-import org.apache.spark.shuffle.adaptive.combine.CombineSpec
-import org.apache.spark.shuffle.adaptive.combine.FoldCount
-import org.apache.spark.shuffle.adaptive.combine.TaskRecords
-import org.apache.spark.shuffle.adaptive.combine.map.IntSet
-import org.apache.spark.shuffle.adaptive.combine.map.KeySample
-import org.apache.spark.shuffle.adaptive.combine.map.TaskSample
-import org.apache.spark.shuffle.adaptive.combine.map.Verdict
+import org.apache.spark.shuffle.adaptive.combine.{Budget, CombineEngine, CombineSpec, FoldCount, TaskRecords}
+import org.apache.spark.shuffle.adaptive.combine.map.{IntSet, KeySample, TaskSample, Verdict}
 
 /**
  * One executor's combined records of one shuffle (local reduction). A map task that folds keeps

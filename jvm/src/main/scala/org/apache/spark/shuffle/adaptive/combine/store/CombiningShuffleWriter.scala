@@ -4,12 +4,9 @@ import org.apache.spark.{Partitioner, TaskContext}
 import org.apache.spark.scheduler.MapStatus
 import org.apache.spark.shuffle.ShuffleWriter
 import org.apache.spark.shuffle.adaptive.metrics.{CombineCounters, FetchCounters}
-import org.apache.spark.shuffle.adaptive.combine.CombineSpec
-import org.apache.spark.shuffle.adaptive.combine.TaskRecords
+import org.apache.spark.shuffle.adaptive.combine.{CombineSpec, TaskRecords}
 import org.apache.spark.shuffle.adaptive.combine.driver.CombiningExecutors
-import org.apache.spark.shuffle.adaptive.combine.map.KeySample
-import org.apache.spark.shuffle.adaptive.combine.map.TaskSample
-import org.apache.spark.shuffle.adaptive.combine.map.Verdict
+import org.apache.spark.shuffle.adaptive.combine.map.{KeySample, TaskSample, Verdict}
 
 /**
  * Spark's writer (with whatever serves its output), with local reduction in place of part of

@@ -10,11 +10,8 @@ import org.apache.spark.network.util.{MapConfigProvider, TransportConf}
 import org.apache.spark.serializer.JavaSerializer
 import org.apache.spark.shuffle.adaptive.memory.SpillFile
 import org.apache.spark.shuffle.adaptive.protocol.Payloads
-import org.apache.spark.shuffle.adaptive.combine.rdd.AggregatorCombine
-import org.apache.spark.shuffle.adaptive.combine.map.KeySample
-import org.apache.spark.shuffle.adaptive.combine.rdd.NumberKind
-import org.apache.spark.shuffle.adaptive.combine.map.TaskSample
-import org.apache.spark.shuffle.adaptive.combine.map.Verdict
+import org.apache.spark.shuffle.adaptive.combine.rdd.{AggregatorCombine, NumberKind}
+import org.apache.spark.shuffle.adaptive.combine.map.{KeySample, TaskSample, Verdict}
 import org.apache.spark.shuffle.adaptive.combine.CombineSpec
 
 /**
