@@ -21,9 +21,13 @@ private[spark] trait CombineSpec extends Serializable {
   /** The hash of a record's key, whose sample judges whether folding pays ([[KeySample]]). */
   def keyHash(key: Any): Int
 
+  /** How a map task keeps its records, and how its executor holds them combined. */
+  type Task <: TaskRecords
+  type Combined >: Null <: CombinedRecords
+
   /**
    * What one thread combines with: it holds the (generated) code and scratch rows, so each
    * thread makes its own, once per shuffle.
    */
-  def newEngine(): CombineEngine
+  def newEngine(): CombineEngine[Task, Combined]
 }

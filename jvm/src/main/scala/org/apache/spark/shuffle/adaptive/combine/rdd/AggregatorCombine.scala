@@ -1,7 +1,7 @@
 package org.apache.spark.shuffle.adaptive.combine.rdd
 
 import org.apache.spark.{Aggregator, ShuffleDependency}
-import org.apache.spark.shuffle.adaptive.combine.{CombineEngine, CombineSpec}
+import org.apache.spark.shuffle.adaptive.combine.{CombineEngine, CombineSpec, CombinedObjects}
 
 /**
  * An RDD shuffle with map-side combine (`reduceByKey`, `aggregateByKey`, `combineByKey`): its
@@ -17,23 +17,43 @@ import org.apache.spark.shuffle.adaptive.combine.{CombineEngine, CombineSpec}
  * merge would store a new box into the old generation, which the profile showed costing more
  * garbage collection than the fold saved. Other records are objects ([[ObjectCombiners]]).
  */
-private[spark] final class AggregatorCombine(
-    aggregator: Aggregator[Any, Any, Any],
-    numbers: Option[(NumberKind, NumberKind)])
+private[spark] sealed abstract class AggregatorCombine(aggregator: Aggregator[Any, Any, Any])
     extends CombineSpec {
 
-  override def kind: String = if (numbers.isDefined) "rdd, numbers" else "rdd"
-
-  override def breakEven: Double =
-    if (numbers.isDefined) AggregatorCombine.NumbersBreakEven
-    else AggregatorCombine.ObjectsBreakEven
-
   override def keyHash(key: Any): Int = if (key == null) 0 else key.hashCode
+}
 
-  override def newEngine(): CombineEngine = numbers match {
-    case Some((keys, combiners)) => new NumberCombiners(aggregator, keys, combiners)
-    case None => new ObjectCombiners(aggregator)
-  }
+/** Integer keys and number combiners, kept as primitives ([[NumberCombiners]]). */
+private[combine] final class NumberAggregatorCombine(
+    aggregator: Aggregator[Any, Any, Any],
+    keys: NumberKind,
+    combiners: NumberKind)
+    extends AggregatorCombine(aggregator) {
+
+  override type Task = TaskNumbers
+  override type Combined = ExecutorNumbers
+
+  override def kind: String = "rdd, numbers"
+
+  override def breakEven: Double = AggregatorCombine.NumbersBreakEven
+
+  override def newEngine(): CombineEngine[TaskNumbers, ExecutorNumbers] =
+    new NumberCombiners(aggregator, keys, combiners)
+}
+
+/** Any other records, as objects ([[ObjectCombiners]]). */
+private[combine] final class ObjectAggregatorCombine(aggregator: Aggregator[Any, Any, Any])
+    extends AggregatorCombine(aggregator) {
+
+  override type Task = TaskCombiners
+  override type Combined = CombinedObjects[Any, Any]
+
+  override def kind: String = "rdd"
+
+  override def breakEven: Double = AggregatorCombine.ObjectsBreakEven
+
+  override def newEngine(): CombineEngine[TaskCombiners, CombinedObjects[Any, Any]] =
+    new ObjectCombiners(aggregator)
 }
 
 private[spark] object AggregatorCombine {
@@ -55,8 +75,16 @@ private[spark] object AggregatorCombine {
         keys <- NumberKind.ofKeys(dependency.keyClassName)
         combiners <- dependency.combinerClassName.flatMap(NumberKind.ofCombiners)
       } yield (keys, combiners)
-      new AggregatorCombine(a.asInstanceOf[Aggregator[Any, Any, Any]], numbers)
+      AggregatorCombine(a.asInstanceOf[Aggregator[Any, Any, Any]], numbers)
     }
+
+  /** Combining with `aggregator`: as primitives where `numbers` names the kinds of both. */
+  def apply(
+      aggregator: Aggregator[Any, Any, Any],
+      numbers: Option[(NumberKind, NumberKind)]): AggregatorCombine = numbers match {
+    case Some((keys, combiners)) => new NumberAggregatorCombine(aggregator, keys, combiners)
+    case None => new ObjectAggregatorCombine(aggregator)
+  }
 }
 
 /**

@@ -16,132 +16,21 @@ private[combine] final class NumberCombiners(
     aggregator: Aggregator[Any, Any, Any],
     keys: NumberKind,
     combiners: NumberKind)
-    extends CombineEngine {
+    extends CombineEngine[TaskNumbers, ExecutorNumbers] {
 
-  override def newTaskRecords(budget: Budget, numPartitions: Int): TaskRecords =
-    new TaskNumbers(budget, numPartitions)
+  override def newTaskRecords(budget: Budget, numPartitions: Int): TaskNumbers =
+    new TaskNumbers(budget, numPartitions, aggregator, keys, combiners)
 
-  /** A map task's combiners, each with its key's partition; the table's bytes are reserved. */
-  private final class TaskNumbers(budget: Budget, numPartitions: Int) extends TaskRecords {
-
-    private[this] val table = new NumberTable
-    private[this] val counts = new Array[Int](numPartitions)
-    private[this] var reserved = 0L
-    private[this] var released = false
-
-    /** Slots of the table by partition, once the first fold asks: `slots(starts(p) until ...)`. */
-    private[this] var starts: Array[Int] = _
-    private[this] var slots: Array[Int] = _
-
-    override def keep(partition: Int, record: Product2[Any, Any]): Boolean =
-      keys.boxes(record._1) && (table.capacity > 0 || roomForOneMore()) && {
-        val key = keys.bits(record._1)
-        val slot = table.find(key)
-        if (table.holds(slot)) {
-          // Boxes never change, so the combiner held stays as it was if this one is refused.
-          val merged = aggregator.mergeValue(combiners.box(table.values(slot)), record._2)
-          combiners.boxes(merged) && {
-            table.values(slot) = combiners.bits(merged)
-            true
-          }
-        } else {
-          val created = aggregator.createCombiner(record._2)
-          combiners.boxes(created) && roomForOneMore() && {
-            table.insert(table.find(key), key, combiners.bits(created), partition)
-            counts(partition) += 1
-            true
-          }
-        }
-      }
-
-    private def roomForOneMore(): Boolean = !table.full || {
-      val before = NumberTable.bytesOf(table.capacity)
-      val after = NumberTable.bytesOf(table.grownCapacity)
-      budget.reserve(after) && {
-        table.grow()
-        budget.release(before)
-        reserved += after - before
-        true
-      }
-    }
-
-    override def rows(partition: Int): Int = counts(partition)
-
-    override def bytes(partition: Int): Long = NumberTable.EntryBytes.toLong * counts(partition)
-
-    override def partitions: Iterator[Int] = counts.indices.iterator.filter(counts(_) > 0)
-
-    /**
-     * Hands `f` each combiner of `partition` from the `from`th on, until it answers false;
-     * answers the index of the first it did not take.
-     */
-    def foldFrom(partition: Int, from: Int)(f: (Long, Long) => Boolean): Int = {
-      if (starts == null) index()
-      var i = starts(partition) + from
-      while (i < starts(partition + 1) && f(table.keys(slots(i)), table.values(slots(i)))) i += 1
-      i - starts(partition)
-    }
-
-    // Counting sort of the table's slots by partition.
-    private def index(): Unit = {
-      starts = new Array[Int](numPartitions + 1)
-      var p = 0
-      while (p < numPartitions) {
-        starts(p + 1) = starts(p) + counts(p)
-        p += 1
-      }
-      val next = java.util.Arrays.copyOf(starts, numPartitions)
-      slots = new Array[Int](table.size)
-      var s = 0
-      while (s < table.capacity) {
-        if (table.holds(s)) {
-          slots(next(table.partitions(s))) = s
-          next(table.partitions(s)) += 1
-        }
-        s += 1
-      }
-    }
-
-    override def release(): Unit = if (!released) {
-      released = true
-      budget.release(reserved)
-      table.release()
-    }
-  }
-
-  override def newCombined(budget: Budget): CombinedRecords = new ExecutorNumbers(budget)
-
-  /** A partition's combiners on the executor; `bytes` is what its table takes, reserved. */
-  private final class ExecutorNumbers(budget: Budget) extends CombinedRecords {
-    val table = new NumberTable
-
-    /** Room for one more key: the table grown first if it must; false if there is none. */
-    def roomForOneMore(): Boolean = !table.full || {
-      val before = NumberTable.bytesOf(table.capacity)
-      budget.reserve(NumberTable.bytesOf(table.grownCapacity)) && {
-        table.grow()
-        budget.release(before)
-        true
-      }
-    }
-
-    override def rows: Long = table.size
-    override def bytes: Long = NumberTable.bytesOf(table.capacity)
-    override def free(): Unit = {
-      budget.release(bytes)
-      table.release()
-    }
-  }
+  override def newCombined(budget: Budget): ExecutorNumbers = new ExecutorNumbers(budget)
 
   override def fold(
-      task: TaskRecords,
+      task: TaskNumbers,
       partition: Int,
       from: Int,
-      into: CombinedRecords): FoldCount = {
-    val combined = into.asInstanceOf[ExecutorNumbers]
+      combined: ExecutorNumbers): FoldCount = {
     val table = combined.table
     var merged = 0L
-    val next = task.asInstanceOf[TaskNumbers].foldFrom(partition, from) { (key, combiner) =>
+    val next = task.foldFrom(partition, from) { (key, combiner) =>
       val slot = if (table.capacity == 0) -1 else table.find(key)
       if (slot >= 0 && table.holds(slot)) {
         val sum =
@@ -159,8 +48,8 @@ private[combine] final class NumberCombiners(
     FoldCount(rows, merged, (rows - merged) * NumberTable.EntryBytes, next)
   }
 
-  override def write(partition: Int, records: CombinedRecords, out: SerializationStream): Unit = {
-    val table = records.asInstanceOf[ExecutorNumbers].table
+  override def write(partition: Int, records: ExecutorNumbers, out: SerializationStream): Unit = {
+    val table = records.table
     var s = 0
     while (s < table.capacity) {
       if (table.holds(s)) {
@@ -172,15 +61,131 @@ private[combine] final class NumberCombiners(
   }
 
   override def writeKept(
-      task: TaskRecords,
+      task: TaskNumbers,
       partition: Int,
       from: Int,
       out: SerializationStream): Unit =
-    task.asInstanceOf[TaskNumbers].foldFrom(partition, from) { (key, combiner) =>
+    task.foldFrom(partition, from) { (key, combiner) =>
       out.writeKey(keys.box(key))
       out.writeValue(combiners.box(combiner))
       true
     }
+}
+
+/** A map task's combiners, each with its key's partition; the table's bytes are reserved. */
+private[combine] final class TaskNumbers(
+    budget: Budget,
+    numPartitions: Int,
+    aggregator: Aggregator[Any, Any, Any],
+    keys: NumberKind,
+    combiners: NumberKind)
+    extends TaskRecords {
+
+  private[this] val table = new NumberTable
+  private[this] val counts = new Array[Int](numPartitions)
+  private[this] var reserved = 0L
+  private[this] var released = false
+
+  /** Slots of the table by partition, once the first fold asks: `slots(starts(p) until ...)`. */
+  private[this] var starts: Array[Int] = _
+  private[this] var slots: Array[Int] = _
+
+  override def keep(partition: Int, record: Product2[Any, Any]): Boolean =
+    keys.boxes(record._1) && (table.capacity > 0 || roomForOneMore()) && {
+      val key = keys.bits(record._1)
+      val slot = table.find(key)
+      if (table.holds(slot)) {
+        // Boxes never change, so the combiner held stays as it was if this one is refused.
+        val merged = aggregator.mergeValue(combiners.box(table.values(slot)), record._2)
+        combiners.boxes(merged) && {
+          table.values(slot) = combiners.bits(merged)
+          true
+        }
+      } else {
+        val created = aggregator.createCombiner(record._2)
+        combiners.boxes(created) && roomForOneMore() && {
+          table.insert(table.find(key), key, combiners.bits(created), partition)
+          counts(partition) += 1
+          true
+        }
+      }
+    }
+
+  private def roomForOneMore(): Boolean = !table.full || {
+    val before = NumberTable.bytesOf(table.capacity)
+    val after = NumberTable.bytesOf(table.grownCapacity)
+    budget.reserve(after) && {
+      table.grow()
+      budget.release(before)
+      reserved += after - before
+      true
+    }
+  }
+
+  override def rows(partition: Int): Int = counts(partition)
+
+  override def bytes(partition: Int): Long = NumberTable.EntryBytes.toLong * counts(partition)
+
+  override def partitions: Iterator[Int] = counts.indices.iterator.filter(counts(_) > 0)
+
+  /**
+   * Hands `f` each combiner of `partition` from the `from`th on, until it answers false;
+   * answers the index of the first it did not take.
+   */
+  def foldFrom(partition: Int, from: Int)(f: (Long, Long) => Boolean): Int = {
+    if (starts == null) index()
+    var i = starts(partition) + from
+    while (i < starts(partition + 1) && f(table.keys(slots(i)), table.values(slots(i)))) i += 1
+    i - starts(partition)
+  }
+
+  // Counting sort of the table's slots by partition.
+  private def index(): Unit = {
+    starts = new Array[Int](numPartitions + 1)
+    var p = 0
+    while (p < numPartitions) {
+      starts(p + 1) = starts(p) + counts(p)
+      p += 1
+    }
+    val next = java.util.Arrays.copyOf(starts, numPartitions)
+    slots = new Array[Int](table.size)
+    var s = 0
+    while (s < table.capacity) {
+      if (table.holds(s)) {
+        slots(next(table.partitions(s))) = s
+        next(table.partitions(s)) += 1
+      }
+      s += 1
+    }
+  }
+
+  override def release(): Unit = if (!released) {
+    released = true
+    budget.release(reserved)
+    table.release()
+  }
+}
+
+/** A partition's combiners on the executor; `bytes` is what its table takes, reserved. */
+private[combine] final class ExecutorNumbers(budget: Budget) extends CombinedRecords {
+  val table = new NumberTable
+
+  /** Room for one more key: the table grown first if it must; false if there is none. */
+  def roomForOneMore(): Boolean = !table.full || {
+    val before = NumberTable.bytesOf(table.capacity)
+    budget.reserve(NumberTable.bytesOf(table.grownCapacity)) && {
+      table.grow()
+      budget.release(before)
+      true
+    }
+  }
+
+  override def rows: Long = table.size
+  override def bytes: Long = NumberTable.bytesOf(table.capacity)
+  override def free(): Unit = {
+    budget.release(bytes)
+    table.release()
+  }
 }
 
 /**

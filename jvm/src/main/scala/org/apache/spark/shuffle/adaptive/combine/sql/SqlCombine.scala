@@ -24,27 +24,50 @@ import org.apache.spark.shuffle.adaptive.combine.{CombineEngine, CombineSpec}
  *
  * @param input the partial aggregate's output attributes: the keys, then the buffers
  */
-private[spark] final class SqlCombine(
+private[spark] sealed abstract class SqlCombine(
     aggregates: Seq[AggregateExpression],
     input: Seq[Attribute],
     numKeys: Int)
     extends CombineSpec {
 
-  /** In place, on binary rows, when every buffer field is mutable there (and none an object). */
-  private val binary =
-    !aggregates.exists(_.aggregateFunction.isInstanceOf[TypedImperativeAggregate[_]]) &&
-      Aggregate.isAggregateBufferMutable(
-        DataTypeUtils.fromAttributes(aggregates.flatMap(_.aggregateFunction.aggBufferAttributes)))
-
-  override def kind: String = if (binary) "sql" else "sql, objects"
-
-  override def breakEven: Double =
-    if (binary) SqlCombine.BinaryBreakEven else SqlCombine.ObjectBreakEven
-
   // The exchange keys each row by the hash of its keys.
   override def keyHash(key: Any): Int = key.asInstanceOf[Int]
+}
 
-  override def newEngine(): CombineEngine = new SqlFoldEngine(aggregates, input, numKeys, binary)
+/** Binary rows updated in place ([[SqlBinaryFold]]). */
+private[sql] final class InPlaceSqlCombine(
+    aggregates: Seq[AggregateExpression],
+    input: Seq[Attribute],
+    numKeys: Int)
+    extends SqlCombine(aggregates, input, numKeys) {
+
+  override type Task = KeptRows
+  override type Combined = BinaryRecords
+
+  override def kind: String = "sql"
+
+  override def breakEven: Double = SqlCombine.BinaryBreakEven
+
+  override def newEngine(): CombineEngine[KeptRows, BinaryRecords] =
+    new SqlBinaryFold(aggregates, input, numKeys)
+}
+
+/** Rows of objects ([[SqlObjectFold]]). */
+private[sql] final class ObjectSqlCombine(
+    aggregates: Seq[AggregateExpression],
+    input: Seq[Attribute],
+    numKeys: Int)
+    extends SqlCombine(aggregates, input, numKeys) {
+
+  override type Task = KeptRows
+  override type Combined = SqlFoldEngine.ObjectRows
+
+  override def kind: String = "sql, objects"
+
+  override def breakEven: Double = SqlCombine.ObjectBreakEven
+
+  override def newEngine(): CombineEngine[KeptRows, SqlFoldEngine.ObjectRows] =
+    new SqlObjectFold(aggregates, input, numKeys)
 }
 
 private[spark] object SqlCombine {
@@ -58,6 +81,17 @@ private[spark] object SqlCombine {
    */
   val BinaryBreakEven = 0.25
   val ObjectBreakEven = 0.5
+
+  /**
+   * In place, on binary rows, when every buffer field is mutable there (and none an object);
+   * else as rows of objects.
+   */
+  def apply(aggregates: Seq[AggregateExpression], input: Seq[Attribute], numKeys: Int): SqlCombine =
+    if (!aggregates.exists(_.aggregateFunction.isInstanceOf[TypedImperativeAggregate[_]]) &&
+      Aggregate.isAggregateBufferMutable(
+        DataTypeUtils.fromAttributes(aggregates.flatMap(_.aggregateFunction.aggBufferAttributes))))
+      new InPlaceSqlCombine(aggregates, input, numKeys)
+    else new ObjectSqlCombine(aggregates, input, numKeys)
 
   /**
    * How the rows of `plan` combine, when it is a partial aggregate (hash, object hash or sort
@@ -85,7 +119,7 @@ private[spark] object SqlCombine {
           s"keys whose equal values may differ in bytes (${unstableKeys.map(_.dataType.simpleString).mkString(", ")})")
       else if (layout.map(_.exprId) != agg.output.map(_.exprId))
         Left("the partial aggregate's output is not its keys then its buffers")
-      else Right(new SqlCombine(agg.aggregateExpressions, agg.output, agg.groupingExpressions.size))
+      else Right(SqlCombine(agg.aggregateExpressions, agg.output, agg.groupingExpressions.size))
     case other => Left(s"the rows of ${other.nodeName}, not of a partial aggregate")
   }
 }

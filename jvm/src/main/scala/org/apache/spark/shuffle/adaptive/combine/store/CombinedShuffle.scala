@@ -17,7 +17,7 @@ import org.apache.spark.storage.{BlockId, ShuffleBlockId}
 import org.apache.spark.util.io.ChunkedByteBufferOutputStream
 import org.apache.spark.shuffle.adaptive.memory.SpillFile
 import org.apache.spark.shuffle.adaptive.protocol.{CombinedAnswer, CombinedSegment, Payloads}
-import org.apache.spark.shuffle.adaptive.combine.{Budget, CombineEngine, CombineSpec, FoldCount, TaskRecords}
+import org.apache.spark.shuffle.adaptive.combine.{Budget, CombineEngine, CombineSpec, FoldCount}
 import org.apache.spark.shuffle.adaptive.combine.map.{IntSet, KeySample, TaskSample, Verdict}
 
 /**
@@ -48,15 +48,16 @@ import org.apache.spark.shuffle.adaptive.combine.map.{IntSet, KeySample, TaskSam
 private[spark] final class CombinedShuffle(
     val shuffleId: Int,
     numPartitions: Int,
-    spec: CombineSpec,
+    val spec: CombineSpec,
     serializer: Serializer,
     memory: CombineMemory,
     wrap: (BlockId, OutputStream) => OutputStream,
     disk: () => SpillFile)
     extends Logging {
 
-  private[this] val engines = ThreadLocal.withInitial[CombineEngine](() => spec.newEngine())
-  private[this] val partitions = new ConcurrentHashMap[Int, PartitionRecords]
+  private[this] val engines =
+    ThreadLocal.withInitial[CombineEngine[spec.Task, spec.Combined]](() => spec.newEngine())
+  private[this] val partitions = new ConcurrentHashMap[Int, PartitionRecords[spec.Combined]]
   private[this] val verdict = new Verdict(spec.breakEven)
   private[this] val sample = new KeySample
   @volatile private[this] var removed = false
@@ -113,7 +114,7 @@ private[spark] final class CombinedShuffle(
   def memoryPeak: Long = memory.highWater
 
   /** This thread's engine: any makes the same records, bytes for bytes. */
-  private def engine: CombineEngine = engines.get()
+  private def engine: CombineEngine[spec.Task, spec.Combined] = engines.get()
 
   /**
    * A map task's records of this shuffle, to be kept as it writes them. What does not fit is
@@ -121,7 +122,7 @@ private[spark] final class CombinedShuffle(
    * that finds no room for its first records seals them (their segments are much smaller), as
    * they leave no room to fold into.
    */
-  def newTaskRecords(): TaskRecords = {
+  def newTaskRecords(): spec.Task = {
     var keptSome = false
     val budget = new Budget {
       override def reserve(bytes: Long): Boolean = {
@@ -142,14 +143,14 @@ private[spark] final class CombinedShuffle(
    * into each partition; answers what it did. Called on the map task's thread before its
    * MapStatus leaves; a fold that throws fails the task (see the class comment).
    */
-  def fold(mapId: Long, task: TaskRecords): Fold = {
+  def fold(mapId: Long, task: spec.Task): Fold = {
     val engine = this.engine
     var overflowed = 0
     var rows, merged, newBytes, judged, judgedMerged = 0L
     var couldMeet = false
     var sealedToMakeRoom = false
     task.partitions.foreach { p =>
-      val state = partitions.computeIfAbsent(p, _ => new PartitionRecords)
+      val state = partitions.computeIfAbsent(p, _ => new PartitionRecords[spec.Combined])
       val total = task.rows(p)
       var from = 0
       while (from < total) {
@@ -195,12 +196,12 @@ private[spark] final class CombinedShuffle(
    * they find room; the count, and whether the records held another map output's.
    */
   private def foldFrom(
-      state: PartitionRecords,
+      state: PartitionRecords[spec.Combined],
       p: Int,
       mapId: Long,
-      task: TaskRecords,
+      task: spec.Task,
       from: Int,
-      engine: CombineEngine): (FoldCount, Boolean) = state.synchronized {
+      engine: CombineEngine[spec.Task, spec.Combined]): (FoldCount, Boolean) = state.synchronized {
     val total = task.rows(p)
     if (removed) return (FoldCount(total - from, 0, 0, total), false)
     // New combined records hold nothing until their first fold.
@@ -223,12 +224,12 @@ private[spark] final class CombinedShuffle(
 
   /** `task`'s records of `p` from the `from`th on, which found no room, as a segment alone. */
   private def overflow(
-      state: PartitionRecords,
+      state: PartitionRecords[spec.Combined],
       p: Int,
       mapId: Long,
-      task: TaskRecords,
+      task: spec.Task,
       from: Int,
-      engine: CombineEngine): Unit =
+      engine: CombineEngine[spec.Task, spec.Combined]): Unit =
     state.segments += segmentOf(p, (task.rows(p) - from).toLong, Array(mapId))(
       engine.writeKept(task, p, from, _))
 
@@ -261,7 +262,7 @@ private[spark] final class CombinedShuffle(
   }
 
   /** Writes `state`'s open records into a segment and frees them; the caller holds its lock. */
-  private def seal(state: PartitionRecords, p: Int): Unit =
+  private def seal(state: PartitionRecords[spec.Combined], p: Int): Unit =
     if (!removed && state.open != null) {
       if (state.open.rows > 0) {
         val records = state.open

@@ -4,7 +4,7 @@ import org.apache.spark.{Partitioner, TaskContext}
 import org.apache.spark.scheduler.MapStatus
 import org.apache.spark.shuffle.ShuffleWriter
 import org.apache.spark.shuffle.adaptive.metrics.{CombineCounters, FetchCounters}
-import org.apache.spark.shuffle.adaptive.combine.{CombineSpec, TaskRecords}
+import org.apache.spark.shuffle.adaptive.combine.CombineSpec
 import org.apache.spark.shuffle.adaptive.combine.driver.CombiningExecutors
 import org.apache.spark.shuffle.adaptive.combine.map.{KeySample, TaskSample, Verdict}
 
@@ -42,7 +42,7 @@ private[spark] final class CombiningShuffleWriter[K, V](
     } else (Verdict.Write, 0)
 
   /** What the task keeps to fold: from the start, or once its judging found folding pays. */
-  private[this] var records: Option[TaskRecords] =
+  private[this] var records: Option[shuffle.spec.Task] =
     if (role == Verdict.Fold) Some(shuffle.newTaskRecords()) else None
 
   /** A judging task's sample, until its judgement is made (at its commit, or early). */

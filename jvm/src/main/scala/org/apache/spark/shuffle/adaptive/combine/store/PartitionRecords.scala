@@ -9,8 +9,8 @@ import org.apache.spark.shuffle.adaptive.combine.CombinedRecords
  * lost (a fold that failed half way: the records it was folding into go, with every map output
  * folded into them). Callers hold its lock.
  */
-private[combine] final class PartitionRecords {
-  var open: CombinedRecords = _
+private[combine] final class PartitionRecords[C >: Null <: CombinedRecords] {
+  var open: C = _
 
   /** The map outputs folded into `open`. */
   val openMaps = mutable.ArrayBuffer.empty[Long]

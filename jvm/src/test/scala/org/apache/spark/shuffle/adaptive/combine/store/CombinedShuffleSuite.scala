@@ -28,8 +28,8 @@ class CombinedShuffleSuite extends AnyFunSuite {
     v => v,
     (c, v) => c.asInstanceOf[Int] + v.asInstanceOf[Int],
     (a, b) => a.asInstanceOf[Int] + b.asInstanceOf[Int])
-  private val sum = new AggregatorCombine(aggregator, None)
-  private val numbers = new AggregatorCombine(aggregator, Some((NumberKind.Ints, NumberKind.Ints)))
+  private val sum = AggregatorCombine(aggregator, None)
+  private val numbers = AggregatorCombine(aggregator, Some((NumberKind.Ints, NumberKind.Ints)))
   private val transport = new TransportConf("shuffle", MapConfigProvider.EMPTY)
   private val dir = Files.createTempDirectory("combined-shuffle-suite").toFile
   dir.deleteOnExit()
@@ -344,7 +344,7 @@ class CombinedShuffleSuite extends AnyFunSuite {
   test(
     "a fold that throws half way loses the records it folded into: the map outputs folded " +
       "there are answered as lost, and the error fails the map task") {
-    val failing = new AggregatorCombine(
+    val failing = AggregatorCombine(
       new Aggregator[Any, Any, Any](
         v => v,
         (c, v) => c.asInstanceOf[Int] + v.asInstanceOf[Int],
