@@ -10,6 +10,7 @@ from pyspark_shuffle.cluster import (
     ClusterSpecError,
     format_rate,
     lifecycle,
+    observe,
     parse_cluster,
     parse_rate,
     plan,
@@ -198,7 +199,7 @@ def test_its_logs_are_read_where_its_daemons_and_executors_write_them(tmp_path, 
     executor = tmp_path / "worker-2" / "work" / "app-7" / "3"
     executor.mkdir(parents=True)
     (executor / "stderr").write_text("26/11/26 17:00:01 ERROR Utils: Uncaught exception in thread x\n")
-    (finding,) = lifecycle.log_findings(cluster)
+    (finding,) = observe.log_findings(cluster)
     assert finding.kind == spark_logs.UNCAUGHT and finding.source.startswith("executor 3 of app-7 (")
     monkeypatch.setenv(spark_logs.WORK_DIRS_ENV, "/elsewhere")
     with lifecycle.exported_work_dirs(cluster):

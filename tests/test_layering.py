@@ -84,3 +84,11 @@ def test_the_modules_of_each_subpackage_import_one_way():
 def test_the_cluster_system_calls_import_nothing_of_the_cluster():
     assert _modules_imported(PACKAGE / "cluster" / "system.py") == set()
     assert {"system", "plan", "state"} <= _modules_imported(PACKAGE / "cluster" / "lifecycle.py")
+
+
+def test_the_cluster_faults_are_apart_from_its_lifecycle():
+    """Cutting links and killing executors (faults.py) neither starts nor stops a cluster, and
+    bringing one up or down (lifecycle.py) injects no fault."""
+    assert "lifecycle" not in _modules_imported(PACKAGE / "cluster" / "faults.py")
+    assert "faults" not in _modules_imported(PACKAGE / "cluster" / "lifecycle.py")
+    assert "faults" in _modules_imported(PACKAGE / "cluster" / "observe.py")

@@ -16,7 +16,9 @@ anything is created.
 """
 
 from .._driver_host import driver_host
-from .lifecycle import down, kill_executors, running, set_link, status, up
+from .faults import kill_executors, set_link
+from .lifecycle import down, running, up
+from .observe import status
 from .spec import ClusterSpec, ClusterSpecError, format_rate, parse_cluster, parse_rate
 from .state import ClusterState, find_by_master
 from .system import ClusterError, PrivilegeError, require_privileges

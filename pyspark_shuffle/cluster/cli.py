@@ -7,7 +7,7 @@ import json
 import sys
 from typing import Optional, Sequence
 
-from . import lifecycle, linkcheck
+from . import faults, lifecycle, linkcheck, observe, state
 from .spec import ClusterSpec, ClusterSpecError, format_rate, memory_mb, parse_link_of, rate_bits, size_bytes
 from .system import ClusterError
 
@@ -165,16 +165,16 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             if not lifecycle.down(ns.name, log=log):
                 print(f"no cluster {ns.name!r} is recorded; nothing to do", file=sys.stderr)
         elif ns.command == "status":
-            info = lifecycle.status(ns.name)
+            info = observe.status(ns.name)
             print(json.dumps(info, indent=1) if ns.json else format_status(info))
         elif ns.command in ("cut", "heal"):
-            lifecycle.set_link(ns.name, ns.worker, connected=ns.command == "heal")
+            faults.set_link(ns.name, ns.worker, connected=ns.command == "heal")
             print(f"worker {ns.worker}: link {'up' if ns.command == 'heal' else 'cut'}")
         elif ns.command == "kill":
-            pids = lifecycle.kill_executors(ns.name, ns.worker)
+            pids = faults.kill_executors(ns.name, ns.worker)
             print(f"worker {ns.worker}: killed executor JVMs {pids or 'none (no executor running)'}")
         elif ns.command == "check":
-            results = linkcheck.check(lifecycle.require(ns.name), ns.seconds)
+            results = linkcheck.check(state.require(ns.name), ns.seconds)
             print(linkcheck.format_results(results))
     except ClusterError as error:
         print(f"error: {error}", file=sys.stderr)

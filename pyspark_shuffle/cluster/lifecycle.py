@@ -1,4 +1,5 @@
-"""Bringing a namespace cluster up and down, and the fault commands (cut, heal, kill).
+"""Bringing a namespace cluster up and down (its faults are :mod:`.faults`, what it reports
+:mod:`.observe`).
 
 ``up`` checks everything first (privileges, tools, cgroup controllers, free names and subnet), so
 a refusal creates nothing; then it records each resource in the state file before creating it,
@@ -12,19 +13,17 @@ children inherit: ``down`` finds them by it even if ``up`` was killed before rec
 from __future__ import annotations
 
 import contextlib
-import glob
-import json
 import os
 import shutil
 import signal
 import sys
 import tempfile
 import time
-import urllib.request
 from typing import Any, Callable, Dict, Iterator, List, Optional, Set
 
 from .. import spark_logs
 from . import plan, state, system
+from .observe import log_findings, master_info
 from .plan import Resource, Step
 from .spec import ClusterSpec, format_rate
 from .state import ClusterState
@@ -220,17 +219,6 @@ def _start(cluster: ClusterState, role: str, argv, env: Dict[str, str]) -> None:
     cluster.record(Resource("process", f"{role}:{process.pid}"))
 
 
-def master_info(cluster: ClusterState, timeout: float = 5.0) -> Dict[str, Any]:
-    """The master's ``/json/`` (workers, apps), {} when it does not answer."""
-    if not cluster.master_webui:
-        return {}
-    try:
-        with urllib.request.urlopen(f"{cluster.master_webui}/json/", timeout=timeout) as response:
-            return json.loads(response.read().decode("utf-8"))
-    except (OSError, ValueError):
-        return {}
-
-
 def _wait_for(cluster: ClusterState, condition: Callable[[Dict[str, Any]], bool], what: str) -> None:
     deadline = time.monotonic() + READY_TIMEOUT_S
     while True:
@@ -340,18 +328,6 @@ def _teardown(cluster: ClusterState, log: Log) -> List[str]:
     return errors
 
 
-def log_findings(cluster: ClusterState) -> List[spark_logs.Finding]:
-    """What its master's, workers' and every executor's logs hold (:mod:`~pyspark_shuffle.spark_logs`)."""
-    files: Dict[str, str] = {}
-    for path in sorted(glob.glob(os.path.join(cluster.directory or "", "logs", "*.log"))):
-        files[path] = os.path.basename(path)[: -len(".log")]
-    for work_dir in cluster.work_dirs:
-        for path in sorted(glob.glob(os.path.join(work_dir, "*", "*", "stderr"))):
-            app, executor = path.split(os.sep)[-3:-1]
-            files[path] = f"executor {executor} of {app}"
-    return spark_logs.scan_files(files)
-
-
 def down(name: str = "pss", log: Log = _quiet) -> bool:
     """Take down the cluster recorded as ``name``, saying first what its logs hold; False when
     none is recorded."""
@@ -368,78 +344,6 @@ def down(name: str = "pss", log: Log = _quiet) -> bool:
         )
     log(f"cluster {name}: down")
     return True
-
-
-def require(name: str) -> ClusterState:
-    cluster = state.load(name)
-    if cluster is None:
-        raise ClusterError(f"no cluster {name!r} is up (no state file {state.state_path(name)})")
-    return cluster
-
-
-def _worker_number(cluster: ClusterState, worker: int) -> int:
-    if not 1 <= worker <= cluster.spec.workers:
-        raise ClusterError(f"worker {worker} is not between 1 and {cluster.spec.workers}")
-    return worker
-
-
-def set_link(name: str, worker: int, connected: bool) -> None:
-    """``cut`` (connected=False) or ``heal`` worker's link."""
-    cluster = require(name)
-    for step in plan.cut_steps(cluster.spec, _worker_number(cluster, worker), up=connected):
-        system.run(step.argv)
-    cut = set(cluster.cut)
-    (cut.discard if connected else cut.add)(worker)
-    cluster.cut = sorted(cut)
-    cluster.save()
-
-
-def executor_pids(cluster: ClusterState, worker: int) -> List[int]:
-    pids = system.netns_pids(plan.netns(cluster.spec, worker))
-    return sorted(system.processes_with(plan.EXECUTOR_CLASS_MARK, pids))
-
-
-def kill_executors(name: str, worker: int) -> List[int]:
-    """SIGKILL the executor JVMs of ``worker``; their pids."""
-    cluster = require(name)
-    pids = executor_pids(cluster, _worker_number(cluster, worker))
-    for pid in pids:
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(pid, signal.SIGKILL)
-    return pids
-
-
-def status(name: str = "pss") -> Dict[str, Any]:
-    """Workers (address, link rate, link up, live executors, registered) and the master."""
-    cluster = require(name)
-    spec = cluster.spec
-    info = master_info(cluster, timeout=2.0)
-    registered = {w.get("host"): w.get("state") for w in info.get("workers", [])}
-    workers = []
-    for worker in range(1, spec.workers + 1):
-        address = spec.worker_address(worker)
-        workers.append(
-            {
-                "worker": worker,
-                "namespace": plan.netns(spec, worker),
-                "address": address,
-                "link": format_rate(spec.link_rate(worker)),
-                "link_up": worker not in cluster.cut,
-                "daemon_alive": system.alive(cluster.pids.get(f"worker-{worker}", -1)),
-                "registered": registered.get(address, "no"),
-                "executors": len(executor_pids(cluster, worker)),
-            }
-        )
-    return {
-        "name": cluster.name,
-        "master_url": cluster.master_url,
-        "master_webui": cluster.master_webui,
-        "master_alive": system.alive(cluster.pids.get("master", -1)),
-        "active_apps": [a.get("name") for a in info.get("activeapps", [])],
-        "directory": cluster.directory,
-        "spec": spec.to_json(),
-        "workers": workers,
-    }
 
 
 @contextlib.contextmanager

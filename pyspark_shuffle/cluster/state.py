@@ -16,6 +16,7 @@ from typing import Any, Dict, List, Optional
 
 from .plan import Resource
 from .spec import ClusterSpec
+from .system import ClusterError
 
 STATE_DIR_ENV = "PYSPARK_SHUFFLE_CLUSTER_DIR"
 
@@ -128,3 +129,11 @@ def find_by_master(master_url: str) -> Optional[ClusterState]:
         if candidate.master_url and candidate.master_url.rstrip("/") == master_url.rstrip("/"):
             return candidate
     return None
+
+
+def require(name: str) -> ClusterState:
+    """The cluster recorded as ``name``; a ClusterError when none is up."""
+    cluster = load(name)
+    if cluster is None:
+        raise ClusterError(f"no cluster {name!r} is up (no state file {state_path(name)})")
+    return cluster

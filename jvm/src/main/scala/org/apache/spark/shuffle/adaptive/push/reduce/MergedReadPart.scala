@@ -65,8 +65,7 @@ private[spark] final class MergedReadPart(
       ReadPlanPart.Rewritten(
         plan.copy(
           blocks = merged.blocks,
-          bundles =
-            plan.bundles ++ merged.chunks.map { case ((holder, _), read) => holder -> read },
+          bundles = plan.bundles ++ merged.bundles,
           exposed = plan.exposed ++ merged.exposed),
         Seq(
           FetchCounters.ChunksAtPeers -> merged.chunksAtPeers.toLong,

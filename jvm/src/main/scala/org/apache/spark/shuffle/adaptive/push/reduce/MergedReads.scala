@@ -35,7 +35,12 @@ private[spark] final case class MergedReads(
     chunks: VectorMap[(BlockManagerId, BlockId), MergedChunkRead],
     chunksAtPeers: Int,
     chunksInRanges: Int,
-    exposed: Map[(BlockManagerId, BlockId), RemoteRegion])
+    exposed: Map[(BlockManagerId, BlockId), RemoteRegion]) {
+
+  /** The chunks as the read plan's bundles, by holder, in the order to ask for them. */
+  def bundles: Seq[(BlockManagerId, MergedChunkRead)] =
+    chunks.iterator.map { case ((holder, _), read) => holder -> read }.toSeq
+}
 
 private[spark] object MergedReads extends Logging {
 

@@ -110,6 +110,18 @@ class MergedReadsSuite extends AnyFunSuite {
     assert(onO.chunks.size === 1)
   }
 
+  test("chunks of one holder are each a bundle of the read plan, in the order to ask for them") {
+    // Partition 5 merged at the owner as two chunks, too large together for one range.
+    val plan = planOf(needed(1, 2), Seq(owner -> Seq(chunk(0, 1), chunk(1, 2))), rangeBytes = 100)
+    assert(
+      plan.bundles.map { case (holder, read) => holder -> read.id } === Seq(
+        owner -> chunk(0, 1).request(0).blockId,
+        owner -> chunk(1, 2).request(0).blockId))
+    assert(
+      plan.bundles
+        .flatMap(_._2.parts.map(_.block.blockId.name)) === Seq("shuffle_0_1_5", "shuffle_0_2_5"))
+  }
+
   test("a block held by two chunks is read from the first") {
     val plan =
       planOf(needed(1, 3), Seq(owner -> Seq(chunk(0, 1, 3)), a -> Seq(chunk(1, 3))))
