@@ -6,7 +6,7 @@ package org.apache.spark.shuffle.adaptive.config
  * carries [[kind]] and [[bounds]] to Python, which checks the same rule before a JVM starts.
  * [[allowed]] words it for the errors of both sides.
  */
-private[spark] sealed trait ValueRule[T] {
+private[config] sealed trait ValueRule[T] {
   def accepts(value: T): Boolean
   def allowed: String
 
@@ -17,7 +17,7 @@ private[spark] sealed trait ValueRule[T] {
   def bounds: Map[String, Any] = Map.empty
 }
 
-private[spark] object ValueRule {
+private[config] object ValueRule {
 
   /** A size in bytes within `[min, max]`. */
   final case class Size(min: Long, max: Long) extends ValueRule[Long] {

@@ -22,7 +22,7 @@ import org.apache.spark.shuffle.adaptive.transport.BlockTransport
  * once more; corrupt twice, or while being read, the fetch fails, with the serving executor's
  * diagnosis of the cause in the message when checksums are on.
  */
-private[spark] final class BlockCorruption(settings: FlowSettings, transport: BlockTransport)
+private[fetch] final class BlockCorruption(settings: FlowSettings, transport: BlockTransport)
     extends Logging {
 
   private[this] val refetched = mutable.HashSet.empty[BlockId]

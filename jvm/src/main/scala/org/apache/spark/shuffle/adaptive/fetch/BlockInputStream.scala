@@ -9,7 +9,7 @@ import org.apache.spark.network.buffer.ManagedBuffer
  * exactly once, on close; a read error is handed to `onReadError`, which returns what to throw
  * (a FetchFailedException for a corrupt block, so that Spark reruns the map stage).
  */
-private[spark] final class BlockInputStream(
+private[fetch] final class BlockInputStream(
     delegate: InputStream,
     buf: ManagedBuffer,
     onReadError: IOException => Throwable,

@@ -21,7 +21,7 @@ import org.apache.spark.shuffle.adaptive.flow.{FlowSettings, PeerQueue, PeerTraf
  * because it is loaded gets no more than it needs to stay busy. Ties go by the circular order
  * that starts after this executor, as in the adaptive order.
  */
-private[spark] final class CriticalScheduler(
+private[fetch] final class CriticalScheduler(
     settings: FlowSettings,
     self: BlockManagerId,
     remote: Seq[(BlockManagerId, IndexedSeq[FetchItem])],
@@ -43,7 +43,7 @@ private[spark] final class CriticalScheduler(
   }
 }
 
-private[spark] object CriticalScheduler {
+private[fetch] object CriticalScheduler {
 
   /** Requests the executor keeps outstanding with every source that has bytes for it. */
   val KeepBusy = 2

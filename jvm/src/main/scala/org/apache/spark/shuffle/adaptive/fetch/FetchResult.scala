@@ -4,7 +4,7 @@ import org.apache.spark.network.buffer.ManagedBuffer
 import org.apache.spark.storage.BlockManagerId
 
 /** What the transport hands back to the task thread for one requested item. */
-private[spark] sealed trait FetchResult {
+private[fetch] sealed trait FetchResult {
   def item: FetchItem
   def address: BlockManagerId
 
@@ -12,7 +12,7 @@ private[spark] sealed trait FetchResult {
   def requestDone: Boolean
 }
 
-private[spark] object FetchResult {
+private[fetch] object FetchResult {
 
   /**
    * @param via the transport path that served it (see [[transport.TransportListener]])

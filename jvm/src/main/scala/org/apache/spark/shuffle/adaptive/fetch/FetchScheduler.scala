@@ -10,13 +10,13 @@ import org.apache.spark.shuffle.adaptive.flow.{BlockBatch, FlowSettings, FlowSta
  * (`spark.shuffle.adaptive.fetch.order`). The fetcher calls [[next]] until it returns None,
  * each time after the state changed.
  */
-private[spark] trait FetchScheduler {
+private[fetch] trait FetchScheduler {
 
   /** The next request to send now (its blocks leave the scheduler), or None to wait. */
   def next(state: FlowState): Option[BlockBatch[FetchItem]]
 }
 
-private[spark] object FetchScheduler {
+private[fetch] object FetchScheduler {
   def apply(
       settings: FlowSettings,
       self: BlockManagerId,

@@ -11,7 +11,7 @@ import org.apache.spark.shuffle.adaptive.flow.{FlowSettings, PeerQueue, PeerTraf
  * prefers the closest successor of its own executor in [[ExecutorOrder]], so executors start on
  * different sources.
  */
-private[spark] final class LeastLoadedScheduler(
+private[fetch] final class LeastLoadedScheduler(
     settings: FlowSettings,
     self: BlockManagerId,
     remote: Seq[(BlockManagerId, IndexedSeq[FetchItem])],
@@ -24,7 +24,7 @@ private[spark] final class LeastLoadedScheduler(
     candidates.minBy(s => score(s.address.executorId))
 }
 
-private[spark] object LeastLoadedScheduler {
+private[fetch] object LeastLoadedScheduler {
 
   /**
    * loadWeight * (bytes this executor's tasks have in flight to the source / increment) +

@@ -11,7 +11,7 @@ import org.apache.spark.shuffle.adaptive.flow.{BlockBatch, FlowSettings, FlowSta
  * random order while they fit under the limit (one always may when nothing is in flight);
  * requests to an executor that has its maximum of blocks in flight wait their turn.
  */
-private[spark] final class NaiveScheduler(
+private[fetch] final class NaiveScheduler(
     settings: FlowSettings,
     remote: Seq[(BlockManagerId, IndexedSeq[FetchItem])])
     extends FetchScheduler {

@@ -10,7 +10,7 @@ import org.apache.spark.shuffle.adaptive.flow.{BlockBatch, FlowSettings, FlowSta
  * blocks were requested and none is still in flight; requests within a step are cut and sent
  * as in the adaptive order.
  */
-private[spark] final class PairwiseScheduler(
+private[fetch] final class PairwiseScheduler(
     settings: FlowSettings,
     self: BlockManagerId,
     remote: Seq[(BlockManagerId, IndexedSeq[FetchItem])])

@@ -10,7 +10,7 @@ import org.apache.spark.shuffle.adaptive.flow.{BlockBatch, FlowSettings, FlowSta
  * that starts after this executor ([[PeerQueue.inCircularOrder]]), so a choice by `minBy` or
  * `maxBy` breaks ties by it.
  */
-private[spark] abstract class SourceChoosingScheduler(
+private[fetch] abstract class SourceChoosingScheduler(
     settings: FlowSettings,
     self: BlockManagerId,
     remote: Seq[(BlockManagerId, IndexedSeq[FetchItem])])

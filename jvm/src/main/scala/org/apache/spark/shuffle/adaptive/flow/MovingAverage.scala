@@ -1,7 +1,7 @@
 package org.apache.spark.shuffle.adaptive.flow
 
 /** The mean of the last `window` values added (0 before the first). Not thread-safe. */
-private[spark] final class MovingAverage(window: Int) {
+private[flow] final class MovingAverage(window: Int) {
   require(window >= 1, s"window must be >= 1, got $window")
   private[this] val values = new Array[Double](window)
   private[this] var next = 0

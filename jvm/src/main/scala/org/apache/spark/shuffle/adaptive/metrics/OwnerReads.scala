@@ -6,7 +6,7 @@ package org.apache.spark.shuffle.adaptive.metrics
  * many of those ran at the owner of most of them, and how many of the bytes read were merged
  * (`bytes_from_chunks`) and held by the reading task's own executor (`bytes_at_owner`).
  */
-private[spark] final class OwnerReads {
+private[metrics] final class OwnerReads {
   private[this] var tasks = 0L
   private[this] var tasksReadingChunks = 0L
   private[this] var tasksAtOwner = 0L

@@ -6,7 +6,7 @@ package org.apache.spark.shuffle.adaptive.metrics
  * long it waited for remote blocks, and its in-flight limit (smallest, largest, and averaged
  * over its fetch time).
  */
-private[spark] final case class ReduceTaskRow(
+private[metrics] final case class ReduceTaskRow(
     startPartition: Int,
     endPartition: Int,
     executorId: String,

@@ -11,7 +11,7 @@ import scala.collection.mutable
  * The rates need one entry per (reading executor, source) pair; beyond `maxPairs` of them
  * (≈ `sqrt(maxPairs)` executors reading from all) they are left out, the bytes never.
  */
-private[spark] final class SourceLinkTally(maxPairs: Int) {
+private[metrics] final class SourceLinkTally(maxPairs: Int) {
 
   /** (reader, source) -> bytes read, Σ bytes × observed rate */
   private[this] val pairs = mutable.HashMap.empty[(String, String), Array[Double]]

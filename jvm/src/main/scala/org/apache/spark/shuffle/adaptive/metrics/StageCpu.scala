@@ -7,7 +7,7 @@ import org.apache.spark.scheduler.StageInfo
  * metrics: CPU (`executorCpuTime`), garbage collection (`jvmGCTime`) and run time
  * (`executorRunTime`), and how many tasks ran.
  */
-private[spark] final case class StageCpu(cpuNs: Long, gcMs: Long, runMs: Long, tasks: Int) {
+private[metrics] final case class StageCpu(cpuNs: Long, gcMs: Long, runMs: Long, tasks: Int) {
 
   def +(other: StageCpu): StageCpu =
     StageCpu(cpuNs + other.cpuNs, gcMs + other.gcMs, runMs + other.runMs, tasks + other.tasks)
@@ -20,7 +20,7 @@ private[spark] final case class StageCpu(cpuNs: Long, gcMs: Long, runMs: Long, t
       "tasks" -> tasks)
 }
 
-private[spark] object StageCpu {
+private[metrics] object StageCpu {
 
   val None = StageCpu(0L, 0L, 0L, 0)
 

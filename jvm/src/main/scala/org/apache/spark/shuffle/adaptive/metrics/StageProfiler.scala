@@ -40,7 +40,7 @@ class StageProfiler extends SparkPlugin {
   override def executorPlugin(): ExecutorPlugin = new StageProfiler.Executor
 }
 
-private[spark] object StageProfiler {
+private[metrics] object StageProfiler {
 
   /** No task ran for this long: the segment ends. */
   val IdleMs = 300L

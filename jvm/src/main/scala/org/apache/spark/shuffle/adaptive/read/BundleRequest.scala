@@ -15,7 +15,7 @@ import org.apache.spark.shuffle.adaptive.protocol.BlockMessage
  * place of one that failed, is not what was asked for, or has a part found corrupt (as batch
  * blocks where the task fetches in `batch`es, never across blocks it does not read).
  */
-private[spark] final class BundleRequest(
+private[read] final class BundleRequest(
     read: BundledRead,
     reader: BlockManagerId,
     batch: Boolean,

@@ -8,7 +8,7 @@ import io.netty.buffer.{ByteBufInputStream, Unpooled}
 import org.apache.spark.network.buffer.ManagedBuffer
 
 /** A view of part of a fetched bundle's bytes; it holds a reference to the bundle's buffer. */
-private[spark] final class BundleSlice private (bytes: ByteBuffer, chunk: ManagedBuffer)
+private[read] final class BundleSlice private (bytes: ByteBuffer, chunk: ManagedBuffer)
     extends ManagedBuffer {
   override def size(): Long = bytes.remaining
   override def nioByteBuffer(): ByteBuffer = bytes.duplicate()
@@ -20,7 +20,7 @@ private[spark] final class BundleSlice private (bytes: ByteBuffer, chunk: Manage
   override def convertToNettyForSsl(): AnyRef = convertToNetty()
 }
 
-private[spark] object BundleSlice {
+private[read] object BundleSlice {
 
   /**
    * One buffer of all the parts of `chunk`, back to back: a view where they lie next to each

@@ -14,7 +14,7 @@ import org.apache.spark.shuffle.adaptive.push.reduce.ReduceLocations
  * ([[ReduceLocations]]). Skew splits and local reads read some map outputs only, mostly from
  * files, and keep Spark's preferences, as do shuffles with no owners (mode=pull).
  */
-private[spark] final class OwnerPlacedShuffledRowRDD(
+private[sql] final class OwnerPlacedShuffledRowRDD(
     dependency: ShuffleDependency[Int, InternalRow, InternalRow],
     metrics: Map[String, SQLMetric],
     specs: Array[ShufflePartitionSpec])

@@ -28,7 +28,7 @@ import org.apache.spark.shuffle.adaptive.combine.sql.SqlCombine
  * needs its children clustered, with nothing but narrow steps in between) get one
  * `coPartitionKey`, so that the driver gives them one owner per partition.
  */
-private[spark] object PluginExchanges extends Rule[SparkPlan] with Logging {
+private[sql] object PluginExchanges extends Rule[SparkPlan] with Logging {
 
   private def features: Option[Features] = Option(SparkEnv.get).collect {
     case env if ConfiguredShuffleManager.of(env).isInstanceOf[AdaptiveShuffleManager] =>

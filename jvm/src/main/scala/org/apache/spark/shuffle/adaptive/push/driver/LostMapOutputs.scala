@@ -28,7 +28,7 @@ import org.apache.spark.shuffle.adaptive.protocol.OwnerTable
  * @param shuffles the push shuffles registered now, with their owner tables' versions
  * @param alive the executors the driver has
  */
-private[spark] final class LostMapOutputs(
+private[driver] final class LostMapOutputs(
     shuffles: () => Map[Int, Seq[OwnerTable]],
     alive: () => Set[String],
     merged: (Int, Seq[OwnerTable]) => Array[Roaring64NavigableMap],
@@ -107,7 +107,7 @@ private[spark] final class LostMapOutputs(
   }
 }
 
-private[spark] object LostMapOutputs {
+private[driver] object LostMapOutputs {
 
   /**
    * The indices of `maps` (index, map id, size of its block of a partition) of which a non-empty

@@ -5,7 +5,7 @@ package org.apache.spark.shuffle.adaptive.push.map
  * `used` of its `capacity` bytes takes the offered sizes in order while each fits, stops at the
  * first that does not, and answers how many it took.
  */
-private[spark] object Admission {
+private[map] object Admission {
 
   def accepted(used: Long, capacity: Long, sizes: Seq[Long]): Int = {
     var total = used

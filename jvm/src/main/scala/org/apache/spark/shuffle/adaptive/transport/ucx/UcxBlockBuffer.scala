@@ -13,7 +13,7 @@ import org.apache.spark.util.io.ChunkedByteBuffer
  * One block's bytes within a pooled buffer that a one-sided read filled. Holds one reference to
  * the pooled buffer while its own count is above zero.
  */
-private[spark] final class UcxBlockBuffer(pooled: UcxBufferPool.Pooled, offset: Int, length: Int)
+private[ucx] final class UcxBlockBuffer(pooled: UcxBufferPool.Pooled, offset: Int, length: Int)
     extends ManagedBuffer {
 
   pooled.retain()

@@ -17,7 +17,7 @@ import org.apache.spark.storage.StorageUtils
  * bounded by the fetchers' in-flight limits (one per request in flight), so the pool holds at
  * most those plus `maxIdleBytes`.
  */
-private[spark] final class UcxBufferPool(
+private[ucx] final class UcxBufferPool(
     register: ByteBuffer => UcpMemory,
     deregister: UcpMemory => Unit,
     maxIdleBytes: Long,
@@ -76,7 +76,7 @@ private[spark] final class UcxBufferPool(
   }
 }
 
-private[spark] object UcxBufferPool {
+private[ucx] object UcxBufferPool {
 
   /** The smallest power of two that holds `size`, at least `minSize`. */
   def sizeClass(size: Int, minSize: Int): Int = {

@@ -14,7 +14,7 @@ import org.apache.spark.shuffle.adaptive.transport.ucx.UcxRegistry._
  * so both answers are kept; a peer's entries go when reading from it fails, a shuffle's when it
  * is unregistered.
  */
-private[spark] final class UcxDirectory(registry: RpcEndpointRef) {
+private[ucx] final class UcxDirectory(registry: RpcEndpointRef) {
 
   private[this] val workers = new ConcurrentHashMap[String, Option[Array[Byte]]]
   private[this] val regions = new ConcurrentHashMap[(String, Int, Long), UcxRegion]

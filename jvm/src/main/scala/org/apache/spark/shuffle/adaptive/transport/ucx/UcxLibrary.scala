@@ -13,7 +13,7 @@ import org.apache.spark.shuffle.adaptive.config.AdaptiveShuffleConf.UCX_LIBRARY_
  * libraries by soname; loading those first by absolute path (from the pip wheel, say) satisfies
  * it without LD_LIBRARY_PATH, which a running JVM cannot change.
  */
-private[spark] object UcxLibrary {
+private[ucx] object UcxLibrary {
 
   /** In link order: each links against those before it. */
   val Libraries: Seq[String] = Seq("libucm.so.0", "libucs.so.0", "libuct.so.0", "libucp.so.0")

@@ -25,7 +25,7 @@ import org.apache.spark.shuffle.adaptive.transport.MapOutputListener
  * A data file longer than 2 GiB (the most one Java mapping holds) is not registered; peers read
  * it through Netty.
  */
-private[spark] final class UcxMapOutputs(
+private[ucx] final class UcxMapOutputs(
     executorId: String,
     node: UcxNode,
     registry: RpcEndpointRef,

@@ -26,7 +26,7 @@ import org.apache.spark.util.ThreadUtils
  * has nothing to progress, so an idle node costs no CPU. A one-sided read that has not completed
  * after `timeoutMs` is cancelled and fails, as does every read from a peer whose endpoint fails.
  */
-private[spark] final class UcxNode(timeoutMs: Long) extends Logging {
+private[ucx] final class UcxNode(timeoutMs: Long) extends Logging {
 
   private[this] val context =
     new UcpContext(new UcpParams().requestRmaFeature().requestWakeupFeature())

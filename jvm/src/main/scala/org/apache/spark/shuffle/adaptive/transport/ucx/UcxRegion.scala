@@ -8,7 +8,7 @@ import org.apache.spark.shuffle.adaptive.protocol.BlockMessage
  * in that executor's memory, the packed remote key that lets a peer read it, and the file's
  * index (`offsets(r)` is where reduce partition r starts; the last entry is the file's length).
  */
-private[spark] final case class UcxRegion(address: Long, rkey: Array[Byte], offsets: Array[Long]) {
+private[ucx] final case class UcxRegion(address: Long, rkey: Array[Byte], offsets: Array[Long]) {
 
   def length: Long = offsets.last
 
@@ -28,7 +28,7 @@ private[spark] final case class UcxRegion(address: Long, rkey: Array[Byte], offs
   }
 }
 
-private[spark] object UcxRegion {
+private[ucx] object UcxRegion {
 
   /**
    * The map output a block belongs to, `(shuffleId, mapId)`; none for the plugin's requests

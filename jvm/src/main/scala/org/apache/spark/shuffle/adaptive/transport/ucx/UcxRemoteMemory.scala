@@ -4,7 +4,7 @@ import java.nio.ByteBuffer
 import org.apache.spark.shuffle.adaptive.transport.{ExposedBuffer, RemoteMemory, RemoteRegion}
 
 /** Buffers registered with this executor's UCX node, which peers read with their remote key. */
-private[spark] final class UcxRemoteMemory(node: UcxNode) extends RemoteMemory {
+private[ucx] final class UcxRemoteMemory(node: UcxNode) extends RemoteMemory {
 
   override def expose(buffer: ByteBuffer): ExposedBuffer = {
     val view = buffer.slice()
