@@ -56,16 +56,21 @@ private[spark] object BlockUploads {
       serializer.newInstance().serialize((StorageLevel.OFF_HEAP, ClassTag.Byte)))
     val header = new UploadBlockStream(id.name, metadata).toByteBuffer
     val done = Promise[Unit]()
-    client.uploadStream(
-      new NioManagedBuffer(header),
-      data,
-      new RpcResponseCallback {
-        override def onSuccess(response: ByteBuffer): Unit =
-          if (response.remaining() > 0 && response.get(response.position()) == 1) {
-            done.failure(new RefusedUpload(s"$host:$port keeps none of $id"))
-          } else done.success(())
-        override def onFailure(e: Throwable): Unit = done.failure(e)
-      })
+    client.uploadStream(new NioManagedBuffer(header), data, answered(done, s"$host:$port", id))
     done.future
   }
+
+  /**
+   * Completes `done` with the first answer `peer` gives for `id`. Spark's client may call back
+   * twice for one upload (the peer answered, then writing the rest of the stream failed): a
+   * second answer changes nothing, and nothing is thrown into Netty's event loop.
+   */
+  def answered(done: Promise[Unit], peer: String, id: BlockId): RpcResponseCallback =
+    new RpcResponseCallback {
+      override def onSuccess(response: ByteBuffer): Unit =
+        if (response.remaining() > 0 && response.get(response.position()) == 1) {
+          done.tryFailure(new RefusedUpload(s"$peer keeps none of $id"))
+        } else done.trySuccess(())
+      override def onFailure(e: Throwable): Unit = done.tryFailure(e)
+    }
 }
