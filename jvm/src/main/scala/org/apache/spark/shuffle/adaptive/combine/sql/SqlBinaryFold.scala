@@ -1,16 +1,10 @@
 package org.apache.spark.shuffle.adaptive.combine.sql
 
-import scala.jdk.CollectionConverters._
-
-import org.apache.spark.TaskContext
 import org.apache.spark.serializer.SerializationStream
-import org.apache.spark.sql.catalyst.InternalRow
-import org.apache.spark.sql.catalyst.expressions.{Attribute, BoundReference, Expression, InterpretedUnsafeProjection, JoinedRow, MutableProjection, SpecificInternalRow, UnsafeProjection, UnsafeRow}
-import org.apache.spark.sql.catalyst.expressions.aggregate.{AggregateExpression, DeclarativeAggregate, ImperativeAggregate, NoOp, TypedImperativeAggregate}
-import org.apache.spark.sql.internal.SQLConf
-import org.apache.spark.sql.types.DataType
+import org.apache.spark.sql.catalyst.expressions.{Attribute, BoundReference, InterpretedUnsafeProjection, UnsafeRow}
+import org.apache.spark.sql.catalyst.expressions.aggregate.AggregateExpression
 import org.apache.spark.unsafe.Platform
-import org.apache.spark.shuffle.adaptive.combine.{Budget, CombineEngine, CombinedObjects, CombinedRecords, FoldCount, TaskRecords}
+import org.apache.spark.shuffle.adaptive.combine.Budget
 
 /**
  * Folds a partial aggregate's rows into [[BinaryRecords]], every buffer field updated in place
@@ -21,6 +15,10 @@ private[sql] final class SqlBinaryFold(
     input: Seq[Attribute],
     numKeys: Int)
     extends SqlFoldEngine[BinaryRecords](aggregates, input, numKeys) {
+
+  private[this] val keysInPlace = new KeysInPlace(input.take(numKeys).map(_.dataType))
+  private[this] val keyRow = new UnsafeRow(numKeys)
+  private[this] val bufferRow = new UnsafeRow(bufferAttributes.size)
 
   private[this] val emptyBuffer: Array[Byte] = {
     val row = newBuffer()

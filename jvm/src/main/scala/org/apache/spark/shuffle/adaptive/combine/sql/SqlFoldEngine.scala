@@ -5,12 +5,12 @@ import scala.jdk.CollectionConverters._
 import org.apache.spark.TaskContext
 import org.apache.spark.serializer.SerializationStream
 import org.apache.spark.sql.catalyst.InternalRow
-import org.apache.spark.sql.catalyst.expressions.{Attribute, BoundReference, Expression, InterpretedUnsafeProjection, JoinedRow, MutableProjection, SpecificInternalRow, UnsafeProjection, UnsafeRow}
-import org.apache.spark.sql.catalyst.expressions.aggregate.{AggregateExpression, DeclarativeAggregate, ImperativeAggregate, NoOp, TypedImperativeAggregate}
+import org.apache.spark.sql.catalyst.expressions.{Attribute, Expression, JoinedRow, MutableProjection, SpecificInternalRow, UnsafeProjection, UnsafeRow}
+import org.apache.spark.sql.catalyst.expressions.aggregate.{AggregateExpression, DeclarativeAggregate, ImperativeAggregate, NoOp}
 import org.apache.spark.sql.internal.SQLConf
 import org.apache.spark.sql.types.DataType
 import org.apache.spark.unsafe.Platform
-import org.apache.spark.shuffle.adaptive.combine.{Budget, CombineEngine, CombinedObjects, CombinedRecords, FoldCount, TaskRecords}
+import org.apache.spark.shuffle.adaptive.combine.{Budget, CombineEngine, CombinedObjects, CombinedRecords, FoldCount}
 
 /**
  * What one thread folds a partial aggregate's rows with ([[SqlCombine]]): rows of one key merge
@@ -57,11 +57,10 @@ private[sql] abstract class SqlFoldEngine[C <: CombinedRecords](
     SQLConf.withExistingConf(withoutSubexpressions)(UnsafeProjection.create(exprs, schema))
 
   private[this] val keys = input.take(numKeys)
-  protected[this] val keysInPlace = new KeysInPlace(keys.map(_.dataType))
 
   // Imperative functions read and write the buffer row at their offset, the input row past
   // the keys (as a PartialMerge aggregate binds them).
-  private[this] val functions = {
+  protected[this] val functions = {
     var offset = 0
     aggregates.map(_.aggregateFunction).map { f =>
       val bound = f match {
@@ -76,21 +75,6 @@ private[sql] abstract class SqlFoldEngine[C <: CombinedRecords](
   protected[this] val bufferAttributes = functions.flatMap(_.aggBufferAttributes)
   protected[this] val bufferTypes: Array[DataType] = bufferAttributes.map(_.dataType).toArray
   private[this] val imperatives = functions.collect { case i: ImperativeAggregate => i }.toArray
-  protected[this] val typed = functions.collect { case t: TypedImperativeAggregate[_] => t }.toArray
-
-  /** Buffer fields declarative functions fill, which may point into the input's memory. */
-  protected[this] val declarativeObjects: Array[Int] = {
-    var offset = 0
-    functions.flatMap { f =>
-      val fields = f.aggBufferAttributes.indices.map(_ + offset)
-      offset += fields.size
-      f match {
-        case _: DeclarativeAggregate =>
-          fields.filterNot(i => UnsafeRow.isFixedLength(bufferTypes(i)))
-        case _ => Nil
-      }
-    }.toArray
-  }
 
   private[this] val initial = mutableProjection(
     functions.flatMap {
@@ -108,8 +92,6 @@ private[sql] abstract class SqlFoldEngine[C <: CombinedRecords](
   protected[this] val result = unsafeProjection(keys ++ bufferAttributes, keys ++ bufferAttributes)
   protected[this] val joined = new JoinedRow
   protected[this] val inputRow = new UnsafeRow(input.size)
-  protected[this] val keyRow = new UnsafeRow(numKeys)
-  protected[this] val bufferRow = new UnsafeRow(bufferAttributes.size)
 
   protected def newBuffer(): SpecificInternalRow = {
     val row = new SpecificInternalRow(bufferTypes.toSeq)

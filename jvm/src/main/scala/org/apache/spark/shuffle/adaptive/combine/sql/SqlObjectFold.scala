@@ -1,16 +1,11 @@
 package org.apache.spark.shuffle.adaptive.combine.sql
 
-import scala.jdk.CollectionConverters._
-
-import org.apache.spark.TaskContext
 import org.apache.spark.serializer.SerializationStream
 import org.apache.spark.sql.catalyst.InternalRow
-import org.apache.spark.sql.catalyst.expressions.{Attribute, BoundReference, Expression, InterpretedUnsafeProjection, JoinedRow, MutableProjection, SpecificInternalRow, UnsafeProjection, UnsafeRow}
-import org.apache.spark.sql.catalyst.expressions.aggregate.{AggregateExpression, DeclarativeAggregate, ImperativeAggregate, NoOp, TypedImperativeAggregate}
-import org.apache.spark.sql.internal.SQLConf
-import org.apache.spark.sql.types.DataType
+import org.apache.spark.sql.catalyst.expressions.{Attribute, UnsafeRow}
+import org.apache.spark.sql.catalyst.expressions.aggregate.{AggregateExpression, DeclarativeAggregate, TypedImperativeAggregate}
 import org.apache.spark.unsafe.Platform
-import org.apache.spark.shuffle.adaptive.combine.{Budget, CombineEngine, CombinedObjects, CombinedRecords, FoldCount, TaskRecords}
+import org.apache.spark.shuffle.adaptive.combine.Budget
 import org.apache.spark.shuffle.adaptive.combine.sql.SqlFoldEngine.{ObjectOverhead, ObjectRows}
 
 /**
@@ -22,6 +17,22 @@ private[sql] final class SqlObjectFold(
     input: Seq[Attribute],
     numKeys: Int)
     extends SqlFoldEngine[ObjectRows](aggregates, input, numKeys) {
+
+  private[this] val typed = functions.collect { case t: TypedImperativeAggregate[_] => t }.toArray
+
+  /** Buffer fields declarative functions fill, which may point into the input's memory. */
+  private[this] val declarativeObjects: Array[Int] = {
+    var offset = 0
+    functions.flatMap { f =>
+      val fields = f.aggBufferAttributes.indices.map(_ + offset)
+      offset += fields.size
+      f match {
+        case _: DeclarativeAggregate =>
+          fields.filterNot(i => UnsafeRow.isFixedLength(bufferTypes(i)))
+        case _ => Nil
+      }
+    }.toArray
+  }
 
   override def newCombined(budget: Budget): ObjectRows = new ObjectRows(budget)
 
