@@ -10,7 +10,7 @@ import scala.util.Random
 import org.roaringbitmap.longlong.Roaring64NavigableMap
 
 import org.apache.spark.scheduler.{HighlyCompressedMapStatus, MapStatus}
-import org.apache.spark.storage.{BlockId, BlockManagerId, ShuffleBlockId}
+import org.apache.spark.storage.{BlockManagerId, ShuffleBlockId}
 import org.apache.spark.shuffle.adaptive.fetch.BlockRef
 import org.apache.spark.shuffle.adaptive.metrics.FetchCounters
 import org.apache.spark.shuffle.adaptive.memory.MemoryBound

@@ -3,7 +3,7 @@ package org.apache.spark.shuffle.adaptive.combine.rdd
 import org.apache.spark.Aggregator
 import org.apache.spark.serializer.SerializationStream
 import org.apache.spark.util.SizeEstimator
-import org.apache.spark.shuffle.adaptive.combine.{Budget, CombineEngine, CombinedObjects, CombinedRecords, FoldCount, TaskRecords}
+import org.apache.spark.shuffle.adaptive.combine.{Budget, CombineEngine, CombinedObjects, FoldCount, TaskRecords}
 
 /**
  * Combining an RDD aggregator's records as objects ([[AggregatorCombine]]): a map task
