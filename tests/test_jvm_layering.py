@@ -186,6 +186,25 @@ def test_the_fetcher_names_no_feature():
     assert named == []
 
 
+def test_the_shared_protocol_names_no_feature():
+    """protocol/ spells messages and routes them by kind; each feature declares its own messages,
+    payloads and kind numbers in its own protocol package (push/protocol, combine/protocol), so a
+    new feature's messages change nothing shared."""
+    graph = package_graph()
+    features = _features()
+    assert {"push.protocol", "combine.protocol"} <= features
+    assert not graph["protocol"] & features, graph["protocol"]
+    named = []
+    for path, text in _sources():
+        if _package_of(text) == "protocol":
+            code = re.sub(r'"(?:[^"\\\n]|\\.)*"', '""', text)
+            named += [
+                f"{path.name}: {m}"
+                for m in re.findall(r"\b\w*(?:Bundle|Chunk|Combine|Merged|Push|Owner|Table|Layout)\w*", code)
+            ]
+    assert named == []
+
+
 def test_the_fetcher_has_one_path_for_every_kind_of_request():
     """What a reduce task requests is one typed thing (fetch/FetchItem): the fetcher asks it what
     its arrival or failure makes ready and what to request instead, and never asks which kind it

@@ -6,7 +6,7 @@ import org.apache.spark.ShuffleDependency
 import org.apache.spark.shuffle.{BaseShuffleHandle, ShuffleHandle}
 import org.apache.spark.shuffle.adaptive.combine.CombineSpec
 import org.apache.spark.shuffle.adaptive.metrics.FetchMetricsAccumulator
-import org.apache.spark.shuffle.adaptive.protocol.OwnerTable
+import org.apache.spark.shuffle.adaptive.push.protocol.OwnerTable
 import org.apache.spark.shuffle.adaptive.combine.driver.CombiningExecutors
 
 /**

@@ -16,7 +16,7 @@ import org.apache.spark.serializer.KryoSerializer
 import org.apache.spark.shuffle.adaptive.config.AdaptiveShuffleConf.{MODE, PUSH_MAX_BLOCK_SIZE, PUSH_PLACE_BY_SIZE_AFTER, PUSH_QUEUE_SIZE, PUSH_SPILL_TO_PEERS, STORE_MAX_SIZE}
 import org.apache.spark.shuffle.sort.SortShuffleManager
 import org.apache.spark.shuffle.adaptive.dummy.{DestinationPartitioner, DummySpec, ExecutorProbe, PinnedRDD}
-import org.apache.spark.shuffle.adaptive.protocol.{BlockMessage, RunUpload}
+import org.apache.spark.shuffle.adaptive.push.protocol.{HandOffUpload, RunUpload}
 import org.apache.spark.shuffle.adaptive.push.owner.MergeStore
 import org.apache.spark.shuffle.adaptive.transport.BlockUploads
 
@@ -307,7 +307,7 @@ class PushClusterSuite
               env,
               peer.host,
               peer.port,
-              BlockMessage.HandOffUpload(99, 0, 0).blockId,
+              HandOffUpload(99, 0, 0).blockId,
               new NioManagedBuffer(ByteBuffer.wrap(data)))
             Try(Await.result(upload, 30.seconds)) match {
               case Success(_) => "kept"

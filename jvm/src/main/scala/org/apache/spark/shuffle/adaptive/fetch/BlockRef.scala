@@ -14,6 +14,8 @@ import org.apache.spark.shuffle.adaptive.metrics.FetchCounters
 private[spark] final case class BlockRef(blockId: BlockId, size: Long, mapIndex: Int)
     extends FetchItem {
 
+  override def name(address: BlockManagerId): String = s"${blockId.name} from $address"
+
   override def arrived(
       address: BlockManagerId,
       buf: ManagedBuffer,

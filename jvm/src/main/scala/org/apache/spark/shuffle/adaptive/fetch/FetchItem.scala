@@ -12,6 +12,9 @@ import org.apache.spark.shuffle.adaptive.flow.SizedBlock
  */
 private[spark] trait FetchItem extends SizedBlock {
 
+  /** What a log line calls it, asked of `address`. */
+  def name(address: BlockManagerId): String
+
   /** Arrived from `address` by `via` as `buf`, which the call now owns. */
   def arrived(address: BlockManagerId, buf: ManagedBuffer, via: String): FetchItem.Arrival
 

@@ -19,7 +19,6 @@ import org.apache.spark.shuffle.ShuffleReadMetricsReporter
 import org.apache.spark.storage.{BlockId, BlockManagerId, FallbackStorage}
 import org.apache.spark.shuffle.adaptive.flow.{BlockBatch, PeerQueue, SendRule, SourceRate, TaskShare, InFlightLedger}
 import org.apache.spark.shuffle.adaptive.metrics.FetchCounters
-import org.apache.spark.shuffle.adaptive.protocol.BlockMessage
 import org.apache.spark.shuffle.adaptive.transport.{HostLocalTransport, TransportListener}
 
 /**
@@ -222,6 +221,7 @@ private[spark] final class ShuffleBlockFetcher(
     counters.requested(transport.pathTo(address))
     val byId = request.blocks.iterator.map(b => b.blockId -> b).toMap
     val remaining = mutable.HashSet.empty[BlockId] ++= byId.keys
+    def named(id: BlockId) = byId.get(id).fold(s"$id from $address")(_.name(address))
     val start = clock.nanoTime()
     val rate = traffic.rate(address.executorId)
     // Started under the lock that cleanup ends outstanding requests under, so none is missed.
@@ -262,7 +262,7 @@ private[spark] final class ShuffleBlockFetcher(
           })
 
       override def onFailed(id: BlockId, e: Throwable): Unit = {
-        logWarning(s"Failed to fetch block ${BlockMessage.describe(id)} from $address", e)
+        logWarning(s"Failed to fetch ${named(id)}", e)
         deliver(
           id,
           0L,
@@ -277,7 +277,7 @@ private[spark] final class ShuffleBlockFetcher(
       override def onFellBack(id: BlockId, e: Throwable): Unit = {
         transportFallbacks.incrementAndGet()
         logWarning(
-          s"Cannot read block ${BlockMessage.describe(id)} of $address the way ${transport.pathTo(address)} " +
+          s"Cannot read ${named(id)} the way ${transport.pathTo(address)} " +
             "reads; fetching it through the next transport instead",
           e)
       }
@@ -316,11 +316,7 @@ private[spark] final class ShuffleBlockFetcher(
             s"out of Netty direct memory ${settings.maxAttemptsOnNettyOOM + 1} times"
           case _ => cause.getMessage
         }
-        resolved(
-          item.failed(
-            address,
-            s"Failed to fetch ${BlockMessage.describe(item.blockId)} from $address: $why",
-            cause))
+        resolved(item.failed(address, s"Failed to fetch ${item.name(address)}: $why", cause))
       case FetchResult.Deferred(item, _, _) =>
         deferred.getOrElseUpdate(address, new PeerQueue(address, Nil)) += item
         counters.add(FetchCounters.DirectMemoryDeferrals, 1)
@@ -368,7 +364,7 @@ private[spark] final class ShuffleBlockFetcher(
           resolved(
             item.failed(
               local.address,
-              s"Failed to read local ${BlockMessage.describe(item.blockId)}: ${e.getMessage}",
+              s"Failed to read local ${item.name(local.address)}: ${e.getMessage}",
               e))
           return
       }

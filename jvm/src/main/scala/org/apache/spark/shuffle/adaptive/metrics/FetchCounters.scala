@@ -109,16 +109,8 @@ private[spark] final class FetchCounters extends Serializable {
   }
 
   /** A task on `self` ends (these counters are its own). */
-  def taskRead(self: String): Unit = {
+  def taskRead(self: String): Unit =
     add(TasksByRemoteSources, this(BytesBySource).keysIterator.count(_ != self).toString, 1)
-    val fromStores = this(BytesFromStoresBySource)
-    if (fromStores.nonEmpty) {
-      add(StoredReduceTasks, 1)
-      val owner = fromStores.maxBy { case (id, bytes) => (bytes, id == self) }._1
-      if (owner == self) add(StoredReduceTasksOnOwner, 1)
-      add(BytesAtOwner, fromStores.getOrElse(self, 0L))
-    }
-  }
 
   /** The counters as Python receives them (snake_case keys, plain values). */
   def toMap: Map[String, Any] =

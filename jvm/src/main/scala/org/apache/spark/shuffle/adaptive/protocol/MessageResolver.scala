@@ -7,21 +7,12 @@ import org.apache.spark.network.buffer.ManagedBuffer
 import org.apache.spark.network.client.StreamCallbackWithID
 import org.apache.spark.serializer.SerializerManager
 import org.apache.spark.shuffle.IndexShuffleBlockResolver
-import org.apache.spark.storage.BlockId
+import org.apache.spark.storage.{BlockId, ShuffleBlockBatchId}
 import org.apache.spark.shuffle.adaptive.transport.FilesBackedResolver
 
 /**
- * What one feature answers of the plugin's messages ([[BlockMessage]]): the requests it serves
- * (fetched: the answer is a block's bytes) and the uploads it takes (streamed).
- */
-private[spark] trait MessageHandler {
-  def answer: PartialFunction[BlockMessage.Request, ManagedBuffer]
-  def receive: PartialFunction[BlockMessage.Upload, StreamCallbackWithID]
-}
-
-/**
  * This executor's shuffle block resolver: each of the plugin's messages goes to the one feature
- * that handles it (`handlers`: local reduction's store, mode=push's), every other block and
+ * that numbers its kind (`handlers`: local reduction's store, mode=push's), every other block and
  * upload (a map output's, one block migration moves) to the map-output files through `files`.
  * Messages ride Spark's fetch and upload protocols, so they are authenticated and encrypted as
  * Spark's block transfers are.
@@ -32,22 +23,41 @@ private[spark] final class MessageResolver(
     handlers: Seq[MessageHandler])
     extends FilesBackedResolver(conf, files) {
 
+  private[this] val byKind: Map[Int, MessageHandler] = MessageResolver.byKind(handlers)
+
+  private def handlerOf(id: BlockId, kind: Int): MessageHandler =
+    byKind.getOrElse(kind, throw new IOException(s"$id: no feature here reads message kind $kind"))
+
   override def getBlockData(blockId: BlockId, dirs: Option[Array[String]]): ManagedBuffer =
     blockId match {
-      case BlockMessage.Request(request) =>
-        handlers
-          .collectFirst { case h if h.answer.isDefinedAt(request) => h.answer(request) }
-          .getOrElse(throw new IOException(s"$request: nothing here serves it"))
+      case BlockMessage.Spelled(words) => handlerOf(blockId, words.kind).answer(blockId)
       case _ => files.getBlockData(blockId, dirs)
     }
 
   override def putShuffleBlockAsStream(
       blockId: BlockId,
       serializerManager: SerializerManager): StreamCallbackWithID = blockId match {
-    case BlockMessage.Upload(upload) =>
-      handlers
-        .collectFirst { case h if h.receive.isDefinedAt(upload) => h.receive(upload) }
-        .getOrElse(throw new IOException(s"$upload: nothing here takes it"))
+    case BlockMessage.Spelled(words) => handlerOf(blockId, words.kind).receive(blockId)
+    case run: ShuffleBlockBatchId =>
+      handlers.iterator
+        .flatMap(_.receiveRun(run))
+        .nextOption()
+        .getOrElse(throw new IOException(s"$run: nothing here takes it"))
     case _ => files.putShuffleBlockAsStream(blockId, serializerManager)
+  }
+}
+
+private[spark] object MessageResolver {
+
+  /** Each kind's handler; two features numbering one kind alike is a build error, named. */
+  def byKind(handlers: Seq[MessageHandler]): Map[Int, MessageHandler] = {
+    val shared = handlers.flatMap(_.kinds.toSeq).groupBy(identity).collect {
+      case (kind, spelled) if spelled.size > 1 => kind
+    }
+    require(
+      shared.isEmpty,
+      s"message kinds ${shared.toSeq.sorted.mkString(", ")} are numbered " +
+        "by more than one feature's MessageHandler")
+    handlers.flatMap(h => h.kinds.toSeq.map(_ -> h)).toMap
   }
 }

@@ -11,7 +11,7 @@ import org.apache.spark.shuffle.adaptive.flow.FlowSettings
 import org.apache.spark.shuffle.adaptive.push.background.BackgroundPriority
 import org.apache.spark.shuffle.adaptive.memory.MemoryBound
 import org.apache.spark.shuffle.adaptive.metrics.ExecutorShuffleMetrics
-import org.apache.spark.shuffle.adaptive.protocol.{OwnerTable, OwnerTableUpdates}
+import org.apache.spark.shuffle.adaptive.push.protocol.{OwnerTable, OwnerTableUpdates}
 import org.apache.spark.shuffle.adaptive.push.map.{PushQueue, Pusher}
 import org.apache.spark.shuffle.adaptive.push.owner.{ChunkHandOff, MergeStore, PushMessages}
 import org.apache.spark.shuffle.adaptive.push.reduce.MergedReadPart

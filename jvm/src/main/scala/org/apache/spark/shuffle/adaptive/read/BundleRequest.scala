@@ -5,7 +5,6 @@ import scala.util.control.NonFatal
 import org.apache.spark.network.buffer.ManagedBuffer
 import org.apache.spark.storage.{BlockId, BlockManagerId}
 import org.apache.spark.shuffle.adaptive.fetch.{BatchFetch, BlockRef, FetchItem, ReadyBlock}
-import org.apache.spark.shuffle.adaptive.protocol.BlockMessage
 
 /**
  * A bundle a reduce task on `reader` reads ([[BundledRead]]: a merged chunk, combined records), as
@@ -26,6 +25,8 @@ private[read] final class BundleRequest(
 
   override def size: Long = read.size
 
+  override def name(address: BlockManagerId): String = read.name(address)
+
   override def failed(address: BlockManagerId, why: String, cause: Throwable): Seq[FetchItem.At] =
     asRequested(read.instead(why, Some(cause)))
 
@@ -44,7 +45,7 @@ private[read] final class BundleRequest(
       case Left(why) =>
         buf.release()
         val instead = read.instead(
-          s"Read ${BlockMessage.describe(read.id)} from $address (${buf.size} bytes) " +
+          s"Read ${read.name(address)} (${buf.size} bytes) " +
             s"cannot be served: $why",
           None)
         FetchItem.Arrival(Nil, 0, 0L, asRequested(instead))
@@ -90,7 +91,7 @@ private[read] final class BundleRequest(
       BundleSlice.joined(buf, parts),
       if (onlyCopy) Nil else asRequested(parts.flatMap(p => p.holds.map(p.home -> _))),
       onlyCopy,
-      () => s"${BlockMessage.describe(read.id)} from $address",
+      () => read.name(address),
       () => parts.foreach(read.served(_, address, reader)))
   }
 

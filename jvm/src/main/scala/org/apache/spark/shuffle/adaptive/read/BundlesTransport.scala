@@ -25,7 +25,7 @@ private[spark] final class BundlesTransport(network: BlockTransport, chain: Bloc
       listener: TransportListener,
       downloads: Option[DownloadFileManager]): Unit = {
     // Spark's fetch protocol takes batch blocks or single ones in a request, never both.
-    val (bundles, files) = blockIds.partition(BlockMessage.isRequest)
+    val (bundles, files) = blockIds.partition(BlockMessage.isMessage)
     if (files.nonEmpty) chain.fetch(address, files, listener, downloads)
     if (bundles.nonEmpty) network.fetch(address, bundles, listener, downloads)
   }

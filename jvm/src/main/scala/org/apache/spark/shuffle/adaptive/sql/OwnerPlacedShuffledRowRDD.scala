@@ -5,7 +5,7 @@ import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.execution.{CoalescedPartitionSpec, ShufflePartitionSpec, ShuffledRowRDD}
 import org.apache.spark.sql.execution.metric.SQLMetric
 import org.apache.spark.shuffle.adaptive.AdaptiveShuffleHandle
-import org.apache.spark.shuffle.adaptive.protocol.OwnerTable
+import org.apache.spark.shuffle.adaptive.push.protocol.OwnerTable
 import org.apache.spark.shuffle.adaptive.push.reduce.ReduceLocations
 
 /**

@@ -14,7 +14,7 @@ import org.apache.spark.storage.{BlockManagerId, ShuffleBlockId}
 import org.apache.spark.shuffle.adaptive.fetch.BlockRef
 import org.apache.spark.shuffle.adaptive.metrics.FetchCounters
 import org.apache.spark.shuffle.adaptive.memory.MemoryBound
-import org.apache.spark.shuffle.adaptive.protocol.{MergedPartition, OwnerTable, Payloads}
+import org.apache.spark.shuffle.adaptive.push.protocol.{MergedPartition, OwnerTable, PushPayloads}
 import org.apache.spark.shuffle.adaptive.push.driver.{MergeSummaries, OwnerPlacement, TableArithmetic, PushDriver}
 import org.apache.spark.shuffle.adaptive.push.owner.{MergeStore, MergeStoreSuite}
 import org.apache.spark.shuffle.adaptive.push.reduce.MergedReads
@@ -90,7 +90,7 @@ object DriverScaleBench {
         (if (statuses.head.isInstanceOf[HighlyCompressedMapStatus])
            ": Spark keeps an average for all but huge blocks above 2,000 partitions)"
          else ")") +
-        f", ${Payloads.encodeTable(next.getOrElse(table)).remaining / 1024.0}%.0f KiB to " +
+        f", ${PushPayloads.encodeTable(next.getOrElse(table)).remaining / 1024.0}%.0f KiB to " +
         "each executor once; per map output: no message (0 us)")
 
     // An owner's end: one partition into which every map output was merged.
@@ -106,7 +106,7 @@ object DriverScaleBench {
       store.intake.append(0, m.toLong, 0, Array(blockSize), data.duplicate())
     })
     val (layout, layoutMs) = timed(store.serving.layout(0, 0, 1, forPeer = true))
-    val layoutBytes = Payloads.encodeLayout(layout).remaining
+    val layoutBytes = PushPayloads.encodeLayout(layout).remaining
     println(
       f"push  owner: $maps blocks of one partition appended in $appendMs%.0f ms " +
         f"(${appendMs * 1000 / maps}%.2f us each), layout of ${layout.size} chunks in " +
@@ -138,7 +138,7 @@ object DriverScaleBench {
     Seq("all map outputs merged" -> 1.0, "a random 90% merged" -> 0.9).foreach {
       case (label, share) =>
         val random = new Random(7)
-        val answer = Payloads.encodeSummary((0 until owned).map { p =>
+        val answer = PushPayloads.encodeSummary((0 until owned).map { p =>
           val merged = new Roaring64NavigableMap
           if (share >= 1.0) merged.addRange(0L, maps.toLong)
           else (0 until maps).foreach(m => if (random.nextDouble() < share) merged.addLong(m))
@@ -147,7 +147,7 @@ object DriverScaleBench {
         })
         val summaries = new MergeSummaries(
           (owner, _, _) =>
-            Future.successful(Payloads.decodeSummary(answer).map { p =>
+            Future.successful(PushPayloads.decodeSummary(answer).map { p =>
               p.copy(partition = p.partition + owner.executorId.toInt * owned)
             }),
           1.minute,

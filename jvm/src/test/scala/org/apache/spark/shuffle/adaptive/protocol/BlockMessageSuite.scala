@@ -1,64 +1,44 @@
 package org.apache.spark.shuffle.adaptive.protocol
 
 import org.apache.spark.SparkFunSuite
-import org.apache.spark.shuffle.adaptive.protocol.BlockMessage._
+import org.apache.spark.shuffle.adaptive.protocol.BlockMessage.{Spelled, Words}
 import org.apache.spark.storage.{BlockId, ShuffleBlockBatchId, ShuffleBlockId}
 
 class BlockMessageSuite extends SparkFunSuite {
 
-  private val messages: Seq[BlockMessage] = Seq(
-    LayoutRequest(2, 4, 9),
-    RoomRequest,
-    SummaryRequest(4, mapStageEnded = false),
-    SummaryRequest(4, mapStageEnded = true),
-    RangeRequest(2, 4, 9),
-    ChunkRequest(2, 7, 0),
-    ChunkRequest(2, 7, Int.MaxValue),
-    HostedChunkRequest(2, 7, 0),
-    HostedChunkRequest(2, 7, Int.MaxValue),
-    CombinedReadRequest(2, 4, 9),
-    HandOffUpload(2, 7, 5),
-    HandOffUpload(2, 0, 0),
-    TableUpload(2, 1),
-    TableUpload(2, Int.MaxValue),
-    PushedRun(2, 5, 4, 9),
-    PushedRun(2, 1L << 40, 0, 1))
+  private val words = Seq(
+    Words(0, 0, 0, 0, 0),
+    Words(2, 1, 0, 4, 9),
+    Words(2, 7, Int.MaxValue, 7, 8),
+    Words(Int.MaxValue, BlockMessage.Kinds - 1, Int.MaxValue, 0, 1))
 
-  /** The message an id spells, read the way its message travels. */
-  private def read(m: BlockMessage, id: BlockId): Option[BlockMessage] = m match {
-    case _: Request => Request.unapply(id)
-    case _: Upload => Upload.unapply(id)
+  private def spelled(w: Words): ShuffleBlockBatchId =
+    BlockMessage.spell(w.shuffleId, w.kind, w.number, w.start, w.end)
+
+  test("a message's id reads back as its kind, number and partitions, also from its name") {
+    words.foreach { w =>
+      assert(Spelled.unapply(spelled(w)) === Some(w), w)
+      // Spark's upload path, and its block server under the old fetch protocol, parse the id's
+      // name, and only non-negative map ids.
+      assert(Spelled.unapply(BlockId(spelled(w).name)) === Some(w), w)
+      assert(BlockMessage.isMessage(spelled(w)))
+    }
+    assert(words.map(spelled).distinct.size === words.size)
   }
 
-  test("every message reads back as itself from its block id, the way it travels") {
-    messages.foreach(m => assert(read(m, m.blockId) === Some(m), m))
-    assert(messages.map(_.blockId).distinct.size === messages.size)
-  }
-
-  test("a map output's blocks fetched are no request; a run of them pushed is its upload") {
-    val fetched = Seq[BlockId](
+  test("no map output's blocks are a message") {
+    val mapOutputs = Seq[BlockId](
       ShuffleBlockBatchId(2, 0, 4, 9),
       ShuffleBlockBatchId(2, 5, 7, 8),
-      ShuffleBlockBatchId(2, 1L << 40, 0, 1),
+      ShuffleBlockBatchId(2, BlockMessage.FirstMessageId - 1, 0, 1),
       ShuffleBlockId(2, 5, 7))
-    fetched.foreach(id => assert(Request.unapply(id).isEmpty, id))
-    assert(!fetched.exists(BlockMessage.isRequest))
-    assert(Upload.unapply(ShuffleBlockBatchId(2, 5, 7, 8)) === Some(PushedRun(2, 5, 7, 8)))
-    // Block migration's uploads are the map output files themselves.
-    assert(Upload.unapply(ShuffleBlockId(2, 5, 7)).isEmpty)
+    mapOutputs.foreach(id => assert(Spelled.unapply(id).isEmpty, id))
+    assert(!mapOutputs.exists(BlockMessage.isMessage))
   }
 
-  test("requests are fetched and uploads streamed: Spark parses every message's id by its name") {
-    assert(messages.filter(m => BlockMessage.isRequest(m.blockId)) === messages.collect {
-      case r: Request => r
-    })
-    // Spark's upload path, and its block server under the old fetch protocol, parse the id's
-    // name, and only non-negative map ids.
-    messages.foreach(m => assert(read(m, BlockId(m.blockId.name)) === Some(m), m))
-  }
-
-  test("a log line names the message, not its spelling") {
-    assert(BlockMessage.describe(LayoutRequest(3, 0, 10).blockId) === "LayoutRequest(3,0,10)")
-    assert(BlockMessage.describe(ShuffleBlockBatchId(3, 1, 0, 10)) === "shuffle_3_1_0_10")
+  test("a kind or number out of the spelling's range is refused, not folded into another") {
+    intercept[IllegalArgumentException](BlockMessage.spell(0, BlockMessage.Kinds, 0, 0, 1))
+    intercept[IllegalArgumentException](BlockMessage.spell(0, -1, 0, 0, 1))
+    intercept[IllegalArgumentException](BlockMessage.spell(0, 1, -1, 0, 1))
   }
 }

@@ -16,7 +16,7 @@ import org.apache.spark.shuffle.adaptive.fetch.FetcherFakes._
 import org.apache.spark.shuffle.adaptive.config.AdaptiveShuffleConf.FetchOrder
 import org.apache.spark.shuffle.adaptive.flow.FlowSettings
 import org.apache.spark.shuffle.adaptive.metrics.FetchCounters
-import org.apache.spark.shuffle.adaptive.protocol.BlockMessage
+import org.apache.spark.shuffle.adaptive.push.protocol.ChunkRequest
 import org.apache.spark.shuffle.adaptive.push.reduce.MergedChunkRead
 import org.apache.spark.shuffle.adaptive.read.BundledPart
 
@@ -36,7 +36,7 @@ class ChunkReadSuite extends AnyFunSuite {
   private val fromSelf = ShuffleBlockId(0, 2, 5)
   private val homeBytes = Array.tabulate[Byte](300)(i => (i * 7).toByte)
   private val selfBytes = Array.tabulate[Byte](200)(i => (i * 3 + 1).toByte)
-  private val chunk = BlockMessage.ChunkRequest(0, 5, 2).blockId
+  private val chunk = ChunkRequest(0, 5, 2).blockId
   private val chunkBytes = homeBytes ++ selfBytes
   private val parts = IndexedSeq(
     BundledPart(BlockRef(fromHome, homeBytes.length, 1), home, 0, homeBytes.length),

@@ -18,7 +18,7 @@ import org.apache.spark.shuffle.adaptive.fetch.FetcherFakes._
 import org.apache.spark.shuffle.adaptive.config.AdaptiveShuffleConf.FetchOrder
 import org.apache.spark.shuffle.adaptive.flow.FlowSettings
 import org.apache.spark.shuffle.adaptive.metrics.{CombineCounters, FetchCounters}
-import org.apache.spark.shuffle.adaptive.protocol.{BlockMessage, CombinedAnswer, CombinedSegment, Payloads}
+import org.apache.spark.shuffle.adaptive.combine.protocol.{CombinedAnswer, CombinedPayload, CombinedReadRequest, CombinedSegment}
 import org.apache.spark.shuffle.adaptive.combine.reduce.CombinedRead
 
 /**
@@ -57,7 +57,7 @@ class CombinedReadSuite extends AnyFunSuite {
       sum: Array[Byte] => Long = crc,
       lost: Seq[Long] = Nil,
       known: Boolean = true): Array[Byte] = {
-    val header = Payloads.encodeCombined(
+    val header = CombinedPayload.encode(
       CombinedAnswer(
         known,
         if (lost.isEmpty) Nil else Seq(5 -> lost.toArray),
@@ -135,7 +135,7 @@ class CombinedReadSuite extends AnyFunSuite {
     }
   }
 
-  private val combinedName = BlockMessage.CombinedReadRequest(0, 5, 6).blockId.name
+  private val combinedName = CombinedReadRequest(0, 5, 6).blockId.name
 
   /** Serves the combined read with `combinedAnswer`, and blocks from their files. */
   private def serving(combinedAnswer: Array[Byte]): Call => Unit = call =>
@@ -265,10 +265,10 @@ class CombinedReadSuite extends AnyFunSuite {
         CombinedSegment(3, 10, 99, 12345L, Array(1L, 5L)),
         CombinedSegment(4, 2, 8, 6L, Array(5L, 1L)),
         CombinedSegment(4, 0, 0, 0L, Array(Long.MaxValue))))
-    val encoded = Payloads.encodeCombined(answer)
+    val encoded = CombinedPayload.encode(answer)
     val padded = ByteBuffer.allocate(encoded.remaining + 3)
     padded.put(encoded).flip()
-    val (decoded, length) = Payloads.decodeCombined(padded)
+    val (decoded, length) = CombinedPayload.decode(padded)
     assert(length === encoded.limit())
     assert(
       decoded.known && decoded.lost.map { case (p, ids) => p -> ids.toSeq } === Seq(

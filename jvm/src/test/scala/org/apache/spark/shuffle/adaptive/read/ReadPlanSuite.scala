@@ -5,7 +5,8 @@ import org.scalatest.funsuite.AnyFunSuite
 import org.apache.spark.network.buffer.ManagedBuffer
 import org.apache.spark.storage.{BlockId, BlockManagerId, ShuffleBlockBatchId, ShuffleBlockId}
 import org.apache.spark.shuffle.adaptive.fetch.{BlockRef, FetchItem}
-import org.apache.spark.shuffle.adaptive.protocol.BlockMessage
+import org.apache.spark.shuffle.adaptive.push.protocol.ChunkRequest
+import org.apache.spark.shuffle.adaptive.combine.protocol.CombinedReadRequest
 
 class ReadPlanSuite extends AnyFunSuite {
 
@@ -34,18 +35,14 @@ class ReadPlanSuite extends AnyFunSuite {
     requests.map { case (source, items) => source.executorId -> items.map(_.blockId) }
 
   test("each source's bundles come first, then its blocks that hold records; new holders last") {
-    val chunk = new Bundle(BlockMessage.ChunkRequest(0, 5, 1).blockId, 300, replaces = true)
+    val chunk = new Bundle(ChunkRequest(0, 5, 1).blockId, 300, replaces = true)
     val plan = ReadPlan(
       Seq(a -> Seq(ref(1, 5, 10), ref(2, 5, 0), ref(3, 5, 7))),
-      bundles =
-        Seq(b -> chunk, a -> new Bundle(BlockMessage.ChunkRequest(0, 5, 2).blockId, 9, true)))
+      bundles = Seq(b -> chunk, a -> new Bundle(ChunkRequest(0, 5, 2).blockId, 9, true)))
     val requests = plan.requests(reader, batch = false, concatenate = false)
     assert(
       ids(requests) === Seq(
-        "a" -> Seq(
-          BlockMessage.ChunkRequest(0, 5, 2).blockId,
-          ref(1, 5, 10).blockId,
-          ref(3, 5, 7).blockId),
+        "a" -> Seq(ChunkRequest(0, 5, 2).blockId, ref(1, 5, 10).blockId, ref(3, 5, 7).blockId),
         "b" -> Seq(chunk.id)))
     assert(requests.flatMap(_._2).map(_.size) === Seq(9L, 10L, 7L, 300L))
   }
@@ -56,12 +53,12 @@ class ReadPlanSuite extends AnyFunSuite {
     val spanning = ReadPlan(blocks).requests(reader, batch = true, concatenate = false)
     assert(ids(spanning) === Seq("a" -> Seq(ShuffleBlockBatchId(0, 1, 4, 8))))
     val combined =
-      new Bundle(BlockMessage.CombinedReadRequest(0, 4, 8).blockId, 1, replaces = false)
+      new Bundle(CombinedReadRequest(0, 4, 8).blockId, 1, replaces = false)
     assert(
       ids(ReadPlan(blocks, bundles = Seq(b -> combined))
         .requests(reader, batch = true, concatenate = false)) ===
         Seq("a" -> Seq(ShuffleBlockBatchId(0, 1, 4, 8)), "b" -> Seq(combined.id)))
-    val chunk = new Bundle(BlockMessage.ChunkRequest(0, 5, 1).blockId, 8, replaces = true)
+    val chunk = new Bundle(ChunkRequest(0, 5, 1).blockId, 8, replaces = true)
     assert(
       ids(ReadPlan(blocks, bundles = Seq(b -> chunk))
         .requests(reader, batch = true, concatenate = false)) ===

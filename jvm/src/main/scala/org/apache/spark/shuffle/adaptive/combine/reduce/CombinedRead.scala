@@ -11,7 +11,7 @@ import org.apache.spark.storage.{BlockId, BlockManagerId, ShuffleBlockId}
 import org.apache.spark.shuffle.adaptive.compat.SparkCompat
 import org.apache.spark.shuffle.adaptive.fetch.BlockRef
 import org.apache.spark.shuffle.adaptive.metrics.CombineCounters
-import org.apache.spark.shuffle.adaptive.protocol.{BlockMessage, CombinedSegment, Payloads}
+import org.apache.spark.shuffle.adaptive.combine.protocol.{CombinedPayload, CombinedReadRequest, CombinedSegment}
 import org.apache.spark.shuffle.adaptive.read.{BundledPart, BundledRead}
 
 /**
@@ -42,7 +42,7 @@ private[spark] final class CombinedRead(
     extends BundledRead
     with Logging {
 
-  override val id: BlockId = BlockMessage.CombinedReadRequest(shuffleId, start, end).blockId
+  override val id: BlockId = CombinedReadRequest(shuffleId, start, end).blockId
 
   // Which blocks its segments hold is known once it arrives: it is one block fetched.
   override def blocks: Int = 1
@@ -75,7 +75,7 @@ private[spark] final class CombinedRead(
 
   override def cut(bytes: ManagedBuffer): Either[String, BundledRead.Cut] = {
     val data = bytes.nioByteBuffer()
-    val (answer, headerBytes) = Payloads.decodeCombined(data)
+    val (answer, headerBytes) = CombinedPayload.decode(data)
     var offset = headerBytes.toLong
     val parts = mutable.ArrayBuffer.empty[BundledPart]
     @tailrec def check(segments: List[CombinedSegment]): Option[String] = segments match {

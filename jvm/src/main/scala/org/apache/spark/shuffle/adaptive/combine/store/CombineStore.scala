@@ -1,6 +1,6 @@
 package org.apache.spark.shuffle.adaptive.combine.store
 
-import java.io.{File, OutputStream}
+import java.io.{File, IOException, OutputStream}
 import java.util.concurrent.ConcurrentHashMap
 
 import org.apache.spark.network.buffer.{ManagedBuffer, NioManagedBuffer}
@@ -9,7 +9,8 @@ import org.apache.spark.serializer.Serializer
 import org.apache.spark.storage.BlockId
 import org.apache.spark.shuffle.adaptive.memory.SpillFile
 import org.apache.spark.network.client.StreamCallbackWithID
-import org.apache.spark.shuffle.adaptive.protocol.{BlockMessage, CombinedAnswer, MessageHandler, Payloads}
+import org.apache.spark.shuffle.adaptive.protocol.MessageHandler
+import org.apache.spark.shuffle.adaptive.combine.protocol.{CombineRequest, CombinedAnswer, CombinedPayload, CombinedReadRequest}
 import org.apache.spark.shuffle.adaptive.combine.CombineSpec
 
 /**
@@ -56,14 +57,17 @@ private[spark] final class CombineStore(
    */
   def read(shuffleId: Int, start: Int, end: Int): ManagedBuffer =
     Option(shuffles.get(shuffleId)).fold[ManagedBuffer](
-      new NioManagedBuffer(Payloads.encodeCombined(CombinedAnswer.Unknown)))(_.read(start, end))
+      new NioManagedBuffer(CombinedPayload.encode(CombinedAnswer.Unknown)))(_.read(start, end))
 
-  override val answer: PartialFunction[BlockMessage.Request, ManagedBuffer] = {
-    case BlockMessage.CombinedReadRequest(shuffleId, start, end) => read(shuffleId, start, end)
+  override def kinds: Set[Int] = CombineRequest.Kinds
+
+  override def answer(id: BlockId): ManagedBuffer = id match {
+    case CombineRequest(CombinedReadRequest(shuffleId, start, end)) => read(shuffleId, start, end)
+    case _ => throw new IOException(s"$id: not a request of local reduction")
   }
 
-  override val receive: PartialFunction[BlockMessage.Upload, StreamCallbackWithID] =
-    PartialFunction.empty
+  override def receive(id: BlockId): StreamCallbackWithID =
+    throw new IOException(s"$id: local reduction takes no uploads")
 
   def removeShuffle(shuffleId: Int): Unit = {
     removed.add(shuffleId)

@@ -16,7 +16,7 @@ import org.apache.spark.serializer.{SerializationStream, Serializer}
 import org.apache.spark.storage.{BlockId, ShuffleBlockId}
 import org.apache.spark.util.io.ChunkedByteBufferOutputStream
 import org.apache.spark.shuffle.adaptive.memory.SpillFile
-import org.apache.spark.shuffle.adaptive.protocol.{CombinedAnswer, CombinedSegment, Payloads}
+import org.apache.spark.shuffle.adaptive.combine.protocol.{CombinedAnswer, CombinedPayload, CombinedSegment}
 import org.apache.spark.shuffle.adaptive.combine.{Budget, CombineEngine, CombineSpec, FoldCount}
 import org.apache.spark.shuffle.adaptive.combine.map.{IntSet, KeySample, TaskSample, Verdict}
 
@@ -235,7 +235,7 @@ private[spark] final class CombinedShuffle(
 
   /**
    * The segments of partitions `[start, end)`, each sealed first, and the map outputs lost
-   * there: an answer's header, then the segments' bytes ([[Payloads.encodeCombined]]).
+   * there: an answer's header, then the segments' bytes ([[CombinedPayload.encode]]).
    */
   def read(start: Int, end: Int): ManagedBuffer = {
     val byPartition = (start until end).flatMap { p =>
@@ -251,7 +251,7 @@ private[spark] final class CombinedShuffle(
       known = !removed,
       byPartition.collect { case (p, lost, _) if lost.nonEmpty => p -> lost },
       segments.map(_._1))
-    val header = Payloads.encodeCombined(answer)
+    val header = CombinedPayload.encode(answer)
     new NettyManagedBuffer(Unpooled.wrappedBuffer(header +: segments.flatMap(_._2): _*))
   }
 

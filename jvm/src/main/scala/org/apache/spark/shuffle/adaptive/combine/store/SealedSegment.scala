@@ -3,7 +3,7 @@ package org.apache.spark.shuffle.adaptive.combine.store
 import java.nio.ByteBuffer
 
 import org.apache.spark.shuffle.adaptive.memory.SpillFile
-import org.apache.spark.shuffle.adaptive.protocol.CombinedSegment
+import org.apache.spark.shuffle.adaptive.combine.protocol.CombinedSegment
 
 /** A sealed segment: its bytes in memory, or where on disk. */
 private[combine] final class SealedSegment(val segment: CombinedSegment, chunks: Seq[ByteBuffer]) {

@@ -11,7 +11,7 @@ import org.apache.spark.MapOutputTrackerMaster
 import org.apache.spark.internal.Logging
 import org.apache.spark.scheduler.{SparkListener, SparkListenerExecutorRemoved}
 import org.apache.spark.util.ThreadUtils
-import org.apache.spark.shuffle.adaptive.protocol.OwnerTable
+import org.apache.spark.shuffle.adaptive.push.protocol.OwnerTable
 
 /**
  * push.reliability=replicated, on the driver. Spark keeps a lost executor's map outputs

@@ -14,7 +14,8 @@ import org.apache.spark.internal.Logging
 import org.apache.spark.scheduler.{SparkListener, SparkListenerStageCompleted}
 import org.apache.spark.storage.BlockManagerId
 import org.apache.spark.util.ThreadUtils
-import org.apache.spark.shuffle.adaptive.protocol.{Ask, MergedPartition, OwnerTable}
+import org.apache.spark.shuffle.adaptive.protocol.Ask
+import org.apache.spark.shuffle.adaptive.push.protocol.{MergedPartition, OwnerTable}
 
 /**
  * What one shuffle's owners had merged when its map stage completed: per reduce partition the

@@ -9,7 +9,7 @@ import org.apache.spark.Success
 import org.apache.spark.internal.Logging
 import org.apache.spark.scheduler.{SparkListener, SparkListenerStageCompleted, SparkListenerStageSubmitted, SparkListenerTaskEnd}
 import org.apache.spark.util.ThreadUtils
-import org.apache.spark.shuffle.adaptive.protocol.OwnerTable
+import org.apache.spark.shuffle.adaptive.push.protocol.OwnerTable
 
 /**
  * The driver's placement of owners by size (iShuffle's balanced placement of predicted partition

@@ -10,9 +10,9 @@ import org.apache.spark.network.buffer.NioManagedBuffer
 import org.apache.spark.shuffle.adaptive.config.AdaptiveShuffleConf.PUSH_PLACE_BY_SIZE_AFTER
 import org.apache.spark.storage.BlockManagerId
 import org.apache.spark.util.{RpcUtils, ThreadUtils}
-import org.apache.spark.shuffle.adaptive.protocol.BlockMessage.{SummaryRequest, TableUpload}
+import org.apache.spark.shuffle.adaptive.push.protocol.{OwnerTable, PushPayloads, SummaryRequest, TableUpload}
 import org.apache.spark.shuffle.adaptive.compat.SparkCompat
-import org.apache.spark.shuffle.adaptive.protocol.{Ask, OwnerTable, Payloads}
+import org.apache.spark.shuffle.adaptive.protocol.Ask
 import org.apache.spark.shuffle.adaptive.transport.BlockUploads
 
 /**
@@ -38,7 +38,7 @@ private[spark] final class PushDriver(
   private[this] val publishers = new ConcurrentHashMap[Int, OwnerTable => Unit]
 
   private[this] val summaries = new MergeSummaries(
-    (owner, id, ended) => Ask(sc.env, owner, SummaryRequest(id, ended))(Payloads.decodeSummary),
+    (owner, id, ended) => Ask(sc.env, owner, SummaryRequest(id, ended))(PushPayloads.decodeSummary),
     RpcUtils.askRpcTimeout(sc.conf).duration,
     shuffleBytes,
     published)
@@ -100,7 +100,7 @@ private[spark] final class PushDriver(
 
   /** Uploads `table` to every executor, whose pushers take it from their next map output on. */
   private def send(shuffleId: Int, table: OwnerTable): Unit = {
-    val data = Payloads.encodeTable(table)
+    val data = PushPayloads.encodeTable(table)
     executors().foreach { executor =>
       // An executor that does not get it pushes by the older table: its pushes are still read.
       def failed(e: Throwable) =

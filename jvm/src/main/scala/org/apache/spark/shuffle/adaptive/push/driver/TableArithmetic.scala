@@ -2,7 +2,7 @@ package org.apache.spark.shuffle.adaptive.push.driver
 
 import org.apache.spark.storage.BlockManagerId
 import org.apache.spark.shuffle.adaptive.flow.ExecutorOrder
-import org.apache.spark.shuffle.adaptive.protocol.OwnerTable
+import org.apache.spark.shuffle.adaptive.push.protocol.OwnerTable
 
 /** The driver's arithmetic of owner tables: where partitions go, and what each owner then holds. */
 private[spark] object TableArithmetic {

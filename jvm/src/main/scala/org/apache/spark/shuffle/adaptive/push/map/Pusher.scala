@@ -12,7 +12,7 @@ import org.apache.spark.internal.Logging
 import org.apache.spark.storage.{BlockId, BlockManagerId, ShuffleBlockBatchId}
 import org.apache.spark.shuffle.adaptive.flow.{ExecutorOrder, FlowSettings}
 import org.apache.spark.shuffle.adaptive.push.background.{BackgroundPriority, RunSender}
-import org.apache.spark.shuffle.adaptive.protocol.{OwnerTable, OwnerTableUpdates, RunUpload}
+import org.apache.spark.shuffle.adaptive.push.protocol.{OwnerTable, OwnerTableUpdates, RunUpload}
 import org.apache.spark.shuffle.adaptive.push.owner.MergeStore
 import org.apache.spark.shuffle.adaptive.transport.MapOutputListener
 

@@ -11,7 +11,7 @@ import org.apache.spark.SparkEnv
 import org.apache.spark.internal.Logging
 import org.apache.spark.storage.{BlockId, BlockManagerId}
 import org.apache.spark.util.{Clock, SystemClock}
-import org.apache.spark.shuffle.adaptive.protocol.BlockMessage.{HandOffUpload, RoomRequest}
+import org.apache.spark.shuffle.adaptive.push.protocol.{HandOffUpload, RoomRequest}
 import org.apache.spark.shuffle.adaptive.flow.{ExecutorOrder, FlowSettings}
 import org.apache.spark.shuffle.adaptive.push.background.{BackgroundPriority, RunSender}
 import org.apache.spark.shuffle.adaptive.protocol.Ask

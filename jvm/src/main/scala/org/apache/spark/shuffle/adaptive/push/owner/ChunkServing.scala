@@ -6,7 +6,7 @@ import scala.util.control.NonFatal
 
 import org.apache.spark.internal.Logging
 import org.apache.spark.network.buffer.ManagedBuffer
-import org.apache.spark.shuffle.adaptive.protocol.{MergedChunk, MergedPartition}
+import org.apache.spark.shuffle.adaptive.push.protocol.{MergedChunk, MergedPartition}
 import org.apache.spark.shuffle.adaptive.transport.RemoteMemory
 
 /**

@@ -7,7 +7,7 @@ import scala.util.control.NonFatal
 import org.apache.spark.network.buffer.{ManagedBuffer, NioManagedBuffer}
 import org.apache.spark.storage.BlockManagerId
 import org.apache.spark.shuffle.adaptive.memory.SpillFile
-import org.apache.spark.shuffle.adaptive.protocol.MergedChunk
+import org.apache.spark.shuffle.adaptive.push.protocol.MergedChunk
 import org.apache.spark.shuffle.adaptive.transport.{ExposedBuffer, RemoteMemory, RemoteRegion}
 
 /**

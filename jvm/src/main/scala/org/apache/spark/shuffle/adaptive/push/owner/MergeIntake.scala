@@ -10,8 +10,7 @@ import org.apache.spark.internal.Logging
 import org.apache.spark.network.client.StreamCallbackWithID
 import org.apache.spark.storage.StorageUtils
 import org.apache.spark.shuffle.adaptive.memory.MemoryGrant
-import org.apache.spark.shuffle.adaptive.protocol.BlockMessage.PushedRun
-import org.apache.spark.shuffle.adaptive.protocol.{RunStream, RunUpload}
+import org.apache.spark.shuffle.adaptive.push.protocol.{PushedRun, RunStream, RunUpload}
 
 /**
  * How runs of map outputs come into an owner's merge store. Blocks arrive as runs of one map
@@ -119,7 +118,8 @@ private[spark] final class MergeIntake private[owner] (
    */
   def receiveRun(run: PushedRun): StreamCallbackWithID =
     new RunStream(
-      run.blockId,
+      run,
+      run.end - run.start,
       memory,
       policy.reserve(_, run.shuffleId),
       (sizes, data) =>

@@ -4,8 +4,7 @@ import java.util.concurrent.atomic.AtomicLong
 
 import org.apache.spark.network.client.StreamCallbackWithID
 import org.apache.spark.storage.BlockManagerId
-import org.apache.spark.shuffle.adaptive.protocol.BlockMessage.HostedChunkRequest
-import org.apache.spark.shuffle.adaptive.protocol.RunStream
+import org.apache.spark.shuffle.adaptive.push.protocol.{HandOffUpload, RunStream}
 
 /**
  * Remote-memory spill (DSA w/ SMS): chunks an owner hands to peers with free memory, and those it
@@ -72,10 +71,10 @@ private[spark] final class PeerHandOffs private[owner] (
    * chunk of that id, and the one here is the one whose owner's layout names this executor.
    */
   def receive(shuffleId: Int, partition: Int, chunkId: Int): StreamCallbackWithID = {
-    // Received as a run of the one partition the chunk is of, named as it is asked for here.
-    val id = HostedChunkRequest(shuffleId, partition, chunkId)
+    // Received as a run of the one partition the chunk is of.
     new RunStream(
-      id.blockId,
+      HandOffUpload(shuffleId, partition, chunkId),
+      1,
       memory,
       bytes => bytes <= policy.roomForPeers && memory.reserve(bytes),
       (_, data) => {

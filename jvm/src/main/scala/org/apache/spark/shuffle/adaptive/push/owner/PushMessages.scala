@@ -5,8 +5,9 @@ import java.nio.ByteBuffer
 
 import org.apache.spark.network.buffer.{ManagedBuffer, NioManagedBuffer}
 import org.apache.spark.network.client.StreamCallbackWithID
-import org.apache.spark.shuffle.adaptive.protocol.BlockMessage._
-import org.apache.spark.shuffle.adaptive.protocol.{MessageHandler, OwnerTableUpdates, Payloads}
+import org.apache.spark.storage.{BlockId, ShuffleBlockBatchId}
+import org.apache.spark.shuffle.adaptive.protocol.MessageHandler
+import org.apache.spark.shuffle.adaptive.push.protocol._
 
 /**
  * What mode=push answers and takes of the plugin's messages on this executor: the layouts and
@@ -21,33 +22,39 @@ private[spark] final class PushMessages(
     mapStageEnded: Int => Unit)
     extends MessageHandler {
 
-  override val answer: PartialFunction[Request, ManagedBuffer] = {
-    case LayoutRequest(shuffleId, start, end) =>
+  override def kinds: Set[Int] = PushRequest.Kinds ++ PushUpload.Kinds
+
+  override def answer(id: BlockId): ManagedBuffer = id match {
+    case PushRequest(LayoutRequest(shuffleId, start, end)) =>
       new NioManagedBuffer(
-        Payloads.encodeLayout(merges.serving.layout(shuffleId, start, end, forPeer = true)))
-    case request @ ChunkRequest(shuffleId, _, chunkId) =>
+        PushPayloads.encodeLayout(merges.serving.layout(shuffleId, start, end, forPeer = true)))
+    case PushRequest(request @ ChunkRequest(shuffleId, _, chunkId)) =>
       merges.serving
         .chunk(shuffleId, chunkId)
         .getOrElse(throw new IOException(s"$request: no such merged chunk here"))
-    case request @ RangeRequest(shuffleId, start, end) =>
+    case PushRequest(request @ RangeRequest(shuffleId, start, end)) =>
       merges.serving
         .range(shuffleId, start, end)
         .getOrElse(throw new IOException(s"$request: partitions not sealed here"))
-    case request @ HostedChunkRequest(shuffleId, partition, chunkId) =>
+    case PushRequest(request @ HostedChunkRequest(shuffleId, partition, chunkId)) =>
       merges.serving
         .hostedChunk(shuffleId, partition, chunkId)
         .getOrElse(throw new IOException(s"$request: no such handed-off chunk here"))
-    case SummaryRequest(shuffleId, ended) =>
+    case PushRequest(SummaryRequest(shuffleId, ended)) =>
       if (ended) mapStageEnded(shuffleId)
-      new NioManagedBuffer(Payloads.encodeSummary(merges.serving.summary(shuffleId)))
-    case RoomRequest =>
+      new NioManagedBuffer(PushPayloads.encodeSummary(merges.serving.summary(shuffleId)))
+    case PushRequest(RoomRequest) =>
       new NioManagedBuffer(ByteBuffer.allocate(8).putLong(0, merges.policy.roomForPeers))
+    case _ => throw new IOException(s"$id: not a request of mode=push")
   }
 
-  override val receive: PartialFunction[Upload, StreamCallbackWithID] = {
-    case run: PushedRun => merges.intake.receiveRun(run)
-    case HandOffUpload(shuffleId, partition, chunkId) =>
+  override def receive(id: BlockId): StreamCallbackWithID = id match {
+    case PushUpload(HandOffUpload(shuffleId, partition, chunkId)) =>
       merges.handOffs.receive(shuffleId, partition, chunkId)
-    case upload @ TableUpload(shuffleId, _) => tables.receive(upload.blockId, shuffleId)
+    case PushUpload(upload: TableUpload) => tables.receive(upload)
+    case _ => throw new IOException(s"$id: not an upload of mode=push")
   }
+
+  override def receiveRun(id: ShuffleBlockBatchId): Option[StreamCallbackWithID] =
+    PushUpload.unapply(id).collect { case run: PushedRun => merges.intake.receiveRun(run) }
 }

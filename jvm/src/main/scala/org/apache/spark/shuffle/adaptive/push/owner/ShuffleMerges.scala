@@ -11,7 +11,7 @@ import org.roaringbitmap.longlong.Roaring64NavigableMap
 import org.apache.spark.network.buffer.{ManagedBuffer, NettyManagedBuffer, NioManagedBuffer}
 import org.apache.spark.storage.BlockManagerId
 import org.apache.spark.shuffle.adaptive.memory.{MemoryGrant, SpillFile}
-import org.apache.spark.shuffle.adaptive.protocol.{MergedChunk, MergedPartition, RunUpload}
+import org.apache.spark.shuffle.adaptive.push.protocol.{MergedChunk, MergedPartition, RunUpload}
 
 /** The merged partitions of one shuffle; callers hold its lock. */
 private[owner] final class ShuffleMerges {

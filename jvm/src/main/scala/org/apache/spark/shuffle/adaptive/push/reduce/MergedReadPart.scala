@@ -2,9 +2,9 @@ package org.apache.spark.shuffle.adaptive.push.reduce
 
 import scala.concurrent.duration.FiniteDuration
 
-import org.apache.spark.SparkEnv
+import org.apache.spark.{SparkEnv, TaskContext}
 import org.apache.spark.shuffle.adaptive.metrics.FetchCounters
-import org.apache.spark.shuffle.adaptive.protocol.OwnerTable
+import org.apache.spark.shuffle.adaptive.push.protocol.OwnerTable
 import org.apache.spark.shuffle.adaptive.push.owner.MergeStore
 import org.apache.spark.shuffle.adaptive.read.{ReadPlan, ReadPlanPart, ReduceRead}
 
@@ -44,6 +44,9 @@ private[spark] final class MergedReadPart(
       ReadPlanPart.Rewritten(plan)
     } else {
       val env = SparkEnv.get
+      // Counted as the task ends, once every part it read has been served.
+      Option(TaskContext.get()).foreach(_.addTaskCompletionListener[Unit](_ =>
+        ReadsAtOwner.count(task.counters, env.executorId)))
       val merged = MergedReads.plan(
         task.counters,
         task.shuffleId,

@@ -9,9 +9,9 @@ import scala.util.control.NonFatal
 import org.apache.spark.SparkEnv
 import org.apache.spark.internal.Logging
 import org.apache.spark.storage.{BlockId, BlockManagerId, ShuffleBlockId}
-import org.apache.spark.shuffle.adaptive.protocol.BlockMessage.{HostedChunkRequest, LayoutRequest, RangeRequest}
+import org.apache.spark.shuffle.adaptive.push.protocol.{HostedChunkRequest, LayoutRequest, MergedChunk, OwnerTable, PushPayloads, PushRequest, RangeRequest}
 import org.apache.spark.shuffle.adaptive.metrics.FetchCounters
-import org.apache.spark.shuffle.adaptive.protocol.{Ask, BlockMessage, MergedChunk, OwnerTable, Payloads}
+import org.apache.spark.shuffle.adaptive.protocol.Ask
 import org.apache.spark.shuffle.adaptive.push.owner.MergeStore
 import org.apache.spark.shuffle.adaptive.fetch.BlockRef
 import org.apache.spark.shuffle.adaptive.transport.RemoteRegion
@@ -184,7 +184,7 @@ private[spark] object MergedReads extends Logging {
       left,
       result,
       result.keys.count { case (_, id) =>
-        BlockMessage.Request.unapply(id).exists(_.isInstanceOf[HostedChunkRequest])
+        PushRequest.unapply(id).exists(_.isInstanceOf[HostedChunkRequest])
       },
       inRanges,
       exposed.result())
@@ -211,7 +211,7 @@ private[spark] object MergedReads extends Logging {
       val layout =
         if (owner.executorId == self)
           Future.successful(own.serving.layout(shuffleId, from, until, forPeer = false))
-        else Ask(env, owner, LayoutRequest(shuffleId, from, until))(Payloads.decodeLayout)
+        else Ask(env, owner, LayoutRequest(shuffleId, from, until))(PushPayloads.decodeLayout)
       owner -> layout
     }
     Ask.all(asked, timeout).map { case (owner, layout) =>

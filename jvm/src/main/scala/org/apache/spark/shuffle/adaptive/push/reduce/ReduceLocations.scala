@@ -1,7 +1,7 @@
 package org.apache.spark.shuffle.adaptive.push.reduce
 
 import org.apache.spark.scheduler.ExecutorCacheTaskLocation
-import org.apache.spark.shuffle.adaptive.protocol.OwnerTable
+import org.apache.spark.shuffle.adaptive.push.protocol.OwnerTable
 
 /**
  * Where a reduce task of a push shuffle should run: at the owner that merged its partitions

@@ -36,7 +36,7 @@ private[ucx] object UcxRegion {
    */
   def mapOutputOf(blockId: BlockId): Option[(Int, Long)] = blockId match {
     case ShuffleBlockId(shuffleId, mapId, _) => Some((shuffleId, mapId))
-    case id @ ShuffleBlockBatchId(shuffleId, mapId, _, _) if !BlockMessage.isRequest(id) =>
+    case id @ ShuffleBlockBatchId(shuffleId, mapId, _, _) if !BlockMessage.isMessage(id) =>
       Some((shuffleId, mapId))
     case _ => None
   }

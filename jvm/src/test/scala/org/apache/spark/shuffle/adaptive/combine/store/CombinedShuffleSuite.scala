@@ -9,7 +9,7 @@ import org.apache.spark.{Aggregator, SparkConf}
 import org.apache.spark.network.util.{MapConfigProvider, TransportConf}
 import org.apache.spark.serializer.JavaSerializer
 import org.apache.spark.shuffle.adaptive.memory.SpillFile
-import org.apache.spark.shuffle.adaptive.protocol.Payloads
+import org.apache.spark.shuffle.adaptive.combine.protocol.CombinedPayload
 import org.apache.spark.shuffle.adaptive.combine.rdd.{AggregatorCombine, NumberKind}
 import org.apache.spark.shuffle.adaptive.combine.map.{KeySample, TaskSample, Verdict}
 import org.apache.spark.shuffle.adaptive.combine.CombineSpec
@@ -62,7 +62,7 @@ class CombinedShuffleSuite extends AnyFunSuite {
       start: Int,
       end: Int): Seq[(Int, Seq[Long], Map[Int, Int])] = {
     val data = shuffle.read(start, end).nioByteBuffer()
-    val (answer, header) = Payloads.decodeCombined(data)
+    val (answer, header) = CombinedPayload.decode(data)
     assert(answer.known && answer.lost.isEmpty)
     var offset = data.position() + header
     answer.segments.map { s =>
@@ -358,7 +358,7 @@ class CombinedShuffleSuite extends AnyFunSuite {
     fold(shuffle, 2, Seq(1 -> 1, 2 -> 1))
     val e = intercept[ArithmeticException](fold(shuffle, 3, Seq(2 -> 1, 1 -> -1)))
     assert(e.getMessage === "overflow")
-    val (answer, _) = Payloads.decodeCombined(shuffle.read(0, 2).nioByteBuffer())
+    val (answer, _) = CombinedPayload.decode(shuffle.read(0, 2).nioByteBuffer())
     assert(answer.lost.map { case (p, ids) => p -> ids.toSeq.sorted } === Seq(1 -> Seq(1L, 2L, 3L)))
     // Partition 0 took map 3's rows before partition 1 failed: its segment names map 3, which
     // Spark never keeps (its task failed), so no reduce task reads it.
@@ -387,7 +387,7 @@ class CombinedShuffleSuite extends AnyFunSuite {
       assert(memory.used > 0)
       shuffle.remove()
       assert(memory.used === 0 && shuffle.nextMap(newMapIndex())._1 === Verdict.Write)
-      assert(!Payloads.decodeCombined(shuffle.read(0, 2).nioByteBuffer())._1.known)
+      assert(!CombinedPayload.decode(shuffle.read(0, 2).nioByteBuffer())._1.known)
     }
   }
 

@@ -7,7 +7,7 @@ import org.roaringbitmap.longlong.Roaring64NavigableMap
 import org.scalatest.funsuite.AnyFunSuite
 
 import org.apache.spark.storage.BlockManagerId
-import org.apache.spark.shuffle.adaptive.protocol.{MergedPartition, OwnerTable}
+import org.apache.spark.shuffle.adaptive.push.protocol.MergedPartition
 
 class MergeSummariesSuite extends AnyFunSuite {
 

@@ -9,7 +9,7 @@ import org.apache.spark.executor.ExecutorMetrics
 import org.apache.spark.scheduler.{SparkListenerStageSubmitted, SparkListenerTaskEnd, StageInfo}
 import org.apache.spark.storage.BlockManagerId
 import org.apache.spark.util.ThreadUtils
-import org.apache.spark.shuffle.adaptive.protocol.OwnerTable
+import org.apache.spark.shuffle.adaptive.push.protocol.OwnerTable
 
 class OwnerPlacementSuite extends AnyFunSuite {
 

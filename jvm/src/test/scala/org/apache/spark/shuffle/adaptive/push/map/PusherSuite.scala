@@ -14,7 +14,7 @@ import org.apache.spark.shuffle.adaptive.SparkLogsCheck
 import org.apache.spark.shuffle.adaptive.flow.FlowSettings
 import org.apache.spark.shuffle.adaptive.push.background.BackgroundPriority
 import org.apache.spark.shuffle.adaptive.memory.MemoryBound
-import org.apache.spark.shuffle.adaptive.protocol.{OwnerTable, OwnerTableUpdates}
+import org.apache.spark.shuffle.adaptive.push.protocol.OwnerTableUpdates
 import org.apache.spark.shuffle.adaptive.push.owner.MergeStore
 import org.apache.spark.shuffle.adaptive.push.driver.TableArithmetic
 

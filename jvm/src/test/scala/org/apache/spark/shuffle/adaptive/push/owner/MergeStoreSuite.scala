@@ -12,9 +12,9 @@ import org.scalatest.funsuite.AnyFunSuite
 
 import org.apache.spark.SparkConf
 import org.apache.spark.network.netty.SparkTransportConf
-import org.apache.spark.storage.{BlockManagerId, ShuffleBlockBatchId}
+import org.apache.spark.storage.BlockManagerId
 import org.apache.spark.shuffle.adaptive.memory.MemoryBound
-import org.apache.spark.shuffle.adaptive.protocol.{BlockMessage, MergedChunk, Payloads, RunUpload}
+import org.apache.spark.shuffle.adaptive.push.protocol.{ChunkRequest, HandOffUpload, HostedChunkRequest, MergedChunk, PushPayloads, PushedRun, RunUpload}
 import org.apache.spark.shuffle.adaptive.push.map.Pusher
 import org.apache.spark.shuffle.adaptive.transport.{BlockUploads, ExposedBuffer, RemoteMemory, RemoteRegion}
 
@@ -369,7 +369,7 @@ class MergeStoreSuite extends AnyFunSuite {
       MergedChunk(3, 7, Array(5L, 9L), Array(100L, 1L << 33), region = Some(region)),
       MergedChunk(4, 8, Array(), Array()),
       MergedChunk(5, 7, Array(6L), Array(10L), hostedAt = Some(peer)))
-    val decoded = Payloads.decodeLayout(Payloads.encodeLayout(chunks))
+    val decoded = PushPayloads.decodeLayout(PushPayloads.encodeLayout(chunks))
     def fields(c: MergedChunk) = (
       c.chunkId,
       c.partition,
@@ -381,9 +381,9 @@ class MergeStoreSuite extends AnyFunSuite {
     // A chunk is asked for at its owner, or, handed off, at the peer that holds it.
     assert(
       chunks.map(_.request(2)) === Seq(
-        BlockMessage.ChunkRequest(2, 7, 3),
-        BlockMessage.ChunkRequest(2, 8, 4),
-        BlockMessage.HostedChunkRequest(2, 7, 5)))
+        ChunkRequest(2, 7, 3),
+        ChunkRequest(2, 8, 4),
+        HostedChunkRequest(2, 7, 5)))
   }
 
   private val peer = BlockManagerId("9", "host-9", 7000)
@@ -396,7 +396,7 @@ class MergeStoreSuite extends AnyFunSuite {
     assert(
       summary.map(p => (p.partition, p.bytes, p.chunks, p.mapIds.toArray.toSeq)) ===
         Seq((0, 120L, 2, Seq(7L, 9L)), (2, 10L, 1, Seq(7L))))
-    val decoded = Payloads.decodeSummary(Payloads.encodeSummary(summary))
+    val decoded = PushPayloads.decodeSummary(PushPayloads.encodeSummary(summary))
     assert(
       decoded.map(p => (p.partition, p.bytes, p.chunks, p.mapIds.toArray.toSeq)) ===
         summary.map(p => (p.partition, p.bytes, p.chunks, p.mapIds.toArray.toSeq)))
@@ -476,7 +476,7 @@ class MergeStoreSuite extends AnyFunSuite {
   /** Chunk `chunkId` of `partition`, `bytes` long, handed off to `s`; whether it took it. */
   private def handOff(s: MergeStore, partition: Int, chunkId: Int, bytes: Int): Boolean = {
     val stream = s.handOffs.receive(0, partition, chunkId)
-    val id = BlockMessage.HostedChunkRequest(0, partition, chunkId).blockId.name
+    val id = HandOffUpload(0, partition, chunkId).blockId.name
     stream.onData(id, ByteBuffer.wrap(RunUpload.header(Array(bytes.toLong))))
     stream.onData(id, ByteBuffer.wrap(Array.fill(bytes)(chunkId.toByte)))
     // A refusal is an answer (the upload succeeds), never a failed stream: a failed one is
@@ -564,7 +564,7 @@ object MergeStoreSuite {
 
   /** A run of map `mapId`'s blocks for partitions from 0, streamed to `s` by another executor. */
   def receiveOf(s: MergeStore, shuffleId: Int, mapId: Long, sizes: Long*): Unit = {
-    val pushed = BlockMessage.PushedRun(shuffleId, mapId, 0, sizes.size)
+    val pushed = PushedRun(shuffleId, mapId, 0, sizes.size)
     val id = pushed.blockId
     val stream = s.intake.receiveRun(pushed)
     stream.onData(id.name, ByteBuffer.wrap(RunUpload.header(sizes.toArray)))

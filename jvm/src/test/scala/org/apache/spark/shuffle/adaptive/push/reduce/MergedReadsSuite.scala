@@ -5,7 +5,7 @@ import org.scalatest.funsuite.AnyFunSuite
 import org.apache.spark.storage.{BlockId, BlockManagerId, ShuffleBlockId}
 import org.apache.spark.shuffle.adaptive.fetch.BlockRef
 import org.apache.spark.shuffle.adaptive.metrics.FetchCounters
-import org.apache.spark.shuffle.adaptive.protocol.{BlockMessage, MergedChunk}
+import org.apache.spark.shuffle.adaptive.push.protocol.{HostedChunkRequest, MergedChunk, PushRequest, RangeRequest}
 import org.apache.spark.shuffle.adaptive.transport.RemoteRegion
 
 class MergedReadsSuite extends AnyFunSuite {
@@ -133,7 +133,7 @@ class MergedReadsSuite extends AnyFunSuite {
     val handedOff = chunk(0, 1, 2).copy(hostedAt = Some(a))
     val plan = planOf(needed(1, 2, 3), Seq(owner -> Seq(handedOff)))
     val id = handedOff.request(0).blockId
-    assert(BlockMessage.Request.unapply(id) === Some(BlockMessage.HostedChunkRequest(0, 5, 0)))
+    assert(PushRequest.unapply(id) === Some(HostedChunkRequest(0, 5, 0)))
     assert(listed(plan) === Map("a" -> Set(id.name), "b" -> Set("shuffle_0_3_5")))
     assert(plan.chunksAtPeers === 1)
   }
@@ -152,7 +152,7 @@ class MergedReadsSuite extends AnyFunSuite {
     val layout = (5 to 8).map(p => small(p - 5, p))
     val plan =
       planOf(coalesced, Seq(owner -> layout), rangeBytes = 600)
-    val range = BlockMessage.RangeRequest(0, 5, 8).blockId
+    val range = RangeRequest(0, 5, 8).blockId
     val last = layout.last.request(0).blockId
     assert(listed(plan) === Map("o" -> Set(range.name, last.name)))
     assert(
@@ -187,16 +187,16 @@ class MergedReadsSuite extends AnyFunSuite {
     assert(listed(plan)("o") === Set(0, 1, 3, 4, 5).map(i => layout(i).request(0).blockId.name))
     assert(
       plan.chunks.keys.forall(k =>
-        !BlockMessage.Request
+        !PushRequest
           .unapply(k._2)
-          .exists(_.isInstanceOf[BlockMessage.RangeRequest])) && plan.chunksInRanges == 0)
+          .exists(_.isInstanceOf[RangeRequest])) && plan.chunksInRanges == 0)
   }
 
   test("a chunk handed off is read at its peer and leaves the owner's range whole") {
     val layout = Seq(small(0, 5), small(1, 6).copy(hostedAt = Some(a)), small(2, 7))
     val plan =
       planOf(coalesced, Seq(owner -> layout))
-    val range = BlockMessage.RangeRequest(0, 5, 8).blockId
+    val range = RangeRequest(0, 5, 8).blockId
     assert(listed(plan)("o") === Set(range.name))
     assert(listed(plan)("a") contains layout(1).request(0).blockId.name)
     assert(
@@ -218,13 +218,12 @@ class MergedReadsSuite extends AnyFunSuite {
     assert(oneSided.exposed === exposedIds.map(_ -> region).toMap)
     assert(
       listed(oneSided)("o") === (exposedIds
-        .map(_._2.name) :+ BlockMessage.RangeRequest(0, 7, 9).blockId.name).toSet)
+        .map(_._2.name) :+ RangeRequest(0, 7, 9).blockId.name).toSet)
     assert(oneSided.chunksInRanges === 2)
     // Read through the block server, the same chunks come in one range.
     val served = planOf(coalesced, Seq(owner -> layout))
     assert(
-      served.exposed.isEmpty && listed(served)("o") === Set(
-        BlockMessage.RangeRequest(0, 5, 9).blockId.name))
+      served.exposed.isEmpty && listed(served)("o") === Set(RangeRequest(0, 5, 9).blockId.name))
   }
 
   test("chunks of one id at owners of two table versions are told apart by their holder") {

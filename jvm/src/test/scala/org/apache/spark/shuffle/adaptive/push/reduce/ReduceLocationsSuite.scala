@@ -3,7 +3,7 @@ package org.apache.spark.shuffle.adaptive.push.reduce
 import org.apache.spark.SparkFunSuite
 import org.apache.spark.scheduler.{ExecutorCacheTaskLocation, TaskLocation}
 import org.apache.spark.storage.BlockManagerId
-import org.apache.spark.shuffle.adaptive.protocol.OwnerTable
+import org.apache.spark.shuffle.adaptive.push.protocol.OwnerTable
 
 class ReduceLocationsSuite extends SparkFunSuite {
 

@@ -3,7 +3,7 @@ package org.apache.spark.shuffle.adaptive.transport.ucx
 import org.scalatest.funsuite.AnyFunSuite
 
 import org.apache.spark.storage.{RDDBlockId, ShuffleBlockBatchId, ShuffleBlockId}
-import org.apache.spark.shuffle.adaptive.protocol.BlockMessage
+import org.apache.spark.shuffle.adaptive.push.protocol.ChunkRequest
 import org.apache.spark.shuffle.adaptive.transport.RemoteRegion
 
 /** How blocks map to byte ranges of a region and to one-sided reads; no UCX needed. */
@@ -25,7 +25,7 @@ class UcxReadPlanSuite extends AnyFunSuite {
   }
 
   test("an exposed block is one read of its whole region, its key kept under its own id") {
-    val chunk = BlockMessage.ChunkRequest(3, 5, 9).blockId
+    val chunk = ChunkRequest(3, 5, 9).blockId
     assert(UcxRegion.mapOutputOf(chunk) === None, "a merged chunk is no map output")
     val read = UcxBlockTransport.wholeRead(chunk, RemoteRegion(1L << 30, Array[Byte](4), 700L)).get
     assert((read.shuffleId, read.mapId, read.offset, read.length) === ((3, chunk.mapId, 0L, 700L)))

@@ -1,4 +1,4 @@
-package org.apache.spark.shuffle.adaptive.protocol
+package org.apache.spark.shuffle.adaptive.push.protocol
 
 import java.io.ByteArrayOutputStream
 import java.nio.ByteBuffer
@@ -6,14 +6,13 @@ import java.nio.channels.Channels
 import java.util.concurrent.ConcurrentHashMap
 
 import org.apache.spark.network.client.StreamCallbackWithID
-import org.apache.spark.storage.BlockId
 
 /**
  * The newest owner table of each shuffle that the driver sent this executor
  * ([[OwnerPlacement]]). The pusher takes it over the one its map task carries, so a map task
  * never waits on the driver: a table that arrives late only means fewer pushes follow it.
  */
-private[spark] final class OwnerTableUpdates {
+private[push] final class OwnerTableUpdates {
   private[this] val newest = new ConcurrentHashMap[Int, OwnerTable]
 
   def update(shuffleId: Int, table: OwnerTable): Unit =
@@ -25,14 +24,14 @@ private[spark] final class OwnerTableUpdates {
 
   def remove(shuffleId: Int): Unit = newest.remove(shuffleId)
 
-  /** Receives an upload of [[BlockMessage.TableUpload]]: the table, once complete. */
-  def receive(id: BlockId, shuffleId: Int): StreamCallbackWithID = new StreamCallbackWithID {
+  /** Receives `upload`: the table, once complete. */
+  def receive(upload: TableUpload): StreamCallbackWithID = new StreamCallbackWithID {
     private[this] val bytes = new ByteArrayOutputStream
     private[this] val out = Channels.newChannel(bytes)
-    override def getID: String = id.name
+    override def getID: String = upload.blockId.name
     override def onData(streamId: String, piece: ByteBuffer): Unit = out.write(piece)
     override def onComplete(streamId: String): Unit =
-      update(shuffleId, Payloads.decodeTable(ByteBuffer.wrap(bytes.toByteArray)))
+      update(upload.shuffleId, PushPayloads.decodeTable(ByteBuffer.wrap(bytes.toByteArray)))
     override def onFailure(streamId: String, cause: Throwable): Unit = ()
   }
 }

@@ -1,4 +1,4 @@
-package org.apache.spark.shuffle.adaptive.protocol
+package org.apache.spark.shuffle.adaptive.push.protocol
 
 import java.io.ByteArrayOutputStream
 import java.nio.ByteBuffer

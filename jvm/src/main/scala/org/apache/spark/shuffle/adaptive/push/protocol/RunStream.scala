@@ -1,16 +1,16 @@
-package org.apache.spark.shuffle.adaptive.protocol
+package org.apache.spark.shuffle.adaptive.push.protocol
 
 import java.io.IOException
 import java.nio.ByteBuffer
 
 import org.apache.spark.network.client.StreamCallbackWithID
-import org.apache.spark.storage.ShuffleBlockBatchId
 import org.apache.spark.shuffle.adaptive.memory.MemoryBound
+import org.apache.spark.shuffle.adaptive.protocol.BlockMessage
 import org.apache.spark.shuffle.adaptive.transport.BlockUploads
 
 /**
  * Receives a run of a map output's blocks that another executor streams here ([[RunUpload]]: a
- * header with the size of each partition of `id`'s range, then their bytes). Once the header
+ * header with the size of each of its `partitions`, then their bytes). Once the header
  * arrived the run's bytes are reserved in `memory` (the stream fails if they do not fit) and land
  * in one direct buffer; `complete` then gets the sizes and the buffer and answers how many of its
  * bytes it keeps (the rest are released). A failed stream releases what it reserved.
@@ -25,32 +25,32 @@ import org.apache.spark.shuffle.adaptive.transport.BlockUploads
  * make room first). `complete` answers the bytes it keeps: none refuses the run where the
  * sender is told; throwing fails the upload, nothing is kept.
  */
-private[spark] final class RunStream(
-    id: ShuffleBlockBatchId,
+private[push] final class RunStream(
+    message: BlockMessage,
+    partitions: Int,
     memory: MemoryBound,
     reserve: Long => Boolean,
     complete: (Array[Long], ByteBuffer) => Long,
     whenFull: RunStream.WhenFull = RunStream.Fail)
     extends StreamCallbackWithID {
 
-  private[this] val expected = id.endReduceId - id.startReduceId
-  private[this] var header = ByteBuffer.allocate(RunUpload.headerLength(expected))
+  private[this] var header = ByteBuffer.allocate(RunUpload.headerLength(partitions))
   private[this] var sizes: Array[Long] = _
   private[this] var data: ByteBuffer = _
   private[this] var reserved = 0L
   private[this] var dropping = false
   private[this] var refused = false
 
-  override def getID: String = id.name
+  override def getID: String = message.blockId.name
 
-  private[this] def name = BlockMessage.describe(id)
+  private[this] def name = message.toString
 
   override def onData(streamId: String, piece: ByteBuffer): Unit = {
     if (data == null && !dropping) {
       val take = math.min(header.remaining, piece.remaining)
       header.put(piece.duplicate().limit(piece.position() + take))
       piece.position(piece.position() + take)
-      if (!header.hasRemaining) start(RunUpload.sizesOf(header.flip(), expected))
+      if (!header.hasRemaining) start(RunUpload.sizesOf(header.flip(), partitions))
     }
     if (dropping) {
       piece.position(piece.limit())
@@ -110,7 +110,7 @@ private[spark] final class RunStream(
   }
 }
 
-private[spark] object RunStream {
+private[push] object RunStream {
   sealed trait WhenFull
   case object Fail extends WhenFull
   case object Drop extends WhenFull

@@ -1,4 +1,4 @@
-package org.apache.spark.shuffle.adaptive.protocol
+package org.apache.spark.shuffle.adaptive.push.protocol
 
 import org.apache.spark.storage.BlockManagerId
 import org.apache.spark.shuffle.adaptive.transport.RemoteRegion
@@ -9,7 +9,7 @@ import org.apache.spark.shuffle.adaptive.transport.RemoteRegion
  * that holds it when the owner handed it off (remote-memory spill); otherwise the owner does.
  * `region` is where peers read it one-sided, if its holder exposed it (UCX).
  */
-private[spark] final case class MergedChunk(
+private[push] final case class MergedChunk(
     chunkId: Int,
     partition: Int,
     mapIds: Array[Long],
@@ -19,7 +19,7 @@ private[spark] final case class MergedChunk(
   def bytes: Long = lengths.sum
 
   /** How a reader asks for this chunk: at its owner, or at the peer it was handed off to. */
-  def request(shuffleId: Int): BlockMessage.Request =
-    if (hostedAt.isDefined) BlockMessage.HostedChunkRequest(shuffleId, partition, chunkId)
-    else BlockMessage.ChunkRequest(shuffleId, partition, chunkId)
+  def request(shuffleId: Int): PushRequest =
+    if (hostedAt.isDefined) HostedChunkRequest(shuffleId, partition, chunkId)
+    else ChunkRequest(shuffleId, partition, chunkId)
 }

@@ -1,4 +1,4 @@
-package org.apache.spark.shuffle.adaptive.protocol
+package org.apache.spark.shuffle.adaptive.combine.protocol
 
 /**
  * One segment of combined records: the records of `partition` folded from the map outputs

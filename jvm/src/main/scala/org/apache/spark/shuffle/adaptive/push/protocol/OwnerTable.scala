@@ -1,4 +1,4 @@
-package org.apache.spark.shuffle.adaptive.protocol
+package org.apache.spark.shuffle.adaptive.push.protocol
 
 import org.apache.spark.storage.BlockManagerId
 

@@ -1,4 +1,4 @@
-package org.apache.spark.shuffle.adaptive.protocol
+package org.apache.spark.shuffle.adaptive.push.protocol
 
 import org.scalatest.funsuite.AnyFunSuite
 
@@ -100,7 +100,7 @@ class OwnerTableSuite extends AnyFunSuite {
     val v2 = v0.copy(firstPartition = Vector(0, 4), version = 2)
     val tables = new OwnerTableUpdates
     assert(tables.newestOf(3, v0) eq v0)
-    tables.update(3, Payloads.decodeTable(Payloads.encodeTable(v2)))
+    tables.update(3, PushPayloads.decodeTable(PushPayloads.encodeTable(v2)))
     tables.update(3, v1) // late: older than what is held
     assert(tables.newestOf(3, v0) === v2 && tables.newestOf(4, v0) === v0)
     // A rerun map stage's tasks carry the newest version already.
