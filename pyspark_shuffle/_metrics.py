@@ -108,3 +108,14 @@ def fetch_memory_peaks(spark: Any) -> Dict[str, Dict[str, int]]:
     ``spark.plugins`` probe :data:`~pyspark_shuffle._jvm.FETCH_MEMORY_PROBE_CLASS`; empty
     without it. Executors report a grown peak within about a second."""
     return json.loads(str(python_api(spark).fetchMemoryJson()))
+
+
+def fetch_memory_series(spark: Any) -> Dict[str, Dict[str, Any]]:
+    """Per executor id, what it held over time, under any shuffle manager: ``{"bucket_ms",
+    "start_ms": [epoch ms], field: {"max": [...], "mean": [...]}}`` for the heap live after
+    collections (``live_heap_bytes``), all direct memory (``direct_bytes``), Netty's pool
+    (``netty_pooled_bytes``), the bytes buffered in the pool fetched blocks arrive in
+    (``buffered_bytes``: fetched and not yet consumed) and RSS (``rss_bytes``), in buckets of
+    ``bucket_ms`` of samples every 50 ms by the same probe as :func:`fetch_memory_peaks`; empty
+    without it. Executors send their closed buckets every second."""
+    return json.loads(str(python_api(spark).fetchMemorySeriesJson()))

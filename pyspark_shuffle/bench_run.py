@@ -72,8 +72,11 @@ class BenchRun:
     )
     #: Executor id -> its heap plus non-heap peak.
     memory_peak_by_executor: Dict[str, int] = _figure(OUTCOME, {})
-    #: Executor id -> the peaks of the memory its shuffle reads held, and of its process.
+    #: Executor id -> what it held over the reduce stage (peaks and means), and the peaks of the
+    #: memory its shuffle reads held and of its process.
     fetch_memory: Dict[str, Dict[str, Optional[int]]] = _figure(OUTCOME, {})
+    #: Executor id -> what it held over the timed run, in the probe's buckets (bench/held.py).
+    memory_series: Dict[str, Dict[str, Any]] = _figure(OUTCOME, {})
     plugin: Dict[str, Any] = _figure(OUTCOME, {})
     push: Dict[str, Any] = _figure(OUTCOME, {})  # mode=push: the driver's summaries by shuffle
     result: Optional[Dict[str, Any]] = _figure(OUTCOME)  # counts and checksum, equal under any manager

@@ -10,10 +10,11 @@ from . import profiles
 from .command_line import parse_args
 from .environment import environment
 from .plot import PlotUnavailable, require_matplotlib, write_plot, write_skew_reports
-from .runner import plan, run_all
+from .runner import plan, run_all, run_one, write_json
 from .tables import (
     combine_table,
     format_table,
+    held_memory_table,
     kill_table,
     logs_summary,
     memory_table,
@@ -60,6 +61,8 @@ def _run(config, argv) -> int:
             print(f"profile: {why}; running without --profile", flush=True)
             config.profile_dir = None
     env = environment(config, argv)
+    if config.min_memory:
+        return _min_memory(config, env)
     runs = len(plan(config))
     print(
         f"bench: {runs} runs on {config.master}: workloads {', '.join(config.workloads)}, "
@@ -83,6 +86,7 @@ def _run(config, argv) -> int:
         push_table(records),
         combine_table(records),
         kill_table(records),
+        held_memory_table(records),
         memory_table(records),
     ):
         if extra:
@@ -113,3 +117,28 @@ def _run(config, argv) -> int:
         for path in write_skew_reports(records, config.plot_path):
             print(f"wrote {path}")
     return 1 if failed and len(failed) == len(records) else 0
+
+
+def _min_memory(config, env) -> int:
+    from .min_memory import min_memory_table, search_all, summary
+
+    print(
+        f"bench --min-memory on {config.master}: workloads {', '.join(config.workloads)}, managers "
+        f"{', '.join(m.label for m in config.managers)}, from {config.executor_memory_mb} MiB down",
+        flush=True,
+    )
+    probes = []
+
+    def run(probe_config, spec):
+        record = run_one(probe_config, spec)
+        probes.append(record)
+        if config.json_path:
+            write_json(config.json_path, env, probes)
+        return record
+
+    searches = search_all(config, run, log=lambda line: print(line, flush=True))
+    if config.json_path:
+        write_json(config.json_path, {**env, "min_memory": summary(searches)}, probes)
+    print()
+    print(min_memory_table(searches))
+    return 0

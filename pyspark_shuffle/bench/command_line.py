@@ -371,6 +371,14 @@ def build_parser() -> argparse.ArgumentParser:
         "sort's beside the plugin's, under DIR (default bench-profiles)",
     )
     add(
+        "--min-memory",
+        action="store_true",
+        help="instead of timed runs, find each manager's smallest executor memory (from "
+        "--executor-memory down, by bisection to 32 MiB) at which the workload completes with no "
+        "task attempt failed or run again and nothing wrong in Spark's logs, and its wall time "
+        "there and at twice that memory",
+    )
+    add(
         "--timeout",
         type=_positive_float,
         default=1800.0,
@@ -479,6 +487,7 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> BenchConfig:
         kills=ns.kills,
         kill_worker=ns.kill_worker,
         profile_dir=ns.profile_dir,
+        min_memory=ns.min_memory,
     )
     try:
         check_with_configure(config)

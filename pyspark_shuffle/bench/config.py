@@ -76,6 +76,8 @@ class BenchConfig:
     kill_worker: int = 2
     #: ``--profile``: where each run's executor profiles, the flame-graph pages go (None: off).
     profile_dir: Optional[str] = None
+    #: ``--min-memory``: find each manager's smallest executor memory by bisection instead.
+    min_memory: bool = False
 
     @property
     def num_partitions(self) -> int:

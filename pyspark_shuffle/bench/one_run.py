@@ -14,14 +14,14 @@ import json
 import sys
 import time
 import traceback
-from typing import Any, Dict, Optional
+from typing import Any, Dict, Optional, Sequence
 
 from .. import spark_logs
 from .._child_process import child_main
 from .._metrics import FETCH
 from ..bench_run import TIME_NUMBERS
 from ..sessions import PLUGIN, SORT, start_session
-from . import profiles, sparkmetrics
+from . import held, profiles, sparkmetrics
 from .config import ADAPTIVE
 from .faults import Kill
 from .links import LinkSampler, usage
@@ -42,7 +42,7 @@ def start(job: Dict[str, Any]) -> Any:
 
 
 def run(job: Dict[str, Any]) -> Dict[str, Any]:
-    from .._metrics import fetch_memory_peaks, mark_metrics
+    from .._metrics import fetch_memory_peaks, fetch_memory_series, mark_metrics
     from .._metrics import metrics as plugin_metrics
     from ..report.data import reports_of_session
 
@@ -100,11 +100,17 @@ def run(job: Dict[str, Any]) -> Dict[str, Any]:
                 for worker, used in outcome["links"].items():
                     used["address"] = links[worker]["address"]
             plugin = plugin_metrics(spark)
+            series = _settled_series(spark, fetch_memory_series, ended_epoch)
             outcome["fetch_memory"] = fetch_memory(
                 fetch_memory_peaks(spark),
                 plugin.get("executors") or {},
                 outcome.pop("executor_memory_peaks", {}),
+                series,
+                outcome.get("spans", {}).get("reduce"),
             )
+            outcome["memory_series"] = {
+                e: held.within(s, (begin_epoch, ended_epoch)) for e, s in series.items()
+            }
             outcome["plugin"] = plugin.get("since_mark" if warmup else "application") or {}
             outcome["push"] = plugin.get("push") or {}
             outcome["shuffles"] = [
@@ -124,16 +130,25 @@ def run(job: Dict[str, Any]) -> Dict[str, Any]:
 
 
 def fetch_memory(
-    probe: Dict[str, Dict[str, int]], plugin_executors: Dict[str, Any], spark_peaks: Dict[str, Dict[str, Any]]
+    probe: Dict[str, Dict[str, int]],
+    plugin_executors: Dict[str, Any],
+    spark_peaks: Dict[str, Dict[str, Any]],
+    series: Optional[Dict[str, Dict[str, Any]]] = None,
+    reduce_span: Optional[Sequence[float]] = None,
 ) -> Dict[str, Dict[str, Optional[int]]]:
-    """Per executor, the peaks of the memory its shuffle reads held and of the process: Netty's
-    pooled and all its direct memory (the probe's), what the plugin's reduce tasks held against
-    the executor's fetch budget and what its local reduction held (None under sort), and Spark's
-    heap and RSS peaks; and how often
-    reads ran out of Netty's memory: the episodes the probe saw Spark's fetcher flag (sort's) and
-    the blocks the plugin's fetcher deferred (None under sort)."""
+    """Per executor, what it held over the reduce stage (``reduce_span``, epoch seconds), from
+    the probe's ``series``: the peak and time-weighted mean of the heap live after collections,
+    direct memory, Netty's pool, the bytes buffered where fetched blocks arrive and RSS
+    (:func:`held.over_span`); and the peaks of the memory its shuffle reads held and of the
+    process: Netty's pooled and all its direct memory (the probe's), what the plugin's reduce
+    tasks held against the executor's fetch budget and what its local reduction held (None under
+    sort), and Spark's heap and RSS peaks; and how often reads ran out of Netty's memory: the
+    episodes the probe saw Spark's fetcher flag (sort's) and the blocks the plugin's fetcher
+    deferred (None under sort)."""
+    series = series or {}
     return {
         executor: {
+            **held.over_span(series.get(executor) or {}, reduce_span),
             "netty_pooled_bytes": probe.get(executor, {}).get("netty_pooled_bytes"),
             "netty_direct_bytes": probe.get(executor, {}).get("netty_direct_bytes"),
             "netty_oom_episodes": probe.get(executor, {}).get("netty_oom_episodes"),
@@ -143,9 +158,21 @@ def fetch_memory(
             "heap_peak_bytes": spark_peaks.get(executor, {}).get("heap_peak_bytes"),
             "rss_peak_bytes": spark_peaks.get(executor, {}).get("rss_peak_bytes"),
         }
-        for executor in sorted(set(probe) | set(spark_peaks))
+        for executor in sorted(set(probe) | set(spark_peaks) | set(series))
         if executor != "driver"
     }
+
+
+def _settled_series(spark: Any, read: Any, ended_epoch: float, timeout_s: float = 5.0) -> Dict[str, Any]:
+    """The probe's series once every executor's reaches past ``ended_epoch`` (each sends its
+    closed buckets every second), or as they are at the deadline."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        series = read(spark)
+        reached = all((s.get("start_ms") or [0])[-1] >= ended_epoch * 1000 for s in series.values())
+        if reached or time.monotonic() > deadline:
+            return series
+        time.sleep(0.1)  # poll interval; the loop ends on the condition or the deadline
 
 
 def _warm_up(spark: Any, job: Dict[str, Any], runs: int) -> Dict[str, Any]:

@@ -347,6 +347,11 @@ def _executor_peak(record: BenchRun, field: str) -> Optional[float]:
     return max(values) if values else None
 
 
+def _largest(field: str) -> Callable[[BenchRun], Optional[float]]:
+    """A run's largest ``fetch_memory`` figure of ``field`` over its executors."""
+    return lambda record: _executor_peak(record, field)
+
+
 def _out_of_memory_retries(record: BenchRun) -> Optional[int]:
     """How often one run's reads ran out of Netty's memory, over its executors: episodes of
     Spark's fetcher (sort's reads) plus blocks the plugin's fetcher deferred (None: no figure)."""
@@ -357,6 +362,44 @@ def _out_of_memory_retries(record: BenchRun) -> Optional[int]:
         if e.get(field) is not None
     ]
     return sum(counts) if counts else None
+
+
+def held_memory_table(records: Sequence[BenchRun]) -> Optional[str]:
+    """What executors held over the reduce stage, medians over the ok runs of the executor that
+    held most (bench/held.py): the time-weighted mean of the bytes buffered where fetched blocks
+    arrive (fetched and not yet consumed, under either manager alike) and its peak; the mean of
+    the heap live after collections and its peak; the mean of direct memory and of RSS; each mean
+    beside its ratio to sort's in the same workload and skew. None when no run has the probe's
+    series."""
+    groups = group_runs(r for r in records if r.ok and _executor_peak(r, "buffered_mean_bytes") is not None)
+    if not groups:
+        return None
+    sort = _sort_runs(groups)
+    rows = []
+    for (workload, skew, manager), runs in groups.items():
+        base = sort.get((workload, skew), [])
+
+        wall, base_wall = median(r.wall_s for r in runs), median(r.wall_s for r in base)
+        buffered, base_buffered = _medians(runs, base, _largest("buffered_mean_bytes"))
+        live, base_live = _medians(runs, base, _largest("live_heap_mean_bytes"))
+        rss, base_rss = _medians(runs, base, _largest("rss_mean_bytes"))
+        rows.append(
+            _identity(workload, skew, manager)
+            + [
+                right("wall s", _num(wall, digits=2)),
+                right("vs sort", _ratio(wall, base_wall)),
+                right("buffered MiB", _num(buffered, 1 << 20)),
+                right("vs sort", _ratio(buffered, base_buffered)),
+                right("peak", _num(median(_largest("buffered_peak_bytes")(r) for r in runs), 1 << 20)),
+                right("live heap MiB", _num(live, 1 << 20, 0)),
+                right("vs sort", _ratio(live, base_live)),
+                right("peak", _num(median(_largest("live_heap_peak_bytes")(r) for r in runs), 1 << 20, 0)),
+                right("direct MiB", _num(median(_largest("direct_mean_bytes")(r) for r in runs), 1 << 20)),
+                right("RSS MiB", _num(rss, 1 << 20, 0)),
+                right("vs sort", _ratio(rss, base_rss)),
+            ]
+        )
+    return format_rows(rows)
 
 
 def memory_table(records: Sequence[BenchRun]) -> Optional[str]:

@@ -7,23 +7,25 @@ import java.util.concurrent.atomic.AtomicBoolean
 import scala.jdk.CollectionConverters._
 import scala.util.control.NonFatal
 
-import com.codahale.metrics.Gauge
 import io.netty.util.internal.PlatformDependent
 
-import org.apache.spark.{SparkContext, SparkEnv}
+import org.apache.spark.SparkContext
 import org.apache.spark.api.plugin.{DriverPlugin, ExecutorPlugin, PluginContext, SparkPlugin}
 import org.apache.spark.internal.Logging
 import org.apache.spark.util.ThreadUtils
 
 /**
- * Peaks of the direct memory each executor's shuffle reads hold, under any shuffle manager
+ * What each executor holds, under any shuffle manager
  * (`spark.plugins=org.apache.spark.shuffle.adaptive.metrics.FetchMemoryProbe`): Spark's executor
- * metrics miss them, as Netty allocates outside the JVM's direct buffer pool. Every
- * [[FetchMemoryProbe.SampleMs]] ms an executor samples its block transfer service's pooled direct
- * memory (`netty_pooled_bytes`: the pool's chunks in use, what Netty's out-of-memory errors are
- * about) and all direct memory Netty allocated (`netty_direct_bytes`), and sends the peaks to the
- * driver when they grew. A sample every 50 ms misses no peak that lasts as long as a block takes to
- * arrive. It also counts the times it found Spark's own fetcher newly out of Netty memory
+ * metrics miss Netty's memory, which it allocates outside the JVM's direct buffer pool, and see
+ * the heap only where G1's saw-tooth was sampled. Every [[FetchMemoryProbe.SampleMs]] ms an
+ * executor takes a [[MemorySample]] (the heap live after collections, direct memory, Netty's pool,
+ * the bytes buffered in the pool fetched blocks arrive in, RSS) into a [[MemorySeries]] of
+ * [[FetchMemoryProbe.BucketMs]] buckets it sends the driver every second, with the peaks of
+ * Netty's pooled memory (`netty_pooled_bytes`: the pool's chunks in use, what Netty's
+ * out-of-memory errors are about) and of all direct memory Netty allocated
+ * (`netty_direct_bytes`) when they grew. A sample every 50 ms misses no peak that lasts as long
+ * as a block takes to arrive. It also counts the times it found Spark's own fetcher newly out of Netty memory
  * (`netty_oom_episodes`: the executor-wide flag sort's reads raise when a fetch fails with Netty's
  * out-of-memory error and then defer their requests until memory is free again); the plugin's
  * fetcher counts its own deferrals exactly, Spark keeps no count, so this is the count sort gets.
@@ -36,6 +38,13 @@ class FetchMemoryProbe extends SparkPlugin {
 private[spark] object FetchMemoryProbe {
 
   val SampleMs = 50L
+  val BucketMs = 250L
+
+  /** The buckets the driver keeps per executor: the last hour's. */
+  val KeptBuckets: Int = (3600 * 1000 / BucketMs).toInt
+
+  /** Buckets of one executor's series, closed since it last sent some. */
+  final case class SeriesPart(executorId: String, buckets: Seq[MemorySeries.Bucket])
 
   /** One executor's peaks so far. */
   final case class Peaks(
@@ -45,6 +54,7 @@ private[spark] object FetchMemoryProbe {
       nettyOomEpisodes: Long)
 
   private val peaksByExecutor = new ConcurrentHashMap[String, Peaks]
+  private val seriesByExecutor = new ConcurrentHashMap[String, Vector[MemorySeries.Bucket]]
 
   /**
    * The flag Spark's fetcher raises, executor-wide, when a read runs out of Netty's memory. Its
@@ -66,9 +76,22 @@ private[spark] object FetchMemoryProbe {
       "netty_oom_episodes" -> p.nettyOomEpisodes)
   }.toMap
 
+  /**
+   * Each executor's series (empty without the plugin): `{"bucket_ms", "start_ms": [...], field:
+   * {"max": [...], "mean": [...]}}` for each of [[MemorySample.FieldNames]].
+   */
+  def series: Map[String, Map[String, Any]] = seriesByExecutor.asScala.iterator.map {
+    case (id, buckets) =>
+      id -> (Map[String, Any]("bucket_ms" -> BucketMs, "start_ms" -> buckets.map(_.startMs)) ++
+        MemorySample.FieldNames.zipWithIndex.map { case (name, i) =>
+          name -> Map("max" -> buckets.map(_.max(i)), "mean" -> buckets.map(_.mean(i)))
+        })
+  }.toMap
+
   final class Driver extends DriverPlugin {
     override def init(sc: SparkContext, ctx: PluginContext): JMap[String, String] = {
       peaksByExecutor.clear()
+      seriesByExecutor.clear()
       Collections.emptyMap()
     }
 
@@ -84,6 +107,11 @@ private[spark] object FetchMemoryProbe {
                 math.max(a.nettyPooled, b.nettyPooled),
                 math.max(a.nettyDirect, b.nettyDirect),
                 math.max(a.nettyOomEpisodes, b.nettyOomEpisodes)))
+        case SeriesPart(executorId, buckets) =>
+          seriesByExecutor.merge(
+            executorId,
+            buckets.toVector,
+            (held, more) => (held ++ more).takeRight(KeptBuckets))
         case _ =>
       }
       null
@@ -99,6 +127,7 @@ private[spark] object FetchMemoryProbe {
     private[this] var outOfMemory = false
     private[this] var oomEpisodes = 0L
     private[this] var sent = Peaks("", -1L, -1L, -1L)
+    private[this] val series = new MemorySeries(BucketMs)
     private[this] var sentAt = 0L
 
     override def init(ctx: PluginContext, extraConf: JMap[String, String]): Unit = {
@@ -106,42 +135,38 @@ private[spark] object FetchMemoryProbe {
       sampler.scheduleWithFixedDelay(() => sample(), SampleMs, SampleMs, TimeUnit.MILLISECONDS)
     }
 
-    private def pooledNow(): Long = {
-      val env = SparkEnv.get
-      if (env == null) 0L
-      else {
-        val metrics = env.blockManager.blockTransferService.shuffleMetrics().getMetrics.asScala
-        val used = metrics.collect {
-          case (name, gauge: Gauge[_]) if name.endsWith("usedDirectMemory") =>
-            name -> gauge.getValue.asInstanceOf[Number].longValue
-        }
-        // Client and server share one pool unless spark.network.sharedByteBufAllocators is off.
-        used.find(_._1.contains("client")).orElse(used.headOption).fold(0L)(_._2)
-      }
-    }
-
     private def sample(): Unit =
       try {
-        pooled = math.max(pooled, pooledNow())
+        val now = MemorySample.now()
+        series.add(System.currentTimeMillis(), now)
+        pooled = math.max(pooled, now.nettyPooled)
         direct = math.max(direct, PlatformDependent.usedDirectMemory())
         val flagged = sparkFetcherOutOfMemory.exists(_.get())
         if (flagged && !outOfMemory) oomEpisodes += 1
         outOfMemory = flagged
-        // Sent once a second at most, and only when a peak grew.
-        val now = Peaks(context.executorID(), pooled, direct, oomEpisodes)
-        if (now != sent && System.nanoTime() - sentAt >= TimeUnit.SECONDS.toNanos(1)) {
-          context.send(now)
-          sent = now
+        // Sent once a second at most: the series' closed buckets, and the peaks where one grew.
+        if (System.nanoTime() - sentAt >= TimeUnit.SECONDS.toNanos(1)) {
+          send(all = false)
           sentAt = System.nanoTime()
         }
       } catch {
-        case NonFatal(e) => logDebug("Could not sample the shuffle's direct memory", e)
+        case NonFatal(e) => logDebug("Could not sample the executor's memory", e)
       }
+
+    private def send(all: Boolean): Unit = {
+      val buckets = series.drain(all)
+      if (buckets.nonEmpty) context.send(SeriesPart(context.executorID(), buckets))
+      val peaks = Peaks(context.executorID(), pooled, direct, oomEpisodes)
+      if (peaks != sent || all) {
+        context.send(peaks)
+        sent = peaks
+      }
+    }
 
     override def shutdown(): Unit = {
       sampler.shutdownNow()
-      try
-        if (context != null) context.send(Peaks(context.executorID(), pooled, direct, oomEpisodes))
+      // The series is the sampler's alone until it has stopped.
+      try if (sampler.awaitTermination(1, TimeUnit.SECONDS) && context != null) send(all = true)
       catch { case NonFatal(_) => }
     }
   }

@@ -72,6 +72,13 @@ object PythonApi {
    */
   def fetchMemoryJson(): String = json.writeValueAsString(FetchMemoryProbe.peaks)
 
+  /**
+   * What each executor held over time, as JSON `{executor id: {"bucket_ms", "start_ms": [...],
+   * field: {"max": [...], "mean": [...]}}}` ([[FetchMemoryProbe.series]]; empty unless
+   * `spark.plugins` has [[FetchMemoryProbe]]).
+   */
+  def fetchMemorySeriesJson(): String = json.writeValueAsString(FetchMemoryProbe.series)
+
   /** The class of the shuffle manager Spark instantiated from `spark.shuffle.manager`. */
   def shuffleManagerClass(): String =
     ConfiguredShuffleManager.of(SparkEnv.get).getClass.getName

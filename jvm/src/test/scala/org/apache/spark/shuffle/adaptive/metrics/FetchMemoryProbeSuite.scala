@@ -31,6 +31,17 @@ class FetchMemoryProbeSuite extends SparkFunSuite with LocalSparkContext with Sp
       assert(peaks.values.forall(_("netty_pooled_bytes") > 0), peaks)
       assert(peaks.values.forall(_("netty_oom_episodes") === 0), peaks)
     }
+    // Each executor's series: the bytes its reads buffered, the heap it kept, its RSS.
+    eventually(timeout(30.seconds), interval(100.millis)) {
+      val series = FetchMemoryProbe.series
+      assert(series.keySet === sc.getExecutorIds().toSet)
+      series.values.foreach { s =>
+        def max(field: String) = s(field).asInstanceOf[Map[String, Seq[Long]]]("max")
+        assert(max("buffered_bytes").max > 0 && max("live_heap_bytes").max > 0, s)
+        assert(max("rss_bytes").max > max("live_heap_bytes").max, s)
+        assert(s("start_ms").asInstanceOf[Seq[Long]].size === max("direct_bytes").size)
+      }
+    }
   }
 
   test("an executor counts the times Spark's fetcher ran out of Netty's memory") {

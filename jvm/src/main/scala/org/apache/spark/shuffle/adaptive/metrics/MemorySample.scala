@@ -1,0 +1,91 @@
+package org.apache.spark.shuffle.adaptive.metrics
+
+import java.lang.management.{BufferPoolMXBean, ManagementFactory, MemoryType}
+import java.nio.charset.StandardCharsets.UTF_8
+import java.nio.file.{Files, Paths}
+
+import scala.jdk.CollectionConverters._
+import scala.util.control.NonFatal
+
+import io.netty.buffer.PooledByteBufAllocator
+import io.netty.util.internal.PlatformDependent
+
+import org.apache.spark.network.util.NettyUtils
+
+/**
+ * What an executor holds at one moment, as the fetch paper counts memory rather than where a
+ * collector's saw-tooth happened to be sampled (bytes each):
+ *
+ *  - `liveHeap`: the heap each pool kept after its last collection (old generation and the
+ *    others): what survives, garbage not yet reached aside;
+ *  - `direct`: all direct memory, the JDK's buffers and what Netty allocated itself;
+ *  - `nettyPooled`: the chunks of Netty's pool in use (what its out-of-memory errors are about);
+ *  - `buffered`: the bytes of the buffers allocated from the pool that receives fetched blocks
+ *    (Spark's shared client allocator), so blocks fetched and not yet consumed (and frames still
+ *    arriving), under any shuffle manager alike;
+ *  - `rss`: the process's resident memory.
+ */
+private[spark] final case class MemorySample(
+    liveHeap: Long,
+    direct: Long,
+    nettyPooled: Long,
+    buffered: Long,
+    rss: Long) {
+
+  def fields: Seq[Long] = Seq(liveHeap, direct, nettyPooled, buffered, rss)
+}
+
+private[spark] object MemorySample {
+
+  /** The names [[MemorySample.fields]] go by in the JSON the bench reads. */
+  val FieldNames: Seq[String] =
+    Seq("live_heap_bytes", "direct_bytes", "netty_pooled_bytes", "buffered_bytes", "rss_bytes")
+
+  private lazy val heapPools =
+    ManagementFactory.getMemoryPoolMXBeans.asScala.filter(_.getType == MemoryType.HEAP).toSeq
+
+  private lazy val directBuffers: Option[BufferPoolMXBean] =
+    ManagementFactory
+      .getPlatformMXBeans(classOf[BufferPoolMXBean])
+      .asScala
+      .find(_.getName == "direct")
+
+  /**
+   * The allocator Spark's transport clients receive blocks into, where
+   * `spark.network.sharedByteBufAllocators` is on (its default): the shared pool without
+   * thread caches, which clients create on first use and this returns.
+   */
+  private lazy val fetchAllocator: PooledByteBufAllocator =
+    NettyUtils.getSharedPooledByteBufAllocator(true, false)
+
+  def now(): MemorySample = MemorySample(
+    heapPools.iterator.flatMap(p => Option(p.getCollectionUsage)).map(_.getUsed).sum,
+    directBuffers.fold(0L)(_.getMemoryUsed) + math.max(0L, PlatformDependent.usedDirectMemory()),
+    fetchAllocator.metric.usedDirectMemory,
+    bufferedBytes(),
+    residentBytes())
+
+  /**
+   * The bytes of the fetch pool's buffers in use: Netty counts a pooled chunk as active whole
+   * however little of it is allocated, so each chunk's free bytes come off (what is left over is
+   * the allocations larger than a chunk, which Netty counts exactly).
+   */
+  private def bufferedBytes(): Long =
+    fetchAllocator.metric.directArenas.asScala.iterator.map { arena =>
+      arena.numActiveBytes -
+        arena.chunkLists.asScala.iterator.flatMap(_.asScala).map(_.freeBytes.toLong).sum
+    }.sum
+
+  /** Linux's VmRSS of this process; 0 where there is no /proc. */
+  private def residentBytes(): Long =
+    try {
+      Files
+        .readAllLines(Paths.get("/proc/self/status"), UTF_8)
+        .asScala
+        .collectFirst {
+          case line if line.startsWith("VmRSS:") =>
+            line.stripPrefix("VmRSS:").trim.stripSuffix("kB").trim.toLong * 1024L
+        }
+        .getOrElse(0L)
+    } catch { case NonFatal(_) => 0L }
+}
