@@ -25,7 +25,7 @@ import org.apache.spark.network.util.NettyUtils
  *    arriving), under any shuffle manager alike;
  *  - `rss`: the process's resident memory.
  */
-private[spark] final case class MemorySample(
+private[metrics] final case class MemorySample(
     liveHeap: Long,
     direct: Long,
     nettyPooled: Long,
@@ -35,7 +35,7 @@ private[spark] final case class MemorySample(
   def fields: Seq[Long] = Seq(liveHeap, direct, nettyPooled, buffered, rss)
 }
 
-private[spark] object MemorySample {
+private[metrics] object MemorySample {
 
   /** The names [[MemorySample.fields]] go by in the JSON the bench reads. */
   val FieldNames: Seq[String] =

@@ -8,7 +8,7 @@ import scala.collection.mutable
  * stage's) follow from them. Samples come at a fixed rate, so a bucket's mean is its time-weighted
  * mean. Not thread-safe: one sampler thread adds and drains.
  */
-private[spark] final class MemorySeries(bucketMs: Long) {
+private[metrics] final class MemorySeries(bucketMs: Long) {
   private[this] val done = mutable.ArrayBuffer.empty[MemorySeries.Bucket]
   private[this] var start = -1L
   private[this] var count = 0
@@ -46,7 +46,7 @@ private[spark] final class MemorySeries(bucketMs: Long) {
   }
 }
 
-private[spark] object MemorySeries {
+private[metrics] object MemorySeries {
 
   /** One bucket from `startMs` (epoch): each field's largest sample and its mean. */
   final case class Bucket(startMs: Long, max: Seq[Long], mean: Seq[Long])

@@ -81,10 +81,12 @@ private[driver] final class LostMapOutputs(
           val keptOfTheirs = theirs.count(!rerun(_))
           unregistered.addAndGet(rerun.size)
           kept.addAndGet(keptOfTheirs)
-          logInfo(
+          val said =
             s"Executor $executorId lost: $keptOfTheirs of its ${theirs.size} map outputs of " +
               s"shuffle $shuffleId are held elsewhere; ${rerun.size} map outputs of it and of " +
-              "executors lost before will be rerun")
+              "executors lost before will be rerun"
+          // Under replicated push a rerun is what the replicas were to spare: worth a warning.
+          if (rerun.isEmpty) logInfo(said) else logWarning(said)
         }
       }
     }

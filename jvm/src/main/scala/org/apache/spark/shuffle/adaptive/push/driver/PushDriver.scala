@@ -62,7 +62,17 @@ private[spark] final class PushDriver(
       val lost = new LostMapOutputs(
         () => summaries.registered,
         () => executors().map(_.executorId).toSet,
-        (id, tables) => summaries.gather(id, tables).mapsMerged,
+        (id, tables) => {
+          val summary = summaries.gather(id, tables)
+          // Each owner that did not answer has its map outputs rerun: say so, with the count.
+          if (summary.ownersAnswered < summary.ownersAsked) {
+            logWarning(
+              s"Shuffle $id: ${summary.ownersAsked - summary.ownersAnswered} of " +
+                s"${summary.ownersAsked} live owners did not say what they merged; what only " +
+                "they hold counts as lost")
+          }
+          summary.mapsMerged
+        },
         sc.env.mapOutputTracker.asInstanceOf[MapOutputTrackerMaster])
       sc.addSparkListener(lost)
       Some(lost)
