@@ -69,3 +69,23 @@ def test_the_held_table_compares_the_executor_that_held_most_with_sort():
     assert table[3].split()[5:11] == ["10.0", "0.20x", "20.0", "420", "1.05x", "840"]
     # Without the probe's series there is no table, not a table of zeros.
     assert held_memory_table([bench_run(status="ok", workload="w", manager="sort", wall_s=1.0)]) is None
+
+
+def test_held_over_time_sums_the_executors_from_the_reduce_stage_start(tmp_path):
+    from pyspark_shuffle.bench.plot import held_over_time, write_held_plot
+
+    def run(manager):
+        return bench_run(
+            status="ok",
+            manager=manager,
+            wall_s=1.0,
+            spans={"reduce": [100.0, 101.0]},
+            memory_series={"0": series(100_000, [1, 2]), "1": series(100_000, [3, 4])},
+        )
+
+    times, values = held_over_time(run("sort"), "buffered_bytes")
+    assert times == [0.0, 0.25] and values == [4 * MIB, 6 * MIB]
+    path = write_held_plot([run("sort"), run("adaptive")], str(tmp_path / "bench.png"))
+    assert path == str(tmp_path / "bench-held.png") and (tmp_path / "bench-held.png").stat().st_size > 0
+    # Runs without the probe's series draw nothing.
+    assert write_held_plot([bench_run(status="ok", wall_s=1.0)], str(tmp_path / "none.png")) is None

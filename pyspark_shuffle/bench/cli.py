@@ -9,7 +9,7 @@ from .. import _profiler
 from . import profiles
 from .command_line import parse_args
 from .environment import environment
-from .plot import PlotUnavailable, require_matplotlib, write_plot, write_skew_reports
+from .plot import PlotUnavailable, require_matplotlib, write_held_plot, write_plot, write_skew_reports
 from .runner import plan, run_all, run_one, write_json
 from .tables import (
     combine_table,
@@ -114,6 +114,9 @@ def _run(config, argv) -> int:
     if config.plot_path:
         write_plot(summaries, config.plot_path)
         print(f"wrote {config.plot_path}")
+        held = write_held_plot(records, config.plot_path)
+        if held:
+            print(f"wrote {held}")
         for path in write_skew_reports(records, config.plot_path):
             print(f"wrote {path}")
     return 1 if failed and len(failed) == len(records) else 0

@@ -173,7 +173,7 @@ private[spark] final class ExecutorServices(
             env.blockManager.blockManagerId,
             batch,
             BatchFetch.concatenable(env.conf, serializer)),
-          settings.elasticLimit()),
+          settings.fetchLimit()),
         readMetrics,
         counters)
     }

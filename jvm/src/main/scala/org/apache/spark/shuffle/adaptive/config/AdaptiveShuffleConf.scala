@@ -118,8 +118,11 @@ private[spark] object AdaptiveShuffleConf {
     ConfigBuilder(Prefix + "fetch.elastic.enabled")
       .doc(
         "Whether each reduce task adapts its in-flight limit to how fast it consumes: it " +
-          "starts at the hard limit, shrinks by one increment after a wait much shorter than its " +
-          "average wait, and grows by one increment otherwise. Off: the hard limit throughout.")
+          "starts at one in-flight increment, shrinks by one increment after a wait much " +
+          "shorter than its average wait and grows by one increment otherwise, between the " +
+          "increment and the hard limit: a task that consumes slower than blocks arrive never " +
+          "fills its limit with blocks it will not read for a while. Off: the hard limit " +
+          "throughout.")
       .version("0.1.0")
       .booleanConf
       .obeying(Bool, keyword = "elastic")

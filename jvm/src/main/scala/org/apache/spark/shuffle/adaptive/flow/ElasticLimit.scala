@@ -2,7 +2,7 @@ package org.apache.spark.shuffle.adaptive.flow
 
 /**
  * A reduce task's in-flight limit (memory-optimized shuffling paper, section IV-B). It starts at
- * the hard limit; after each block the task takes, the time it waited for that block is compared
+ * `start` (the paper's: the hard limit); after each block the task takes, the time it waited for that block is compared
  * with the moving average of its earlier waits: at most `shrinkBelow` times the average (data
  * was already there: the task consumes slower than blocks arrive) shrinks the limit by one
  * increment, more than `growAbove` times the average (the task starved) grows it by one; it
@@ -14,14 +14,18 @@ private[spark] final class ElasticLimit(
     enabled: Boolean,
     window: Int,
     shrinkBelow: Double,
-    growAbove: Double) {
+    growAbove: Double,
+    start: Long) {
   require(
     increment > 0 && increment <= hardLimit,
     s"increment ($increment) must be positive and at most the hard limit ($hardLimit)")
+  require(
+    start >= increment && start <= hardLimit,
+    s"start ($start) outside [$increment, $hardLimit]")
 
   private[this] val waits = new MovingAverage(window)
-  private[this] var limit = hardLimit
-  private[this] var lowest = hardLimit
+  private[this] var limit = if (enabled) start else hardLimit
+  private[this] var lowest = limit
   private[this] var changed = 0L
 
   def current: Long = limit

@@ -49,9 +49,31 @@ private[spark] final case class FlowSettings(
     if (executorBudget == Long.MaxValue) None
     else Some(new FetchBudget(executorBudget, requestSize, taskSlots))
 
-  /** A new in-flight limit for one task (or sender) under these settings. */
+  /** A new in-flight limit for one sender under these settings, from the hard limit. */
   def elasticLimit(): ElasticLimit =
-    new ElasticLimit(requestSize, maxBytesInFlight, elastic, waitWindow, shrinkBelow, growAbove)
+    new ElasticLimit(
+      requestSize,
+      maxBytesInFlight,
+      elastic,
+      waitWindow,
+      shrinkBelow,
+      growAbove,
+      maxBytesInFlight)
+
+  /**
+   * A new in-flight limit for one reduce task, from one increment: a task grows it while it
+   * waits for blocks, so one that consumes slower than blocks arrive never fills the hard limit
+   * (or its share of the executor's budget) with blocks it will not read for a while.
+   */
+  def fetchLimit(): ElasticLimit =
+    new ElasticLimit(
+      requestSize,
+      maxBytesInFlight,
+      elastic,
+      waitWindow,
+      shrinkBelow,
+      growAbove,
+      requestSize)
 }
 
 private[spark] object FlowSettings {

@@ -11,7 +11,8 @@ class ElasticLimitSuite extends AnyFunSuite {
       enabled = enabled,
       window = window,
       shrinkBelow = 0.5,
-      growAbove = 0.5)
+      growAbove = 0.5,
+      start = 1000)
 
   test("starts at the hard limit") {
     val l = limit()
@@ -64,7 +65,8 @@ class ElasticLimitSuite extends AnyFunSuite {
       enabled = true,
       window = 4,
       shrinkBelow = 0.5,
-      growAbove = 1.5)
+      growAbove = 1.5,
+      start = 50)
     l.observeWait(0) // shrink to 40
     l.observeWait(8) // average 0: grows to 50
     l.observeWait(4) // average 4: 4 is in (2, 6]: keeps
@@ -83,14 +85,38 @@ class ElasticLimitSuite extends AnyFunSuite {
   }
 
   test("rejects an increment above the hard limit or not positive") {
-    intercept[IllegalArgumentException](new ElasticLimit(0, 10, true, 4, 0.5, 0.5))
-    intercept[IllegalArgumentException](new ElasticLimit(11, 10, true, 4, 0.5, 0.5))
+    intercept[IllegalArgumentException](new ElasticLimit(0, 10, true, 4, 0.5, 0.5, 10))
+    intercept[IllegalArgumentException](new ElasticLimit(11, 10, true, 4, 0.5, 0.5, 10))
   }
 
   test("an increment equal to the hard limit never changes") {
-    val l = new ElasticLimit(100, 100, true, 4, 0.5, 0.5)
+    val l = new ElasticLimit(100, 100, true, 4, 0.5, 0.5, 100)
     Seq(0.0, 0.0, 30.0, 30.0).foreach(l.observeWait)
     assert(l.current === 100)
     assert(l.changes === 0)
+  }
+
+  test("a reduce task's limit starts at one increment and grows only while the task waits") {
+    val l = new ElasticLimit(100, 1000, true, 16, 0.5, 0.5, start = 100)
+    assert(l.current === 100)
+    // The first block is always waited for: the limit grows, then shrinks back while blocks
+    // are there before the task asks for them.
+    l.observeWait(5.0)
+    assert(l.current === 200)
+    (1 to 3).foreach(_ => l.observeWait(0.0))
+    assert(l.current === 100)
+    // Disabled, the hard limit holds throughout.
+    assert(new ElasticLimit(100, 1000, false, 16, 0.5, 0.5, start = 100).current === 1000)
+    intercept[IllegalArgumentException](new ElasticLimit(100, 1000, true, 16, 0.5, 0.5, 50))
+  }
+
+  test("a reduce task's limit starts at the settings' increment, a sender's at the hard limit") {
+    val conf = new org.apache.spark.SparkConf()
+      .set("spark.reducer.maxSizeInFlight", "48m")
+      .set("spark.executor.cores", "8")
+    val settings = FlowSettings(conf)
+    assert(settings.requestSize === (6L << 20))
+    assert(settings.fetchLimit().current === settings.requestSize)
+    assert(settings.elasticLimit().current === (48L << 20))
   }
 }

@@ -22,7 +22,8 @@ class RunSenderSuite extends AnyFunSuite {
   }
 
   /** A limit that stays at `max`. */
-  private def fixed(increment: Long, max: Long) = new ElasticLimit(increment, max, false, 4, 0.5, 2)
+  private def fixed(increment: Long, max: Long) =
+    new ElasticLimit(increment, max, false, 4, 0.5, 2, max)
   private def data(id: BlockId): ManagedBuffer = new NioManagedBuffer(
     java.nio.ByteBuffer.allocate(1))
 
@@ -140,7 +141,7 @@ class RunSenderSuite extends AnyFunSuite {
 
   test(
     "the limit shrinks while uploads finish before the sender waits for them, to one increment") {
-    val elastic = new ElasticLimit(10, 100, true, 4, 0.5, 2)
+    val elastic = new ElasticLimit(10, 100, true, 4, 0.5, 2, 100)
     val toB = blocks(1, Seq.fill(20)(10L): _*)
     // Uploads that are done when started, on a clock that never moves: no wait at all.
     new RunSender(
