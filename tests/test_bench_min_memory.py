@@ -41,6 +41,9 @@ def test_each_manager_is_bisected_to_within_a_step_of_what_it_needs_taking_turns
     assert figures["dummy 0 sort"]["probes"][0] == (2048, "passed")
     table = min_memory_table(searches).splitlines()
     assert table[0].split()[:5] == ["workload", "skew", "manager", "smallest", "MiB"]
+    # A search that found no failure above Spark's floor says so rather than "fails at 450".
+    everything_passes = search_all(config, fake_runner({"sort": 0, "adaptive": 0}, []), log=lambda _: None)
+    assert all("none > 450" in row for row in min_memory_table(everything_passes).splitlines()[2:])
 
 
 def test_a_manager_that_fails_at_the_largest_memory_is_reported_so_not_searched_below():

@@ -156,7 +156,8 @@ def min_memory_table(searches: List[Search]) -> str:
                 left("manager", manager),
                 right("smallest MiB", _text(figures["smallest_mb"], "> --executor-memory")),
                 right("vs sort", "-" if figures["vs_sort"] is None else f"{figures['vs_sort']:.2f}x"),
-                right("fails at MiB", _text(figures["largest_failing_mb"])),
+                # None failed above Spark's floor: the search ended there.
+                right("fails at MiB", _failing(figures["largest_failing_mb"])),
                 right("wall s there", _text(figures["wall_s"])),
                 right("wall s at 2x", _text(figures["wall_at_double_s"])),
                 right("probes", str(len(figures["probes"]))),  # type: ignore[arg-type]
@@ -167,3 +168,7 @@ def min_memory_table(searches: List[Search]) -> str:
 
 def _text(value: object, none: str = "-") -> str:
     return none if value is None else f"{value}"
+
+
+def _failing(memory_mb: object) -> str:
+    return f"{memory_mb}" if memory_mb != SPARK_FLOOR_MB else f"none > {SPARK_FLOOR_MB}"
