@@ -170,20 +170,23 @@ def test_each_feature_plans_its_own_part_of_a_read_and_answers_its_own_messages(
     assert all("read" in graph[p] for p in _implementers("ReadPlanPart"))
 
 
+def _names_in(package: str, words: str) -> list:
+    """The identifiers containing one of ``words`` (alternatives) that ``package``'s code names,
+    outside strings and comments, each with its file's name."""
+    named = []
+    for path, text in _sources():
+        if _package_of(text) == package:
+            code = re.sub(r'"(?:[^"\\\n]|\\.)*"', '""', text)
+            named += [f"{path.name}: {m}" for m in re.findall(rf"\b\w*(?:{words})\w*", code)]
+    return named
+
+
 def test_the_fetcher_names_no_feature():
     """fetch/ serves blocks and requests that stand for several blocks; it imports no feature
     nor read/, and its code names no bundle, chunk, combined record, push or owner."""
     graph = package_graph()
     assert not graph["fetch"] & (_features() | {"read"}), graph["fetch"]
-    named = []
-    for path, text in _sources():
-        if _package_of(text) == "fetch":
-            code = re.sub(r'"(?:[^"\\\n]|\\.)*"', '""', text)
-            named += [
-                f"{path.name}: {m}"
-                for m in re.findall(r"\b\w*(?:Bundle|Chunk|Combined|Merged|Push|Owner)\w*", code)
-            ]
-    assert named == []
+    assert _names_in("fetch", "Bundle|Chunk|Combined|Merged|Push|Owner") == []
 
 
 def test_the_shared_protocol_names_no_feature():
@@ -194,15 +197,7 @@ def test_the_shared_protocol_names_no_feature():
     features = _features()
     assert {"push.protocol", "combine.protocol"} <= features
     assert not graph["protocol"] & features, graph["protocol"]
-    named = []
-    for path, text in _sources():
-        if _package_of(text) == "protocol":
-            code = re.sub(r'"(?:[^"\\\n]|\\.)*"', '""', text)
-            named += [
-                f"{path.name}: {m}"
-                for m in re.findall(r"\b\w*(?:Bundle|Chunk|Combine|Merged|Push|Owner|Table|Layout)\w*", code)
-            ]
-    assert named == []
+    assert _names_in("protocol", "Bundle|Chunk|Combine|Merged|Push|Owner|Table|Layout") == []
 
 
 def test_the_fetcher_has_one_path_for_every_kind_of_request():

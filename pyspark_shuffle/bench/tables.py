@@ -418,9 +418,9 @@ def memory_table(records: Sequence[BenchRun]) -> Optional[str]:
         base = sort.get((workload, skew), [])
 
         wall, base_wall = median(r.wall_s for r in runs), median(r.wall_s for r in base)
-        pooled, base_pooled = _medians(runs, base, lambda r: _executor_peak(r, "netty_pooled_bytes"))
-        rss, base_rss = _medians(runs, base, lambda r: _executor_peak(r, "rss_peak_bytes"))
-        heap, base_heap = _medians(runs, base, lambda r: _executor_peak(r, "heap_peak_bytes"))
+        pooled, base_pooled = _medians(runs, base, _largest("netty_pooled_bytes"))
+        rss, base_rss = _medians(runs, base, _largest("rss_peak_bytes"))
+        heap, base_heap = _medians(runs, base, _largest("heap_peak_bytes"))
         rerun = median((r.map_tasks_rerun or 0) + (r.reduce_tasks_rerun or 0) for r in runs)
         rows.append(
             _identity(workload, skew, manager)

@@ -50,22 +50,16 @@ private[spark] final case class FlowSettings(
     else Some(new FetchBudget(executorBudget, requestSize, taskSlots))
 
   /** A new in-flight limit for one sender under these settings, from the hard limit. */
-  def elasticLimit(): ElasticLimit =
-    new ElasticLimit(
-      requestSize,
-      maxBytesInFlight,
-      elastic,
-      waitWindow,
-      shrinkBelow,
-      growAbove,
-      maxBytesInFlight)
+  def elasticLimit(): ElasticLimit = limitFrom(maxBytesInFlight)
 
   /**
    * A new in-flight limit for one reduce task, from one increment: a task grows it while it
    * waits for blocks, so one that consumes slower than blocks arrive never fills the hard limit
    * (or its share of the executor's budget) with blocks it will not read for a while.
    */
-  def fetchLimit(): ElasticLimit =
+  def fetchLimit(): ElasticLimit = limitFrom(requestSize)
+
+  private def limitFrom(start: Long): ElasticLimit =
     new ElasticLimit(
       requestSize,
       maxBytesInFlight,
@@ -73,7 +67,7 @@ private[spark] final case class FlowSettings(
       waitWindow,
       shrinkBelow,
       growAbove,
-      requestSize)
+      start)
 }
 
 private[spark] object FlowSettings {
