@@ -123,6 +123,10 @@ def sparkProject(minor: String): Project = {
     Test / javaOptions ++= sparkJavaTestArgs ++ Seq(
       "-Xmx3g",
       "-Xss4m",
+      // One JVM runs every suite, each compiling its own generated code; with C1 alone (`make
+      // test`'s options) the code cache defaults to 48 MiB, which fills and fails the tasks that
+      // run after it.
+      "-XX:ReservedCodeCacheSize=256m",
       "-Dspark.testing=1",
       "-Dspark.ui.enabled=false",
       "-Dspark.ui.showConsoleProgress=false",

@@ -100,6 +100,7 @@ private[spark] final class PushExecutor(
     Some(RpcUtils.askRpcTimeout(conf).duration).filter(_ => replicated),
     if (replicated) 0 else niceness,
     flow,
+    RpcUtils.askRpcTimeout(conf).duration,
     () => report())
   @volatile private[this] var pushing = false
 
@@ -131,7 +132,7 @@ private[spark] final class PushExecutor(
         pusher.queue.bytesQueued,
         pusher.queue.bytesHighWater,
         pusher.queue.bytesRefused,
-        pusher.queue.bytesLate,
+        merges.intake.bytesLate,
         merges.policy.bytesMovedToDisk,
         merges.handOffs.bytesHandedOff,
         merges.handOffs.bytesHostedForPeers))

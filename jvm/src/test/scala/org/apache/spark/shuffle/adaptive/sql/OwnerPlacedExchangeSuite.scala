@@ -3,9 +3,14 @@ package org.apache.spark.shuffle.adaptive.sql
 import org.scalatest.BeforeAndAfterAll
 import org.scalatest.funsuite.AnyFunSuite
 
+import scala.concurrent.duration._
+import scala.jdk.CollectionConverters._
+
+import org.scalatest.concurrent.Eventually._
+
 import org.apache.spark.{SparkContext, TestUtils}
 import org.apache.spark.internal.config.SHUFFLE_MANAGER
-import org.apache.spark.scheduler.ExecutorCacheTaskLocation
+import org.apache.spark.scheduler.{ExecutorCacheTaskLocation, SparkListener, SparkListenerTaskEnd, TaskLocality}
 import org.apache.spark.sql.{DataFrame, SparkSession}
 import org.apache.spark.sql.execution.{CoalescedPartitionSpec, PartialMapperPartitionSpec, PartialReducerPartitionSpec, ShufflePartitionSpec, ShuffledRowRDD, SparkPlan}
 import org.apache.spark.sql.execution.adaptive.AdaptiveSparkPlanExec
@@ -13,7 +18,7 @@ import org.apache.spark.sql.execution.exchange.{ReusedExchangeExec, ShuffleExcha
 import org.apache.spark.sql.functions._
 import org.apache.spark.shuffle.adaptive.compat.SqlExchanges
 import org.apache.spark.shuffle.adaptive.config.AdaptiveShuffleConf.{MODE, PUSH_MAX_BLOCK_SIZE}
-import org.apache.spark.shuffle.adaptive.{AdaptiveShuffleHandle, AdaptiveShuffleManager, PluginCounters, ReadsSparkLogs}
+import org.apache.spark.shuffle.adaptive.{AdaptiveShuffleHandle, AdaptiveShuffleManager, PluginCounters, PushProbe, ReadsSparkLogs}
 
 /**
  * mode=push in Spark SQL on two executors: every exchange is the plugin's, keeps Spark's
@@ -38,6 +43,9 @@ class OwnerPlacedExchangeSuite extends AnyFunSuite with BeforeAndAfterAll with R
       .config("spark.sql.shuffle.partitions", "8")
       .config("spark.sql.autoBroadcastJoinThreshold", "-1")
       .config("spark.ui.enabled", "false")
+      // A reduce task waits for its owner however long the tasks before it there take (on a
+      // busy machine, longer than Spark's 3s), so that where it ran says where it was placed.
+      .config("spark.locality.wait.process", "10min")
       .getOrCreate()
     TestUtils.waitUntilExecutorsUp(spark.sparkContext, 2, 60000)
   }
@@ -63,6 +71,41 @@ class OwnerPlacedExchangeSuite extends AnyFunSuite with BeforeAndAfterAll with R
   private def finalPlan(df: DataFrame): SparkPlan = df.queryExecution.executedPlan match {
     case aqe: AdaptiveSparkPlanExec => aqe.finalPhysicalPlan
     case plan => plan
+  }
+
+  /**
+   * Runs the map stages of `df`'s exchanges (a plan without AQE, whose exchanges its query
+   * runs as they are) and waits until the executors pushed all they queued: the reduce tasks
+   * of `df` that follow find every pushed block merged, none arriving after they sealed their
+   * partitions. Under AQE a query stage copies its exchange, so its map stages run anew.
+   */
+  private def pushedBeforeReduce(df: DataFrame): Unit = {
+    val sc = spark.sparkContext
+    df.queryExecution.executedPlan.collect { case e: AdaptiveShuffleExchangeExec => e }.foreach {
+      e => sc.submitMapStage(e.shuffleDependency).get()
+    }
+    // An executor that never committed a map output has no gauge, and nothing queued.
+    eventually(timeout(60.seconds), interval(50.millis)) {
+      val queued = PushProbe.queued(sc, Seq("0", "1"))
+      assert(queued.values.forall(_.forall(_ == 0L)), queued)
+    }
+  }
+
+  /** What `query` answered, and the locality of each result task it ran. */
+  private def resultTasks[T](query: => T): (T, Seq[TaskLocality.Value]) = {
+    val sc = spark.sparkContext
+    sc.listenerBus.waitUntilEmpty()
+    val localities = new java.util.concurrent.ConcurrentLinkedQueue[TaskLocality.Value]
+    val listener = new SparkListener {
+      override def onTaskEnd(end: SparkListenerTaskEnd): Unit =
+        if (end.taskType == "ResultTask") localities.add(end.taskInfo.taskLocality)
+    }
+    sc.addSparkListener(listener)
+    try {
+      val answer = query
+      sc.listenerBus.waitUntilEmpty()
+      (answer, localities.asScala.toSeq)
+    } finally sc.removeSparkListener(listener)
   }
 
   /** An application counter; 0 before the first shuffle (which starts the plugin's driver). */
@@ -111,15 +154,13 @@ class OwnerPlacedExchangeSuite extends AnyFunSuite with BeforeAndAfterAll with R
         counter("blocks_from_stores") - before
       }
       assert(spark.sparkContext.getConf.getOption(PUSH_MAX_BLOCK_SIZE.key).isEmpty)
-      val sql = pushedBlocks(
-        keyed(40000, 8)
-          .select(col("k"), sha2(col("v").cast("string"), 256).as("h"))
-          .repartition(8, col("k"))
-          .groupBy("k")
-          .agg(count("h").as("n"))
-          .collect()
-          .map(_.getLong(1))
-          .sum)
+      val counts = keyed(40000, 8)
+        .select(col("k"), sha2(col("v").cast("string"), 256).as("h"))
+        .repartition(8, col("k"))
+        .groupBy("k")
+        .agg(count("h").as("n"))
+      pushedBeforeReduce(counts)
+      val sql = pushedBlocks(counts.collect().map(_.getLong(1)).sum)
       val rdd = pushedBlocks(
         spark.sparkContext
           .parallelize(0L until 40000L, 8)
@@ -134,13 +175,16 @@ class OwnerPlacedExchangeSuite extends AnyFunSuite with BeforeAndAfterAll with R
   test("reduce tasks run at the owners that merged their partitions, with AQE on and off") {
     Seq(false, true).foreach { aqe =>
       withAqe(aqe) {
-        val (tasks, onOwner) =
-          (counter("stored_reduce_tasks"), counter("stored_reduce_tasks_on_owner"))
+        val tasks = counter("stored_reduce_tasks")
         val df = keyed(40000, 8).repartition(8, col("k")).groupBy("k").agg(count("*").as("n"))
-        assert(df.collect().map(_.getLong(1)).sum === 40000)
-        val read = counter("stored_reduce_tasks") - tasks
-        val atOwner = counter("stored_reduce_tasks_on_owner") - onOwner
-        assert(read > 0 && atOwner >= read * 9 / 10, s"aqe=$aqe: $atOwner of $read at their owner")
+        if (!aqe) pushedBeforeReduce(df)
+        val (total, localities) = resultTasks(df.collect().map(_.getLong(1)).sum)
+        assert(total === 40000)
+        if (!aqe) assert(counter("stored_reduce_tasks") - tasks === 8, "a task read no chunks")
+        // Each ran at the executor its partitions' owner is, the one location it preferred.
+        assert(
+          localities.nonEmpty && localities.forall(_ == TaskLocality.PROCESS_LOCAL),
+          s"aqe=$aqe: $localities")
       }
     }
   }
@@ -165,17 +209,17 @@ class OwnerPlacedExchangeSuite extends AnyFunSuite with BeforeAndAfterAll with R
               sha2(col("id").cast("string"), 256).as("w"))
           val right = keyed(9700, 4).select(col("k"), col("v"))
           val joined = left.join(right, "k")
-          val (tasks, onOwner) =
-            (counter("stored_reduce_tasks"), counter("stored_reduce_tasks_on_owner"))
+          val tasks = counter("stored_reduce_tasks")
           // Right has 100 rows of each key.
           val leftCounts = (0L until 20000L)
             .map(id => if (id % 2 == 0) hot else id % 97)
             .groupBy(identity)
             .map { case (k, ids) => k -> ids.size.toLong }
           // The joined plan itself, whose exchanges are then asked for their owners.
-          assert(
-            joined.queryExecution.executedPlan.execute().count() ===
-              leftCounts.values.map(_ * 100).sum)
+          if (!aqe) pushedBeforeReduce(joined)
+          val (rows, localities) =
+            resultTasks(joined.queryExecution.executedPlan.execute().count())
+          assert(rows === leftCounts.values.map(_ * 100).sum)
           val exchanges = finalPlan(joined).collect {
             case e: AdaptiveShuffleExchangeExec => e
             case s: org.apache.spark.sql.execution.adaptive.ShuffleQueryStageExec =>
@@ -190,10 +234,12 @@ class OwnerPlacedExchangeSuite extends AnyFunSuite with BeforeAndAfterAll with R
             (owners.owners, owners.firstPartition)
           }
           assert(layouts.distinct.size === 1, s"aqe=$aqe: $layouts")
-          val read = counter("stored_reduce_tasks") - tasks
-          val atOwner = counter("stored_reduce_tasks_on_owner") - onOwner
-          // Each task reads both sides: one count per side.
-          assert(read >= 16 && atOwner >= read * 9 / 10, s"aqe=$aqe: $atOwner of $read at owner")
+          // Each task reads both sides out of chunks: one count per side.
+          if (!aqe) assert(counter("stored_reduce_tasks") - tasks === 16)
+          // Each ran at the executor that owns its partition on both sides.
+          assert(
+            localities.size === 8 && localities.forall(_ == TaskLocality.PROCESS_LOCAL),
+            s"aqe=$aqe: $localities")
           // The same per shuffle, as metrics(spark) reports it, and for the bytes read of chunks.
           val sc = spark.sparkContext
           sc.listenerBus.waitUntilEmpty()
@@ -203,14 +249,18 @@ class OwnerPlacedExchangeSuite extends AnyFunSuite with BeforeAndAfterAll with R
             .get
             .metrics("push")
             .asInstanceOf[Map[String, Map[String, Any]]]
-          exchanges.foreach { e =>
+          if (!aqe) exchanges.foreach { e =>
             val reads = push(e.shuffleId.toString).view.mapValues {
               case n: Long => n
               case _ => -1L
             }
+            // Where a table placed by size came after some map outputs were pushed, part of a
+            // partition is merged at its first owner: how much depends on when the table
+            // arrived, so only that the owner's own executor served bytes is certain.
             assert(
-              reads("reduce_tasks_reading_chunks") === 8 && reads("reduce_tasks_at_owner") >= 7 &&
-                reads("bytes_at_owner") >= reads("bytes_from_chunks") * 9 / 10,
+              reads("reduce_tasks_reading_chunks") === 8 &&
+                reads("bytes_at_owner") > 0 &&
+                reads("bytes_at_owner") <= reads("bytes_from_chunks"),
               s"aqe=$aqe, shuffle ${e.shuffleId}: ${reads.toMap}")
           }
         } finally spark.conf.unset("spark.sql.adaptive.coalescePartitions.enabled")

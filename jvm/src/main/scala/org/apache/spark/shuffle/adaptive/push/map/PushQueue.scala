@@ -10,7 +10,6 @@ private[spark] final class PushQueue(val capacity: Long) {
   private[this] var queued = 0L
   private[this] var highWater = 0L
   private[this] var refused = 0L
-  private[this] var late = 0L
 
   /** Takes the first blocks of `sizes` that fit and answers how many. */
   def offer(sizes: Seq[Long]): Int = synchronized {
@@ -32,10 +31,4 @@ private[spark] final class PushQueue(val capacity: Long) {
 
   /** Bytes the queue had no room for, left to be fetched from their files. */
   def bytesRefused: Long = synchronized(refused)
-
-  /** `bytes` taken earlier were not pushed, as their map stage ended first. */
-  def tooLate(bytes: Long): Unit = synchronized { late += bytes }
-
-  /** Bytes taken and then not pushed, as their map stage ended first. */
-  def bytesLate: Long = synchronized(late)
 }

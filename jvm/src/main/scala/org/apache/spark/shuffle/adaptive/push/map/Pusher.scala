@@ -3,8 +3,9 @@ package org.apache.spark.shuffle.adaptive.push.map
 import java.io.File
 import java.util.concurrent.{ConcurrentHashMap, TimeoutException, TimeUnit}
 
-import scala.concurrent.{Await, Promise}
+import scala.concurrent.{Await, Future, Promise}
 import scala.concurrent.duration.FiniteDuration
+import scala.util.{Failure, Success}
 import scala.util.control.NonFatal
 
 import org.apache.spark.SparkEnv
@@ -12,7 +13,8 @@ import org.apache.spark.internal.Logging
 import org.apache.spark.storage.{BlockId, BlockManagerId, ShuffleBlockBatchId}
 import org.apache.spark.shuffle.adaptive.flow.{ExecutorOrder, FlowSettings}
 import org.apache.spark.shuffle.adaptive.push.background.{BackgroundPriority, RunSender}
-import org.apache.spark.shuffle.adaptive.push.protocol.{OwnerTable, OwnerTableUpdates, RunUpload}
+import org.apache.spark.shuffle.adaptive.protocol.Ask
+import org.apache.spark.shuffle.adaptive.push.protocol.{OwnerTable, OwnerTableUpdates, PushPayloads, RunUpload, SealedRequest}
 import org.apache.spark.shuffle.adaptive.push.owner.MergeStore
 import org.apache.spark.shuffle.adaptive.transport.MapOutputListener
 
@@ -36,9 +38,15 @@ import org.apache.spark.shuffle.adaptive.transport.MapOutputListener
  * page cache, as they were just written) under the flow rules every sender follows
  * ([[RunSender]]), at a priority `niceness` below the tasks' ([[BackgroundPriority]]): it takes
  * the CPU they leave idle and falls behind when they need it. Runs the [[PushQueue]] has no
- * room for stay in their files, and so do those still queued when the driver says that their
- * map stage ended: its reduce tasks seal their partitions at once, so a run pushed then would
- * cross the network to be dropped, and again from its file.
+ * room for stay in their files. What is still queued when the driver says that the map stage
+ * ended is pushed all the same, as a partition takes runs until its own reduce task seals it;
+ * but the pusher first asks each owner which of the partitions it would send there are sealed
+ * ([[SealedRequest]], one small question per owner and map output, the answers kept), and
+ * leaves those in their files: a run pushed to a sealed partition would cross the network to be
+ * dropped, and again from its file.
+ *
+ * @param askTimeout how long the pusher waits for owners to say what they sealed (one deadline
+ *                   for all of them); an owner that does not answer is pushed to regardless
  */
 private[spark] final class Pusher(
     merges: MergeStore,
@@ -48,6 +56,7 @@ private[spark] final class Pusher(
     replication: Option[FiniteDuration],
     niceness: Int,
     flow: FlowSettings,
+    askTimeout: FiniteDuration,
     changed: () => Unit)
     extends Logging {
 
@@ -57,15 +66,14 @@ private[spark] final class Pusher(
     () =>
       logWarning("Could not lower the pusher thread's priority: it pushes at the tasks' priority"))
 
-  // Per shuffle, how many of its map stages the driver said ended.
-  private[this] val stageEnds = new ConcurrentHashMap[Int, Integer]
+  // Per shuffle whose map stage the driver said ended, the partitions owners said are sealed
+  // (a seal is for good, so answers are kept, and only what is not known sealed is asked again).
+  private[this] val sealedKnown = new ConcurrentHashMap[Int, java.util.BitSet]
 
-  private def endsOf(shuffleId: Int): Int = stageEnds.getOrDefault(shuffleId, 0)
+  /** A map stage of `shuffleId` ended: its reduce tasks may seal its partitions from now on. */
+  def mapStageEnded(shuffleId: Int): Unit = sealedKnown.putIfAbsent(shuffleId, new java.util.BitSet)
 
-  /** A map stage of `shuffleId` ended: what was queued of it before is not pushed. */
-  def mapStageEnded(shuffleId: Int): Unit = stageEnds.merge(shuffleId, 1, (a, b) => a + b)
-
-  def removeShuffle(shuffleId: Int): Unit = stageEnds.remove(shuffleId)
+  def removeShuffle(shuffleId: Int): Unit = sealedKnown.remove(shuffleId)
 
   /**
    * What becomes of the output of one map task of a shuffle whose partitions `carried` merge, or those of
@@ -94,12 +102,9 @@ private[spark] final class Pusher(
         if (pushing.isEmpty) return
         val bytes = sizes.take(pushing.size).sum
         val pushed = Promise[Unit]()
-        val ends = endsOf(shuffleId)
         pusher.execute { () =>
-          try {
-            if (endsOf(shuffleId) == ends) push(shuffleId, mapId, dataFile, offsets, pushing)
-            else queue.tooLate(bytes)
-          } catch {
+          try push(shuffleId, mapId, dataFile, offsets, unsealed(shuffleId, offsets, pushing))
+          catch {
             case NonFatal(e) =>
               logWarning(
                 s"Could not push map output $mapId of shuffle $shuffleId; its file serves it",
@@ -124,6 +129,41 @@ private[spark] final class Pusher(
       }
       override def removed(shuffleId: Int): Unit = ()
       override def stop(): Unit = ()
+    }
+
+  /**
+   * `pieces` less the partitions their owners sealed, once the shuffle's map stage ended (cut
+   * around them; runs left with no bytes dropped).
+   */
+  private def unsealed(
+      shuffleId: Int,
+      offsets: Array[Long],
+      pieces: Seq[(BlockManagerId, (Int, Int))]): Seq[(BlockManagerId, (Int, Int))] =
+    Option(sealedKnown.get(shuffleId)).fold(pieces) { known =>
+      val env = SparkEnv.get
+      val self = env.blockManager.blockManagerId
+      val asked = pieces.groupMap(_._1)(_._2).toSeq.flatMap { case (owner, ranges) =>
+        val (start, end) = (ranges.map(_._1).min, ranges.map(_._2).max)
+        val unknown = known.synchronized(known.nextClearBit(start) < end)
+        if (!unknown) None
+        else if (owner == self)
+          Some(owner -> Future.successful(merges.serving.sealedOf(shuffleId, start, end)))
+        else
+          Some(
+            owner -> Ask(env, owner, SealedRequest(shuffleId, start, end))(
+              PushPayloads.decodeSealed))
+      }
+      Ask.all(asked, askTimeout).foreach {
+        case (_, Success(sealedThere)) => known.synchronized(known.or(sealedThere))
+        case (owner, Failure(e)) =>
+          logDebug(s"$owner did not say what it sealed of shuffle $shuffleId; pushing to it", e)
+      }
+      val sealedNow = known.synchronized(known.clone().asInstanceOf[java.util.BitSet])
+      pieces.flatMap { case (owner, (start, end)) =>
+        Pusher.openRanges(start, end, sealedNow).collect {
+          case (first, last) if offsets(last) > offsets(first) => owner -> (first, last)
+        }
+      }
     }
 
   private def push(
@@ -158,6 +198,18 @@ private[spark] final class Pusher(
 }
 
 private[spark] object Pusher {
+
+  /** The ranges of partitions `[start, end)` none of which is in `closed`, in order. */
+  def openRanges(start: Int, end: Int, closed: java.util.BitSet): Seq[(Int, Int)] = {
+    val ranges = Seq.newBuilder[(Int, Int)]
+    var first = closed.nextClearBit(start)
+    while (first < end) {
+      val last = math.min(end, closed.nextSetBit(first) match { case -1 => end; case n => n })
+      ranges += ((first, last))
+      first = closed.nextClearBit(last)
+    }
+    ranges.result()
+  }
 
   /**
    * Where a map output of executor `self` sends the blocks of each owner's partitions (ranges

@@ -44,6 +44,15 @@ private[spark] final class ChunkServing private[owner] (
    * memory exposed to one-sided reads where `remote` allows them (this executor's own tasks read
    * its chunks in place).
    */
+  /** Which of partitions `[start, end)` of `shuffleId` a layout sealed here (none once it went). */
+  def sealedOf(shuffleId: Int, start: Int, end: Int): java.util.BitSet = {
+    val sealedHere = new java.util.BitSet
+    shuffles.get(shuffleId).foreach { s =>
+      s.synchronized((start until end).foreach(p => if (s.isSealed(p)) sealedHere.set(p)))
+    }
+    sealedHere
+  }
+
   def layout(shuffleId: Int, start: Int, end: Int, forPeer: Boolean): Seq[MergedChunk] = {
     intake.mergeWaiting()
     val exposing = if (forPeer) remote() else None

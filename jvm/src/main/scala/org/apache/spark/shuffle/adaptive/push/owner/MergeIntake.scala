@@ -3,6 +3,7 @@ package org.apache.spark.shuffle.adaptive.push.owner
 import java.io.File
 import java.nio.ByteBuffer
 import java.util.concurrent.{ConcurrentLinkedQueue, Executor, RejectedExecutionException}
+import java.util.concurrent.atomic.LongAdder
 
 import scala.util.control.NonFatal
 
@@ -41,6 +42,13 @@ private[spark] final class MergeIntake private[owner] (
   private[this] val memory = policy.memory
   private[this] val waiting = new ConcurrentLinkedQueue[() => Unit]
   private[this] val mergingNow = new Object
+  private[this] val late = new LongAdder
+
+  /**
+   * Bytes of blocks that arrived after a reduce task sealed their partition: pushed once the map
+   * stage had ended, too late for their reduce task, which read them from their files.
+   */
+  def bytesLate: Long = late.sum
 
   /**
    * Merges the blocks of map output `mapId` for partitions `first` to `first + sizes.length - 1`
@@ -73,7 +81,8 @@ private[spark] final class MergeIntake private[owner] (
         // A shuffle removed meanwhile keeps nothing: its bytes were released.
         if (!shuffle.removed) sizes.indices.foreach { i =>
           val length = sizes(i).toInt
-          if (length > 0) {
+          if (length > 0 && shuffle.isSealed(first + i)) late.add(length)
+          else if (length > 0) {
             val block = data.duplicate().position(offset).limit(offset + length)
             if (shuffle.append(first + i, mapId, block, whole, chunkSize, grant)) {
               heldWhole = whole

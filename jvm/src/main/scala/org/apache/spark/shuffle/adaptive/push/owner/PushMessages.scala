@@ -43,6 +43,9 @@ private[spark] final class PushMessages(
     case PushRequest(SummaryRequest(shuffleId, ended)) =>
       if (ended) mapStageEnded(shuffleId)
       new NioManagedBuffer(PushPayloads.encodeSummary(merges.serving.summary(shuffleId)))
+    case PushRequest(SealedRequest(shuffleId, start, end)) =>
+      new NioManagedBuffer(
+        PushPayloads.encodeSealed(merges.serving.sealedOf(shuffleId, start, end)))
     case PushRequest(RoomRequest) =>
       new NioManagedBuffer(ByteBuffer.allocate(8).putLong(0, merges.policy.roomForPeers))
     case _ => throw new IOException(s"$id: not a request of mode=push")

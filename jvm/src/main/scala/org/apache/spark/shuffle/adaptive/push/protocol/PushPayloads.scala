@@ -47,6 +47,12 @@ private[spark] object PushPayloads {
   }
 
   /** Partition count, then per partition: id, bytes, chunks, the map ids' serialized bitmap. */
+  /** The partitions an owner sealed, as a bit set's bytes (a few bits per partition asked). */
+  def encodeSealed(partitions: java.util.BitSet): ByteBuffer =
+    ByteBuffer.wrap(partitions.toByteArray)
+
+  def decodeSealed(in: ByteBuffer): java.util.BitSet = java.util.BitSet.valueOf(in)
+
   def encodeSummary(partitions: Seq[MergedPartition]): ByteBuffer = {
     val bytes = new ByteArrayOutputStream
     val out = new DataOutputStream(bytes)

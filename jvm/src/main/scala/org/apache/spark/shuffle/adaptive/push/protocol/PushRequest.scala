@@ -39,6 +39,17 @@ private[push] final case class RangeRequest(shuffleId: Int, start: Int, end: Int
     BlockMessage.spell(shuffleId, PushRequest.RangeKind, 0, start, end)
 }
 
+/**
+ * Which of partitions `[start, end)` reduce tasks have sealed at the owner asked: a pusher asks
+ * before it pushes runs of them once their map stage ended, so that none crosses the network
+ * to be dropped.
+ */
+private[push] final case class SealedRequest(shuffleId: Int, start: Int, end: Int)
+    extends PushRequest {
+  def blockId: ShuffleBlockBatchId =
+    BlockMessage.spell(shuffleId, PushRequest.SealedKind, 0, start, end)
+}
+
 /** The owner's chunk `chunkId` (of `partition`): chunk ids are an owner's own. */
 private[spark] final case class ChunkRequest(shuffleId: Int, partition: Int, chunkId: Int)
     extends PushRequest {
@@ -64,9 +75,10 @@ private[spark] object PushRequest {
   val RangeKind = 4
   val ChunkKind = 5
   val HostedChunkKind = 6
+  val SealedKind = 9
 
   val Kinds: Set[Int] =
-    Set(LayoutKind, RoomKind, SummaryKind, RangeKind, ChunkKind, HostedChunkKind)
+    Set(LayoutKind, RoomKind, SummaryKind, RangeKind, ChunkKind, HostedChunkKind, SealedKind)
 
   /** The request a fetched `id` spells; none for every other block. */
   def unapply(id: BlockId): Option[PushRequest] = id match {
@@ -78,6 +90,7 @@ private[spark] object PushRequest {
         case RangeKind => Some(RangeRequest(shuffleId, start, end))
         case ChunkKind => Some(ChunkRequest(shuffleId, start, number))
         case HostedChunkKind => Some(HostedChunkRequest(shuffleId, start, number))
+        case SealedKind => Some(SealedRequest(shuffleId, start, end))
         case _ => None
       }
     case _ => None

@@ -11,6 +11,7 @@ class PushMessageSuite extends SparkFunSuite {
     RoomRequest,
     SummaryRequest(4, mapStageEnded = false),
     SummaryRequest(4, mapStageEnded = true),
+    SealedRequest(4, 3, 9),
     RangeRequest(2, 4, 9),
     ChunkRequest(2, 7, 0),
     ChunkRequest(2, 7, Int.MaxValue),
