@@ -42,6 +42,8 @@ def configure(builder: B, **options: Any) -> B:
     - ``transport``: "netty" (default), "ucx" (one-sided reads through UCX; needs
       ``pip install 'pyspark-shuffle[ucx]'``, whose libraries are passed to the JVM as
       ``ucx_library_path``) or "auto" (UCX where it starts, else Netty); ``ucx_timeout``;
+    - ``mode``: "pull" (default), "push" (shuffle-on-write) or "auto" (each shuffle pushed once
+      reduce stages before it waited for blocks ``push_auto_wait_share`` of their time or more);
     - ``push_reliability``: with ``mode="push"``, "none" (default) or "replicated" (a lost
       executor's map outputs are read from the copies merged at other executors instead of
       being run again; also sets ``spark.shuffle.sort.io.plugin.class`` to the plugin's

@@ -165,6 +165,17 @@ def test_configure_replicated_push_sets_the_plugins_data_io_and_refuses_what_it_
         pyspark_shuffle.configure(other, mode="push", push_reliability="replicated")
     with pytest.raises(ValueError, match=r"'twice'.*push.reliability.*'none', 'replicated'"):
         pyspark_shuffle.configure(SparkConf(loadDefaults=False), mode="push", push_reliability="twice")
+    # mode="auto" pushes only some shuffles: a replicated map output must be pushed.
+    with pytest.raises(ValueError, match=r"push_reliability='replicated'.*mode='push'.*got mode='auto'"):
+        pyspark_shuffle.configure(SparkConf(loadDefaults=False), mode="auto", push_reliability="replicated")
+
+
+def test_configure_auto_mode_takes_its_wait_share():
+    conf = pyspark_shuffle.configure(SparkConf(loadDefaults=False), mode="Auto", push_auto_wait_share=0.3)
+    assert conf.get("spark.shuffle.adaptive.mode") == "auto"
+    assert conf.get("spark.shuffle.adaptive.push.autoWaitShare") == "0.3"
+    with pytest.raises(ValueError, match=r"push_auto_wait_share"):
+        pyspark_shuffle.configure(SparkConf(loadDefaults=False), mode="auto", push_auto_wait_share=1.5)
 
 
 def test_configure_push_mode_refuses_the_external_shuffle_service():
@@ -174,7 +185,7 @@ def test_configure_push_mode_refuses_the_external_shuffle_service():
     assert "spark.shuffle.adaptive.mode" in str(info.value) and "mode='push'" in str(info.value)
     assert "spark.shuffle.service.enabled=false" in str(info.value)
     # The retired mode is refused with what is allowed.
-    with pytest.raises(ValueError, match="'pull', 'push'"):
+    with pytest.raises(ValueError, match="'pull', 'push', 'auto'"):
         pyspark_shuffle.configure(SparkConf(loadDefaults=False), mode="store")
     conf = pyspark_shuffle.configure(SparkConf(loadDefaults=False), mode="push", store_max_size="32m")
     assert conf.get("spark.shuffle.adaptive.mode") == "push"

@@ -155,7 +155,7 @@ def test_the_shared_combinations_are_judged_as_the_jvm_judges_them():
 
 def test_choices_come_from_the_jvm_declarations():
     assert choices("order") == ("adaptive", "naive", "pairwise", "critical")
-    assert choices("mode") == ("pull", "push")
+    assert choices("mode") == ("pull", "push", "auto")
 
 
 @pytest.mark.parametrize(

@@ -7,9 +7,10 @@ import org.apache.spark.rpc.RpcEndpointRef
 import org.apache.spark.shuffle.ShuffleHandle
 import org.apache.spark.storage.BlockManagerId
 import org.apache.spark.shuffle.adaptive.compat.SparkCompat
+import org.apache.spark.shuffle.adaptive.config.AdaptiveShuffleConf.PUSH_AUTO_WAIT_SHARE
 import org.apache.spark.shuffle.adaptive.config.Features
 import org.apache.spark.shuffle.adaptive.metrics.{FetchCounters, FetchMetricsAccumulator, FetchMetricsListener, MetricsReport, PluginMetricsSource, ShuffleCpu, ShuffleReadReporter}
-import org.apache.spark.shuffle.adaptive.push.driver.{TableArithmetic, PushDriver, ShuffleMergeSummary}
+import org.apache.spark.shuffle.adaptive.push.driver.{TableArithmetic, PushDriver, PushVerdict, ShuffleMergeSummary}
 import org.apache.spark.shuffle.adaptive.transport.ucx.UcxRegistry
 import org.apache.spark.shuffle.adaptive.combine.rdd.AggregatorCombine
 import org.apache.spark.shuffle.adaptive.combine.driver.CombiningExecutors
@@ -56,6 +57,13 @@ private[spark] final class DriverServices(sc: SparkContext, features: Features) 
           features.replicated))
     else None
 
+  private[this] val pushVerdict: Option[PushVerdict] =
+    if (features.auto) Some(new PushVerdict(sc.conf.get(PUSH_AUTO_WAIT_SHARE))) else None
+  pushVerdict.foreach(sc.addSparkListener)
+
+  /** mode=auto: whether `shuffleId` was pushed, and why. */
+  def verdictOf(shuffleId: Int): Option[PushVerdict.Verdict] = pushVerdict.flatMap(_.of(shuffleId))
+
   /** The block managers of the executors that run tasks (the driver's, in local mode). */
   private def taskExecutors: Seq[BlockManagerId] =
     sc.env.blockManager.master.getMemoryStatus.keys.filter(a => !a.isDriver || sc.isLocal).toSeq
@@ -83,7 +91,7 @@ private[spark] final class DriverServices(sc: SparkContext, features: Features) 
       LocalReduction(s, executors)
     }
     // A shuffle that combines is read where it was combined, so it is not pushed.
-    val pushed = pushDriver.filter(_ => combine.isEmpty)
+    val pushed = pushDriver.filter(_ => combine.isEmpty && pushVerdict.forall(_.decide(shuffleId)))
     val handle = new AdaptiveShuffleHandle(
       shuffleId,
       dependency,
@@ -110,16 +118,18 @@ private[spark] final class DriverServices(sc: SparkContext, features: Features) 
   /**
    * The counters so far, as [[python.PythonApi.metricsJson]] reports them: `push` (per shuffle,
    * what its owners had merged by its map stage's end and where its reduce tasks ran against
-   * them) is empty unless mode=push, `losses` unless push.reliability=replicated; `cpu` is each
+   * them, and under mode=auto whether it was pushed and why: "verdict", "why") is empty unless
+   * mode=push or auto, `losses` unless push.reliability=replicated; `cpu` is each
    * shuffle's map and reduce stages' executor CPU ([[metrics.ShuffleCpu]]).
    */
   def metrics: Map[String, Any] = {
     val summaries = mergeSummaries
     val reads =
       if (pushDriver.isDefined) fetchMetrics.ownerReads else Map.empty[Int, Map[String, Any]]
-    val push = (summaries.keySet ++ reads.keySet).iterator.map { id =>
+    val verdicts = pushVerdict.fold(Map.empty[Int, Map[String, Any]])(_.snapshot())
+    val push = (summaries.keySet ++ reads.keySet ++ verdicts.keySet).iterator.map { id =>
       id.toString -> (summaries.get(id).fold(Map.empty[String, Any])(_.toMap) ++
-        reads.getOrElse(id, Map.empty))
+        reads.getOrElse(id, Map.empty) ++ verdicts.getOrElse(id, Map.empty))
     }.toMap
     fetchMetrics.snapshot() + ("push" -> push) + ("losses" -> losses) +
       ("cpu" -> shuffleCpu.snapshot())

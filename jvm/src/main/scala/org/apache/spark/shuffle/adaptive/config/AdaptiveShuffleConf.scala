@@ -232,7 +232,8 @@ private[spark] object AdaptiveShuffleConf {
   object Mode {
     val Pull = "pull"
     val Push = "push"
-    val All: Seq[String] = Seq(Pull, Push)
+    val Auto = "auto"
+    val All: Seq[String] = Seq(Pull, Push, Auto)
   }
 
   val MODE: ConfigEntry[String] =
@@ -247,7 +248,10 @@ private[spark] object AdaptiveShuffleConf {
           "ranges over the executors known when the map stage is submitted. A reduce task reads " +
           "each partition's chunks in few large requests and the blocks that were not merged (a " +
           "full store or push queue, a lost owner) from their files, which stay the source of " +
-          "truth. 'push' needs spark.shuffle.service.enabled=false. (The former 'store' mode, " +
+          "truth. 'auto': each shuffle is pushed or pulled as the reduce stages before it showed " +
+          "(push.autoWaitShare): pushed once a reduce stage of a pulled shuffle waited for " +
+          "blocks long enough that the links, not the tasks, bound it; pulled until then, at " +
+          "no cost. 'push' and 'auto' need spark.shuffle.service.enabled=false. (The former 'store' mode, " +
           "map outputs kept in their own executors' stores, is retired: push spills to peers' " +
           "memory and reads few large chunks instead of every block.)")
       .version("0.1.0")
@@ -272,6 +276,20 @@ private[spark] object AdaptiveShuffleConf {
       .bytesConf(ByteUnit.BYTE)
       .obeying(Size(0, Long.MaxValue), keyword = "store_max_size")
       .createOptional
+
+  val PUSH_AUTO_WAIT_SHARE: ConfigEntry[Double] =
+    ConfigBuilder(Prefix + "push.autoWaitShare")
+      .doc(
+        "mode=auto: a new shuffle is pushed once the newest reduce stage that read a pulled " +
+          "shuffle (of 32 MiB or more from other executors) waited for blocks at least this " +
+          "share of its tasks' time, and pulled once such a stage waited less. Pushing crosses " +
+          "the links while the map tasks compute, so it pays where the reduce tasks would " +
+          "otherwise wait for them; where they do not wait, CPU bounds the job and pushing " +
+          "would only add work. Before any such stage, shuffles are pulled.")
+      .version("0.1.0")
+      .doubleConf
+      .obeying(Number(0, 1), keyword = "push_auto_wait_share")
+      .createWithDefault(0.2)
 
   val PUSH_QUEUE_SIZE: OptionalConfigEntry[Long] =
     ConfigBuilder(Prefix + "push.queueSize")
@@ -505,6 +523,7 @@ private[spark] object AdaptiveShuffleConf {
     PUSH_MAX_BLOCK_SIZE,
     PUSH_SPILL_TO_PEERS,
     PUSH_PLACE_BY_SIZE_AFTER,
+    PUSH_AUTO_WAIT_SHARE,
     PUSH_RELIABILITY,
     COMBINE_ENABLED,
     COMBINE_MAX_MEMORY,

@@ -8,7 +8,8 @@ import org.apache.spark.shuffle.adaptive.config.AdaptiveShuffleConf.{COMBINE_ENA
  * What runs, decided once from the configuration; the combinations of keys the plugin refuses
  * ([[KeyCombinations]]) are refused here, with the keys involved and the values allowed.
  *
- * @param push        mode=push: map outputs are merged at their partitions' owners.
+ * @param push        mode=push or auto: map outputs may be merged at their partitions' owners.
+ * @param auto        mode=auto: each shuffle is pushed or not by [[push.driver.PushVerdict]].
  * @param replicated  push.reliability=replicated: every pushed block counts as its map output.
  * @param ucxMayRun   a transport other than Netty was asked for, so UCX may start.
  * @param combineOff  why local reduction of shuffles whose records combine is off, where it is
@@ -16,6 +17,7 @@ import org.apache.spark.shuffle.adaptive.config.AdaptiveShuffleConf.{COMBINE_ENA
  */
 private[spark] final case class Features(
     push: Boolean,
+    auto: Boolean,
     replicated: Boolean,
     ucxMayRun: Boolean,
     combineOff: Option[String]) {
@@ -39,7 +41,8 @@ private[spark] object Features {
       case _ =>
     }
     Features(
-      push = conf.get(MODE) == Mode.Push,
+      push = conf.get(MODE) != Mode.Pull,
+      auto = conf.get(MODE) == Mode.Auto,
       replicated = conf.get(PUSH_RELIABILITY) == Reliability.Replicated,
       ucxMayRun = conf.get(TRANSPORT) != Transport.Netty,
       combineOff = combineOffBecause(conf))

@@ -36,7 +36,20 @@ private[spark] final case class ShuffleReadReport(
     merged: Map[String, Long],
     combine: Map[String, Any],
     cpu: Map[String, Any])
-    extends SparkListenerEvent
+    extends SparkListenerEvent {
+
+  /** Bytes its reduce tasks read from other executors. */
+  def remoteBytes: Long = remoteBytesBySource.values.sum
+
+  /**
+   * The share of its reduce tasks' time they spent waiting for blocks (iShuffle's shuffle
+   * delay), over the tasks it lists; none without any.
+   */
+  def fetchWaitShare: Option[Double] = {
+    val ran = tasks.iterator.map(t => t.finishTime - t.launchTime).sum
+    if (ran <= 0) None else Some(tasks.iterator.map(_.fetchWaitMs).sum.toDouble / ran)
+  }
+}
 
 private[spark] object ShuffleReadReport {
   val MaxTasks = 10000
