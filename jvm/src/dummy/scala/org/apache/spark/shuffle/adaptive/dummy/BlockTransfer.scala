@@ -5,6 +5,7 @@ import java.lang.management.ManagementFactory
 import com.sun.management.OperatingSystemMXBean
 
 import org.apache.spark.{HashPartitioner, ShuffleDependency, SparkContext, SparkEnv}
+import org.apache.spark.scheduler.TaskSchedulerImpl
 
 /**
  * A synthetic shuffle that measures block transfer between two executors: `maps` map tasks on
@@ -33,6 +34,7 @@ private[spark] object BlockTransfer {
       maps: Int,
       reducers: Int,
       blockBytes: Int): Result = {
+    awaitScheduled(sc, Seq(serving, reading))
     val servingAt = ExecutorProbe.location(sc, serving)
     val partitioned = sc
       .makeRDD((0 until maps).map(m => (m, Seq(servingAt))))
@@ -79,6 +81,23 @@ private[spark] object BlockTransfer {
       readingCpuSeconds = cpuAfter(reading) - cpuBefore(reading),
       mapExecutors = counted.flatMap(_._2).distinct.sorted.toSeq,
       reduceExecutors = counted.map(_._1).distinct.sorted.toSeq)
+  }
+
+  /**
+   * Waits until the task scheduler has offered each of `executors` work once. Before that it
+   * does not count an executor as alive, and a task set submitted then leaves out the locality
+   * level of a task pinned to it: the task runs at any executor of its host (seen once on CI, a
+   * map task of the serving executor on the reading one).
+   */
+  private def awaitScheduled(sc: SparkContext, executors: Seq[String]): Unit = {
+    val scheduler = sc.taskScheduler.asInstanceOf[TaskSchedulerImpl]
+    val deadline = System.nanoTime() + 60L * 1000 * 1000 * 1000
+    while (!executors.forall(scheduler.isExecutorAlive)) {
+      if (System.nanoTime() > deadline) {
+        throw new IllegalStateException(s"executors $executors were never offered a task")
+      }
+      Thread.sleep(10)
+    }
   }
 
   /** Each executor's process CPU time. */
