@@ -50,7 +50,9 @@ class MemorySampleSuite extends AnyFunSuite {
     val before = MemorySample.now()
     val buffer = ByteBuffer.allocateDirect(32 << 20)
     val during = MemorySample.now()
-    assert(during.direct - before.direct >= 32 * MiB, (before, during))
+    // Threads left by earlier suites in this JVM (Netty's, the cleaner's) may free a few direct
+    // buffers between the two samples: a CI run saw 48 KiB less than the buffer.
+    assert(during.direct - before.direct >= 31 * MiB, (before, during))
     assert(buffer.capacity == 32 << 20)
     assert(during.rss > during.liveHeap / 2 && during.rss > 64 * MiB, during)
   }
