@@ -38,6 +38,9 @@ private[spark] final class PushExecutor(
 
   val chunkSize: Long = conf.get(PUSH_CHUNK_SIZE)
 
+  // How long a question to another executor may take: a layout, what it sealed, a replica's push.
+  private[this] val askTimeout = RpcUtils.askRpcTimeout(conf).duration
+
   // Merged files go where Spark keeps this executor's other temporary blocks (its local dirs,
   // removed with the executor); SparkEnv is complete by the time a chunk moves there.
   private[this] val disk = new MergeStore.Disk(
@@ -97,10 +100,10 @@ private[spark] final class PushExecutor(
     tables,
     new PushQueue(conf.get(PUSH_QUEUE_SIZE).getOrElse(merges.memory.capacity)),
     chunkSize,
-    Some(RpcUtils.askRpcTimeout(conf).duration).filter(_ => replicated),
+    Some(askTimeout).filter(_ => replicated),
     if (replicated) 0 else niceness,
     flow,
-    RpcUtils.askRpcTimeout(conf).duration,
+    askTimeout,
     () => report())
   @volatile private[this] var pushing = false
 
@@ -140,14 +143,7 @@ private[spark] final class PushExecutor(
 
   /** mode=push's part of the read plans of a shuffle whose partitions `owners` merged. */
   def readPart(owners: Option[Seq[OwnerTable]], numMaps: Int, oneSided: Boolean): MergedReadPart =
-    new MergedReadPart(
-      owners,
-      numMaps,
-      merges,
-      chunkSize,
-      replicated,
-      oneSided,
-      RpcUtils.askRpcTimeout(conf).duration)
+    new MergedReadPart(owners, numMaps, merges, chunkSize, replicated, oneSided, askTimeout)
 
   def removeShuffle(shuffleId: Int): Unit = {
     merges.removeShuffle(shuffleId)

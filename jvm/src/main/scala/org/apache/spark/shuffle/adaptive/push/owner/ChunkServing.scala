@@ -39,11 +39,6 @@ private[spark] final class ChunkServing private[owner] (
     shuffles.get(shuffleId).fold(Seq.empty[MergedPartition])(s => s.synchronized(s.summary))
   }
 
-  /**
-   * The chunks of partitions `[start, end)`, which are sealed from now on; for a peer, those in
-   * memory exposed to one-sided reads where `remote` allows them (this executor's own tasks read
-   * its chunks in place).
-   */
   /** Which of partitions `[start, end)` of `shuffleId` a layout sealed here (none once it went). */
   def sealedOf(shuffleId: Int, start: Int, end: Int): java.util.BitSet = {
     val sealedHere = new java.util.BitSet
@@ -53,6 +48,11 @@ private[spark] final class ChunkServing private[owner] (
     sealedHere
   }
 
+  /**
+   * The chunks of partitions `[start, end)`, which are sealed from now on; for a peer, those in
+   * memory exposed to one-sided reads where `remote` allows them (this executor's own tasks read
+   * its chunks in place).
+   */
   def layout(shuffleId: Int, start: Int, end: Int, forPeer: Boolean): Seq[MergedChunk] = {
     intake.mergeWaiting()
     val exposing = if (forPeer) remote() else None

@@ -46,13 +46,13 @@ private[spark] object PushPayloads {
     OwnerTable(numPartitions, owners.map(_._1), owners.map(_._2), version = version)
   }
 
-  /** Partition count, then per partition: id, bytes, chunks, the map ids' serialized bitmap. */
   /** The partitions an owner sealed, as a bit set's bytes (a few bits per partition asked). */
   def encodeSealed(partitions: java.util.BitSet): ByteBuffer =
     ByteBuffer.wrap(partitions.toByteArray)
 
   def decodeSealed(in: ByteBuffer): java.util.BitSet = java.util.BitSet.valueOf(in)
 
+  /** Partition count, then per partition: id, bytes, chunks, the map ids' serialized bitmap. */
   def encodeSummary(partitions: Seq[MergedPartition]): ByteBuffer = {
     val bytes = new ByteArrayOutputStream
     val out = new DataOutputStream(bytes)
