@@ -210,3 +210,58 @@ def test_the_fetcher_has_one_path_for_every_kind_of_request():
             kind_branch = r"(?:is|as)InstanceOf\[BlockRef|case \w+: BlockRef|case BlockRef\("
             assert not re.search(kind_branch, text), path.name
         assert not re.search(r"BlockRef\([^)]*,\s*-1\)|,\s*-1\)\)", text), path.name
+
+
+#: Every source tree whose code may name a room's types: the plugin, dummy data, the testkit, the tests.
+ALL_JVM = [ROOT / "jvm/src"]
+_TOP_LEVEL_SPARK_PRIVATE = re.compile(
+    r"^private\[spark\]\s+(?:(?:final|sealed|abstract|case|implicit)\s+)*(?:class|trait|object)\s+(\w+)",
+    flags=re.MULTILINE,
+)
+
+
+def _room(package: str) -> str:
+    return package.split(".")[0]
+
+
+def too_widely_scoped(sources) -> list:
+    """The production types declared ``private[spark]`` that no code outside their room names:
+    ``private[spark]`` says "other rooms use this", so a room's internals are scoped to its
+    package. ``sources`` are (path, package, code) triples, production first marked by path."""
+    named_in: dict = {}
+    declared = []
+    for path, package, code in sources:
+        for word in set(re.findall(r"\b[A-Z]\w*", code)):
+            named_in.setdefault(word, set()).add(package)
+        if "/src/main/" in str(path):
+            declared += [(path.name, package, name) for name in _TOP_LEVEL_SPARK_PRIVATE.findall(code)]
+    return [
+        f"{file}: {name}"
+        for file, package, name in declared
+        if not any(_room(other) != _room(package) for other in named_in[name])
+    ]
+
+
+def _all_jvm_sources():
+    for root in ALL_JVM:
+        for path in root.rglob("*.scala"):
+            text = path.read_text(encoding="utf-8")
+            code = re.sub(
+                r'"(?:[^"\\\n]|\\.)*"', '""', re.sub(r"/\*.*?\*/|//[^\n]*", "", text, flags=re.DOTALL)
+            )
+            yield path, _package_of(text), code
+
+
+def test_only_what_other_rooms_use_is_scoped_to_spark():
+    assert too_widely_scoped(_all_jvm_sources()) == []
+
+
+def test_the_scope_check_finds_a_rooms_internal_scoped_to_spark():
+    main = Path("jvm/src/main/scala")
+    sources = [
+        (main / "push/owner/Intake.scala", "push.owner", "private[spark] final class Intake"),
+        (main / "push/map/Pusher.scala", "push.map", "private[spark] class Pusher { new Intake }"),
+        (main / "read/ReadPlan.scala", "read", "private[spark] object ReadPlan"),
+        (main / "(root)/Manager.scala", "(root)", "private[spark] class Manager { ReadPlan; Pusher }"),
+    ]
+    assert too_widely_scoped(sources) == ["Intake.scala: Intake", "Manager.scala: Manager"]

@@ -91,4 +91,4 @@ private[spark] final class AdaptiveShuffleHandle[K, V, C](
  * How a shuffle's records combine (`spec`), and the accumulator map tasks name their executor in
  * when a fold met keys held there (`executors`).
  */
-private[spark] final case class LocalReduction(spec: CombineSpec, executors: CombiningExecutors)
+private[adaptive] final case class LocalReduction(spec: CombineSpec, executors: CombiningExecutors)

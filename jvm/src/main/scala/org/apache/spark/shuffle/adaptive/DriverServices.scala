@@ -10,7 +10,7 @@ import org.apache.spark.shuffle.adaptive.compat.SparkCompat
 import org.apache.spark.shuffle.adaptive.config.AdaptiveShuffleConf.PUSH_AUTO_WAIT_SHARE
 import org.apache.spark.shuffle.adaptive.config.Features
 import org.apache.spark.shuffle.adaptive.metrics.{FetchCounters, FetchMetricsAccumulator, FetchMetricsListener, MetricsReport, PluginMetricsSource, ShuffleCpu, ShuffleReadReporter}
-import org.apache.spark.shuffle.adaptive.push.driver.{TableArithmetic, PushDriver, PushVerdict, ShuffleMergeSummary}
+import org.apache.spark.shuffle.adaptive.push.driver.{OwnerReads, PushDriver, PushVerdict, ShuffleMergeSummary, TableArithmetic}
 import org.apache.spark.shuffle.adaptive.transport.ucx.UcxRegistry
 import org.apache.spark.shuffle.adaptive.combine.rdd.AggregatorCombine
 import org.apache.spark.shuffle.adaptive.combine.driver.CombiningExecutors
@@ -56,6 +56,10 @@ private[spark] final class DriverServices(sc: SparkContext, features: Features) 
           s => metricsSource.update("push.", Map(s.shuffleId.toString -> s.toMap)),
           features.replicated))
     else None
+
+  private[this] val ownerReads: Option[OwnerReads] =
+    if (features.push) Some(new OwnerReads) else None
+  ownerReads.foreach(sc.addSparkListener)
 
   private[this] val pushVerdict: Option[PushVerdict] =
     if (features.auto) Some(new PushVerdict(sc.conf.get(PUSH_AUTO_WAIT_SHARE))) else None
@@ -124,8 +128,7 @@ private[spark] final class DriverServices(sc: SparkContext, features: Features) 
    */
   def metrics: Map[String, Any] = {
     val summaries = mergeSummaries
-    val reads =
-      if (pushDriver.isDefined) fetchMetrics.ownerReads else Map.empty[Int, Map[String, Any]]
+    val reads = ownerReads.fold(Map.empty[Int, Map[String, Any]])(_.snapshot())
     val verdicts = pushVerdict.fold(Map.empty[Int, Map[String, Any]])(_.snapshot())
     val push = (summaries.keySet ++ reads.keySet ++ verdicts.keySet).iterator.map { id =>
       id.toString -> (summaries.get(id).fold(Map.empty[String, Any])(_.toMap) ++

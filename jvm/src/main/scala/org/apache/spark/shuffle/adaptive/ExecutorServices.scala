@@ -26,7 +26,7 @@ import org.apache.spark.shuffle.adaptive.combine.reduce.CombinedReadPart
  *
  * @param files what serves this executor's map-output files (Spark's resolver, or a wrapper)
  */
-private[spark] final class ExecutorServices(
+private[adaptive] final class ExecutorServices(
     conf: SparkConf,
     features: Features,
     sortShuffle: SortShuffleManager,

@@ -9,7 +9,7 @@ import org.apache.spark.internal.Logging
  * the executor's shutdown), where an exception would skip what Spark does after the call:
  * it is logged as an error, which tests and the benchmark read, and the call returns.
  */
-private[spark] object OnSparkThreads extends Logging {
+private[adaptive] object OnSparkThreads extends Logging {
 
   def guarded(what: => String)(body: => Unit): Unit =
     try body

@@ -12,7 +12,7 @@ import org.apache.spark.shuffle.adaptive.transport.ucx.{UcxBlockTransport, UcxRu
  * through UCX, then the files of executors on this host where Spark reads them so, then Netty.
  * Each step falls back to the next block by block.
  */
-private[spark] final class TransportFactory(conf: SparkConf) {
+private[adaptive] final class TransportFactory(conf: SparkConf) {
 
   private[this] val mode = conf.get(TRANSPORT)
 

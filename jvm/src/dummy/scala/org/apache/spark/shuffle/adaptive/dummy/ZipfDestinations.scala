@@ -4,7 +4,7 @@ package org.apache.spark.shuffle.adaptive.dummy
  * Destinations `0 until n` drawn with weight w(x) = 1 / (x + 1)^alpha, the Zipf law of the
  * DummyRDD in the DSA w/ SMS paper (section 4.1); alpha = 0 is uniform.
  */
-private[spark] final class ZipfDestinations(val n: Int, val alpha: Double) extends Serializable {
+private[dummy] final class ZipfDestinations(val n: Int, val alpha: Double) extends Serializable {
   require(n > 0, s"the number of destinations must be positive, got $n")
   require(alpha >= 0 && !alpha.isInfinite, s"skew (alpha) must be a finite number >= 0, got $alpha")
 

@@ -4,7 +4,7 @@ package org.apache.spark.shuffle.adaptive.combine
  * Memory a task's kept records or a partition's combined records take from the executor's
  * combine memory ([[CombineMemory]]): reserved before it is used, given back when it is freed.
  */
-private[spark] trait Budget {
+private[combine] trait Budget {
   def reserve(bytes: Long): Boolean
   def release(bytes: Long): Unit
 }

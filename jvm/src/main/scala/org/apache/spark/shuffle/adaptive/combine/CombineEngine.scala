@@ -7,7 +7,7 @@ import org.apache.spark.serializer.SerializationStream
  * task's records as `T` and combines them into records `C`, the types its [[CombineSpec]] names,
  * so that no engine is handed records another kind made.
  */
-private[spark] trait CombineEngine[T <: TaskRecords, C <: CombinedRecords] {
+private[combine] trait CombineEngine[T <: TaskRecords, C <: CombinedRecords] {
 
   def newTaskRecords(budget: Budget, numPartitions: Int): T
 
@@ -34,4 +34,4 @@ private[spark] trait CombineEngine[T <: TaskRecords, C <: CombinedRecords] {
 }
 
 /** What folding a map output's records of a partition did (see [[CombineEngine.fold]]). */
-private[spark] final case class FoldCount(rows: Long, merged: Long, newBytes: Long, next: Int)
+private[combine] final case class FoldCount(rows: Long, merged: Long, newBytes: Long, next: Int)

@@ -4,7 +4,7 @@ package org.apache.spark.shuffle.adaptive.combine
  * The combined records of one reduce partition on one executor, one record per key: made,
  * folded into and written by a [[CombineEngine]]; callers hold the partition's lock.
  */
-private[spark] trait CombinedRecords {
+private[combine] trait CombinedRecords {
 
   /** Distinct keys held. */
   def rows: Long
@@ -20,7 +20,7 @@ private[spark] trait CombinedRecords {
  * Combined records held as objects, one entry per key; `held` is what the engine estimates
  * they take, reserved in `budget` ([[reserve]]) before they grow.
  */
-private[spark] final class CombinedObjects[K, V](budget: Budget) extends CombinedRecords {
+private[combine] final class CombinedObjects[K, V](budget: Budget) extends CombinedRecords {
   val map = new java.util.HashMap[K, V]
   private[this] var held = 0L
 

@@ -5,7 +5,7 @@ package org.apache.spark.shuffle.adaptive.combine
  * records once its map output is committed instead of writing them to the file: what a map task
  * folds ([[CombinedShuffle.fold]]). Their memory comes from a [[Budget]].
  */
-private[spark] trait TaskRecords {
+private[combine] trait TaskRecords {
 
   /**
    * Keeps `record` of `partition`; false, keeping nothing, when it does not fit in the budget

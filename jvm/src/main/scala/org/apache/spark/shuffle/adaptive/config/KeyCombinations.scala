@@ -12,7 +12,7 @@ import org.apache.spark.shuffle.adaptive.config.AdaptiveShuffleConf._
  * `configure()` before a JVM starts (`conf_keys.json` carries it, as it carries each key's rule).
  * A refusal names the keys and what is allowed.
  */
-private[spark] sealed trait KeyCombination {
+private[config] sealed trait KeyCombination {
 
   /** What `conf_keys.json` says of it. */
   def toMap: Map[String, Any]
@@ -22,7 +22,7 @@ private[spark] sealed trait KeyCombination {
  * `key` at one of `values` needs `other` at `otherValue`, because `why`; an unset key has its
  * default. With `setByConfigure`, Python's `configure()` sets `other` where it is unset.
  */
-private[spark] final case class Needs(
+private[config] final case class Needs(
     key: String,
     keyDefault: String,
     values: Seq[String],
@@ -60,7 +60,7 @@ private[spark] final case class Needs(
  * `key`, a size, is at most `limit`'s size, or where that is unset `fallback`'s (a Spark key
  * whose sizes without a unit are MiB, default `fallbackDefault`).
  */
-private[spark] final case class AtMost(
+private[config] final case class AtMost(
     key: String,
     limit: String,
     fallback: String,

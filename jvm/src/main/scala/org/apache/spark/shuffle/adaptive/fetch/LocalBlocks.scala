@@ -6,7 +6,7 @@ import org.apache.spark.network.buffer.ManagedBuffer
 import org.apache.spark.storage.{BlockId, BlockManager, BlockManagerId}
 
 /** The executor the reduce task runs in: its own blocks and its scratch space. */
-private[spark] trait LocalBlocks {
+private[fetch] trait LocalBlocks {
   def address: BlockManagerId
 
   /** The block's data; the caller retains the buffer while it reads and releases it after. */

@@ -8,8 +8,7 @@ import org.apache.spark.scheduler.{SparkListener, SparkListenerTaskEnd}
 /**
  * Driver side: adds up the [[FetchCounters]] that finished tasks report, for the application
  * and per executor, from the per-task values of the plugin's accumulators, what local
- * reduction did per shuffle and, in mode=push, where each shuffle's reduce tasks ran against
- * its owners ([[OwnerReads]]; both for the newest [[FetchMetricsListener.KeptShuffles]]), and keeps
+ * reduction did per shuffle (for the newest [[FetchMetricsListener.KeptShuffles]]), and keeps
  * `source` (the driver's [[PluginMetricsSource]]) up to date with them.
  */
 private[spark] final class FetchMetricsListener(source: PluginMetricsSource) extends SparkListener {
@@ -17,7 +16,6 @@ private[spark] final class FetchMetricsListener(source: PluginMetricsSource) ext
   private[this] val application = new FetchCounters
   private[this] val byExecutor = mutable.TreeMap.empty[String, FetchCounters]
   private[this] val combineByShuffle = mutable.TreeMap.empty[Int, CombineCounters]
-  private[this] val ownerReadsByShuffle = mutable.TreeMap.empty[Int, OwnerReads]
 
   /** The application's counters from the tasks that ended after [[mark]], once it was called. */
   private[this] var sinceMark: Option[FetchCounters] = None
@@ -55,17 +53,8 @@ private[spark] final class FetchMetricsListener(source: PluginMetricsSource) ext
           combineByShuffle.getOrElseUpdate(shuffleId, new CombineCounters).merge(counters.combine)
           FetchMetricsListener.keepNewest(combineByShuffle)
         }
-        if (counters(FetchCounters.ReduceTasks) > 0) {
-          ownerReadsByShuffle.getOrElseUpdate(shuffleId, new OwnerReads).add(counters)
-          FetchMetricsListener.keepNewest(ownerReadsByShuffle)
-        }
         snapshot()
       })
-
-  /** mode=push: where the reduce tasks of the shuffles that read merged chunks ran, by shuffle. */
-  def ownerReads: Map[Int, Map[String, Any]] = synchronized {
-    ownerReadsByShuffle.iterator.collect { case (id, r) if r.readChunks => id -> r.toMap }.toMap
-  }
 
   /** What local reduction did of `shuffleId` so far, map and reduce tasks; empty if nothing. */
   def combineOf(shuffleId: Int): Map[String, Any] =

@@ -10,7 +10,8 @@ import org.apache.spark.shuffle.adaptive.compat.ServingShuffleManager
  * `spark.shuffle.adaptive.testing.serveDelay`, so that benchmarks compare the plugin with Spark
  * on the same slowed executor.
  */
-private[spark] class SlowServingSortShuffleManager(conf: SparkConf) extends ServingShuffleManager {
+private[testing] class SlowServingSortShuffleManager(conf: SparkConf)
+    extends ServingShuffleManager {
 
   private[this] val sortShuffle = new SortShuffleManager(conf)
   private[this] lazy val servingResolver =

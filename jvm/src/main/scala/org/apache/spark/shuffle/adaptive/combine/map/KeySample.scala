@@ -64,7 +64,7 @@ private[combine] final class KeySample {
   def clear(): Unit = synchronized { hashes = new IntSet }
 }
 
-private[spark] object KeySample {
+private[combine] object KeySample {
 
   /** Hashes a map task keeps before it keeps every other one fewer. */
   private[combine] val MaxTaskHashes = 1 << 16

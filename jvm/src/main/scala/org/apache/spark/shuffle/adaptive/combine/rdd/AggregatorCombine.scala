@@ -91,7 +91,7 @@ private[spark] object AggregatorCombine {
  * A primitive type records are kept as, by the bits of a long: how a boxed value of it becomes
  * those bits and back.
  */
-private[spark] sealed abstract class NumberKind extends Serializable {
+private[combine] sealed abstract class NumberKind extends Serializable {
 
   /** Whether `value` is a box of this kind (what the class tags promised). */
   def boxes(value: Any): Boolean
@@ -101,7 +101,7 @@ private[spark] sealed abstract class NumberKind extends Serializable {
   def box(bits: Long): Any
 }
 
-private[spark] object NumberKind {
+private[combine] object NumberKind {
 
   case object Longs extends NumberKind {
     override def boxes(value: Any): Boolean = value.isInstanceOf[java.lang.Long]

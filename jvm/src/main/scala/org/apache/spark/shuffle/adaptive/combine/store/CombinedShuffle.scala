@@ -329,7 +329,7 @@ private[spark] object CombinedShuffle {
  * records folded, those that met a key held, the bytes of those that did not (which segments
  * will hold), and the bytes kept.
  */
-private[spark] final case class Fold(
+private[combine] final case class Fold(
     partitionsOverflowed: Int,
     rows: Long,
     rowsMerged: Long,

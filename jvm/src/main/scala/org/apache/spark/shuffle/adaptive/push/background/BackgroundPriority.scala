@@ -14,7 +14,7 @@ import org.apache.spark.util.ThreadUtils
  * the JVM has no call that sets it (Thread.setPriority is ignored there), so the thread renices
  * its own id, once.
  */
-private[spark] object BackgroundPriority {
+private[push] object BackgroundPriority {
 
   /**
    * A daemon thread `name` that runs what it is given in order, `niceness` below the calling

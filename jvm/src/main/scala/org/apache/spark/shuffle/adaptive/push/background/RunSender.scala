@@ -24,7 +24,7 @@ import org.apache.spark.shuffle.adaptive.transport.BlockUploads
  * or grows it. The executor-wide [[PeerTraffic]] sees the bytes in flight to each peer, so
  * fetchers choosing sources see them too. Runs on the calling thread.
  */
-private[spark] final class RunSender(
+private[push] final class RunSender(
     upload: (BlockManagerId, BlockId, ManagedBuffer) => Future[Unit],
     limits: FlowLimits,
     increment: Long,
@@ -120,7 +120,7 @@ private[spark] final class RunSender(
   }
 }
 
-private[spark] object RunSender {
+private[push] object RunSender {
 
   private final case class Run(blockId: BlockId, size: Long) extends SizedBlock
 

@@ -5,7 +5,7 @@ package org.apache.spark.shuffle.adaptive.push.map
  * committed map outputs. A map output's blocks are taken in order while they fit, as a store
  * takes them ([[Admission]]); the rest stay in its file for reduce tasks to fetch. Thread-safe.
  */
-private[spark] final class PushQueue(val capacity: Long) {
+private[push] final class PushQueue(val capacity: Long) {
 
   private[this] var queued = 0L
   private[this] var highWater = 0L

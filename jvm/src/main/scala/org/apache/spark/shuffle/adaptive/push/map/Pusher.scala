@@ -48,7 +48,7 @@ import org.apache.spark.shuffle.adaptive.transport.MapOutputListener
  * @param askTimeout how long the pusher waits for owners to say what they sealed (one deadline
  *                   for all of them); an owner that does not answer is pushed to regardless
  */
-private[spark] final class Pusher(
+private[push] final class Pusher(
     merges: MergeStore,
     tables: OwnerTableUpdates,
     val queue: PushQueue,
@@ -197,7 +197,7 @@ private[spark] final class Pusher(
   }
 }
 
-private[spark] object Pusher {
+private[push] object Pusher {
 
   /** The ranges of partitions `[start, end)` none of which is in `closed`, in order. */
   def openRanges(start: Int, end: Int, closed: java.util.BitSet): Seq[(Int, Int)] = {

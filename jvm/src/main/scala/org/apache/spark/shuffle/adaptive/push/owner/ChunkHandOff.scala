@@ -30,7 +30,7 @@ import org.apache.spark.shuffle.adaptive.protocol.Ask
  * so a full cluster is not asked again at every append; runs that do not fit meanwhile go to
  * disk as before.
  */
-private[spark] final class ChunkHandOff(
+private[push] final class ChunkHandOff(
     merges: MergeStore,
     self: String,
     peers: () => Seq[BlockManagerId],
@@ -115,7 +115,7 @@ private[spark] final class ChunkHandOff(
   }
 }
 
-private[spark] object ChunkHandOff {
+private[push] object ChunkHandOff {
 
   /** Hand-offs of `merges`' chunks through Spark's block transfer service. */
   def apply(env: SparkEnv, merges: MergeStore, flow: FlowSettings, niceness: Int): ChunkHandOff = {

@@ -22,7 +22,7 @@ import org.apache.spark.shuffle.adaptive.transport.RemoteMemory
  *
  * Lock: each answer is read under its shuffle's monitor alone.
  */
-private[spark] final class ChunkServing private[owner] (
+private[owner] final class ChunkServing private[owner] (
     intake: MergeIntake,
     shuffles: StoreShuffles,
     remote: () => Option[RemoteMemory])

@@ -3,7 +3,7 @@ package org.apache.spark.shuffle.adaptive.push.owner
 import org.apache.spark.network.buffer.ManagedBuffer
 
 /** A chunk on its way to a peer (see [[PeerHandOffs.take]]). */
-private[spark] final class LeavingChunk private[owner] (
+private[owner] final class LeavingChunk private[owner] (
     val shuffleId: Int,
     private[owner] val shuffle: ShuffleMerges,
     private[owner] val chunk: HeldChunk,

@@ -22,7 +22,7 @@ import org.apache.spark.shuffle.adaptive.memory.MemoryBound
  * disk or to hand off), so that two choices never take the same chunk; under it, each shuffle's
  * monitor in turn.
  */
-private[spark] final class MemoryPolicy private[owner] (
+private[owner] final class MemoryPolicy private[owner] (
     val memory: MemoryBound,
     chunkSize: Long,
     disk: MergeStore.Disk,

@@ -31,7 +31,7 @@ import org.apache.spark.shuffle.adaptive.push.protocol.{PushedRun, RunStream, Ru
  * time, under `mergingNow`, so that a layout that finds none waiting never seals while another
  * thread merges the last one it took.
  */
-private[spark] final class MergeIntake private[owner] (
+private[owner] final class MergeIntake private[owner] (
     policy: MemoryPolicy,
     shuffles: StoreShuffles,
     chunkSize: Long,

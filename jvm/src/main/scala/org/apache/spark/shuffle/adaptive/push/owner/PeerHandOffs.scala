@@ -17,7 +17,7 @@ import org.apache.spark.shuffle.adaptive.push.protocol.{HandOffUpload, RunStream
  * Locks: [[take]] chooses under the memory policy's monitor, as every choice of chunks does; a
  * chunk's leaving, arrival or return is recorded under its shuffle's monitor.
  */
-private[spark] final class PeerHandOffs private[owner] (
+private[owner] final class PeerHandOffs private[owner] (
     policy: MemoryPolicy,
     shuffles: StoreShuffles,
     changed: () => Unit) {

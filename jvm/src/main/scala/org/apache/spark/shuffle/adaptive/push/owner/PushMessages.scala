@@ -16,7 +16,7 @@ import org.apache.spark.shuffle.adaptive.push.protocol._
  * the driver sends ([[OwnerTableUpdates]]). The driver's question at a map stage's end goes on to
  * `mapStageEnded`.
  */
-private[spark] final class PushMessages(
+private[push] final class PushMessages(
     merges: MergeStore,
     tables: OwnerTableUpdates,
     mapStageEnded: Int => Unit)

@@ -21,7 +21,7 @@ import org.apache.spark.shuffle.adaptive.read.{ReadPlan, ReadPlanPart, ReduceRea
  * @param chunkSize the most a request of consecutive partitions' chunks asks for
  * @param oneSided whether the task reads the chunks their holders exposed one-sided (UCX)
  */
-private[spark] final class MergedReadPart(
+private[push] final class MergedReadPart(
     owners: Option[Seq[OwnerTable]],
     numMaps: Int,
     own: MergeStore,
