@@ -66,6 +66,8 @@ def test_run_figures_and_network_table():
         "reduce_util_max": 0.9,
         # Link 1 carried 8 MiB down in the reduce stage at 100 Mbit/s.
         "reduce_bound_s": (8 << 20) * 8 / 10**8,
+        # Link 1 carried 9 MiB down over both stages.
+        "job_link_s": (9 << 20) * 8 / 10**8,
     }
     assert run_figures({})["link_reduce_bytes"] is None
 
@@ -79,8 +81,18 @@ def test_run_figures_and_network_table():
         spark_fetch_wait_ms=1500,
         plugin={"mean_buffered_bytes": 3 << 20},
         links=links,
+        wall_s=10.0,
+        map_task_s=4.0,
+        num_partitions=8,
     )
-    table = network_table([run, dataclasses.replace(run, status="failed", links={})]).splitlines()
+    # Another manager's run of the shape that carried twice as much: the shape's bound is the
+    # least any run carried, 9 MiB over link 1 plus one map task's 0.5 s.
+    doubled = {w: {**link, "map": phase(2 * link["map"]["down_bytes"], 0.2)} for w, link in links.items()}
+    other = dataclasses.replace(
+        run, manager="sort", links={**doubled, "1": {**doubled["1"], "reduce": phase(16 << 20, 0.9)}}
+    )
+    bound = (9 << 20) * 8 / 10**8 + 0.5
+    table = network_table([run, other, dataclasses.replace(run, status="failed", links={})]).splitlines()
     assert table[0].split()[:3] == ["workload", "skew", "manager"]
     assert table[2].split() == [
         "dummy",
@@ -96,5 +108,8 @@ def test_run_figures_and_network_table():
         "0.90",
         "0.67",
         "5.96",
+        f"{bound:.2f}",
+        f"{10.0 / bound:.2f}",
     ]
+    assert table[3].split()[2] == "sort" and table[3].split()[-2] == f"{bound:.2f}"
     assert network_table([dataclasses.replace(run, links={})]) is None

@@ -101,6 +101,7 @@ def run_figures(links: Dict[str, Dict[str, object]]) -> Dict[str, Optional[float
         "reduce_util_mean": None,
         "reduce_util_max": None,
         "reduce_bound_s": None,
+        "job_link_s": None,
     }
     if not links:
         return figures
@@ -119,4 +120,29 @@ def run_figures(links: Dict[str, Dict[str, object]]) -> Dict[str, Optional[float
     ]
     if carried:
         figures["reduce_bound_s"] = max(carried)
+    whole = [_job_link_s(w) for w in links.values()]
+    if any(s is not None for s in whole):
+        figures["job_link_s"] = max(s for s in whole if s is not None)
     return figures
+
+
+def _job_link_s(worker: Dict[str, object]) -> Optional[float]:
+    """How long one worker's link needs, at its rate, for what it carried over the map and the
+    reduce stage together, in the direction that carried more."""
+    spans = [worker[phase] for phase in ("map", "reduce") if isinstance(worker.get(phase), dict)]
+    if not spans:
+        return None
+    down = sum(s["down_bytes"] for s in spans)  # type: ignore[index]
+    up = sum(s["up_bytes"] for s in spans)  # type: ignore[index]
+    return max(down, up) * 8 / worker["rate_bps"]  # type: ignore[operator]
+
+
+def job_bound_s(
+    job_link_s: Optional[float], map_task_s: Optional[float], map_tasks: Optional[int]
+) -> Optional[float]:
+    """A run's link bound as a job: the most one link carried over both stages at its rate, plus
+    one map task's mean run time, which no manager overlaps with sending (a map output crosses
+    only once it is written). None without link figures."""
+    if job_link_s is None:
+        return None
+    return job_link_s + (map_task_s / map_tasks if map_task_s and map_tasks else 0.0)

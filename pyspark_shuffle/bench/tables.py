@@ -9,7 +9,7 @@ from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tupl
 from .._metrics import COMBINE, FETCH
 from ..bench_run import RUN_NUMBERS, BenchRun
 from .config import SORT
-from .links import run_figures
+from .links import job_bound_s, run_figures
 from .runner import scenario
 
 Key = Tuple[str, float, str]  # workload (with its kill point, if any), skew, manager label
@@ -194,13 +194,25 @@ def network_table(records: Sequence[BenchRun]) -> Optional[str]:
     """Where the time and the bytes went on a namespace cluster, medians over the ok runs: stage
     times, fetch wait, the plugin's time-averaged buffered bytes, bytes the links carried to
     their workers during the map and the reduce stage, the reduce stage's mean and largest
-    link utilisation, its link bound and each run's reduce stage as a multiple of its own bound.
-    None when no run has link figures (local-cluster)."""
+    link utilisation, its link bound and each run's reduce stage as a multiple of its own bound;
+    then the shape's job bound (links.job_bound_s, the least of its runs under any manager) and
+    each manager's wall as a multiple of it. None when no run has link figures (local-cluster)."""
     if not any(r.links for r in records):
         return None
+    ok = [r for r in records if r.ok]
+    # One bound per shape, whichever manager's run gives it: what the shuffle must carry is the
+    # same under any manager, and the least any run carried is the nearest to it that was seen
+    # (a manager that carries bytes twice does not move its own bound away).
+    bounds: Dict[tuple, float] = {}
+    for r in ok:
+        bound = job_bound_s(run_figures(r.links)["job_link_s"], r.map_task_s, r.num_partitions)
+        if bound is not None:
+            shape = (scenario(r.workload, r.kill), float(r.skew))
+            bounds[shape] = min(bound, bounds.get(shape, bound))
     rows = []
-    for (workload, skew, manager), runs in group_runs(r for r in records if r.ok).items():
+    for (workload, skew, manager), runs in group_runs(ok).items():
         figures = [run_figures(r.links) for r in runs]
+        bound = bounds.get((workload, skew))
         buffered = [r.plugin.get(FETCH.mean_buffered_bytes) for r in runs]
         reduce_over_bound = [_over(r.reduce_stage_s, f["reduce_bound_s"]) for r, f in zip(runs, figures)]
         rows.append(
@@ -216,6 +228,8 @@ def network_table(records: Sequence[BenchRun]) -> Optional[str]:
                 right("reduce util max", _num(median(f["reduce_util_max"] for f in figures), digits=2)),
                 right("link bound s", _num(median(f["reduce_bound_s"] for f in figures), digits=2)),
                 right("reduce / bound", _num(median(reduce_over_bound), digits=2)),
+                right("job bound s", _num(bound, digits=2)),
+                right("wall / job bound", _num(median(_over(r.wall_s, bound) for r in runs), digits=2)),
             ]
         )
     return format_rows(rows)

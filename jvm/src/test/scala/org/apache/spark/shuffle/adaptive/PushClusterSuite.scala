@@ -119,8 +119,8 @@ class PushClusterSuite
     }
 
   test(
-    "map outputs are merged at their partitions' owners and read there as chunks; once an " +
-      "owner is lost, its partitions are read from the map outputs") {
+    "map outputs are merged at their partitions' owners and read there as chunks, which leave " +
+      "memory once read; once an owner is lost, its partitions are read from the map outputs") {
     start()
     val shuffled = SkewedShuffles.onExecutor(sc, spec, "0")
     sc.submitMapStage(dependencyOf(shuffled)).get()
@@ -164,10 +164,22 @@ class PushClusterSuite
         .sum
     }.sum
     assert(crossedTwice > 0 && app("bytes_crossed_twice") === crossedTwice, byExecutor)
+    // The stage that read the shuffle completed: the owners freed what it read, though the
+    // shuffle is still registered.
+    eventually(timeout(60.seconds), interval(100.millis)) {
+      val stillHeld = merged(executors)
+      assert(stillHeld.values.forall(_ == 0L), stillHeld)
+    }
+    assert(mergeStores(executors)(_.policy.bytesReleasedAfterRead).values.sum === held.values.sum)
+    assert(sc.env.mapOutputTracker.asInstanceOf[MapOutputTrackerMaster].containsShuffle(shuffleId))
 
+    // A second shuffle of the same shape, merged, then one owner lost before it is read.
+    val second = SkewedShuffles.onExecutor(sc, spec, "0")
+    sc.submitMapStage(dependencyOf(second)).get()
+    PushProbe.awaitPushed(sc, Seq("0"))
     killAndReplaceExecutor("2")
     awaitLost("2")
-    assert(shuffledDigest(shuffled) === SkewedShuffles.expected(sc, spec))
+    assert(shuffledDigest(second) === SkewedShuffles.expected(sc, spec))
     val again = application()
     val readAgain = again("bytes_by_transport").asInstanceOf[Map[String, Long]].values.sum - read
     val fromChunksAgain = again("bytes_from_stores").asInstanceOf[Long] - read
@@ -225,24 +237,35 @@ class PushClusterSuite
     sc.submitMapStage(dependencyOf(shuffled)).get()
     PushProbe.awaitPushed(sc, Seq("0"))
     // The hand-off runs on in the background once the pushes are done; a chunk is counted by
-    // its peer as it arrives and by its owner once the peer acknowledged it.
-    val hosted = eventually(timeout(60.seconds), interval(100.millis)) {
-      val handedOff = mergeStores(executors)(_.handOffs.bytesHandedOff)
-      val hosted = mergeStores(executors)(_.handOffs.bytesHostedForPeers)
-      assert(handedOff("0") > 0 && handedOff("1") === 0L && handedOff("2") === 0L, handedOff)
-      assert(hosted("0") === 0L && hosted.values.sum === handedOff("0"), hosted)
-      hosted
-    }
+    // its peer as it arrives and by its owner once the peer acknowledged it. Counted so far:
+    // the second shuffle below hands off more.
+    def handedOffOnce(before: Map[String, Long]): Map[String, Long] =
+      eventually(timeout(60.seconds), interval(100.millis)) {
+        val handedOff = mergeStores(executors)(_.handOffs.bytesHandedOff)
+        val hosted = mergeStores(executors)(s => s.handOffs.bytesHostedForPeers)
+          .map { case (e, bytes) => e -> (bytes - before.getOrElse(e, 0L)) }
+        val fromZero = handedOff("0") - before.values.sum
+        assert(fromZero > 0 && handedOff("1") === 0L && handedOff("2") === 0L, handedOff)
+        assert(hosted("0") === 0L && hosted.values.sum === fromZero, hosted)
+        hosted
+      }
+    val hosted = handedOffOnce(Map.empty)
     assert(shuffledDigest(shuffled) === SkewedShuffles.expected(sc, spec))
     val app = application()
     val read = app("bytes_by_transport").asInstanceOf[Map[String, Long]].values.sum
     assert(app("bytes_from_stores") === read && app("chunk_fallbacks") === 0L, app)
     assert(app("chunks_at_peers").asInstanceOf[Long] > 0, app)
 
-    val host = hosted.filter(_._2 > 0).keys.min
+    // Once read, the peers' room is theirs again: a second shuffle is handed off as the first
+    // was, and a peer holding some of it is lost before it is read.
+    val second = SkewedShuffles.onExecutor(sc, spec, "0")
+    sc.submitMapStage(dependencyOf(second)).get()
+    PushProbe.awaitPushed(sc, Seq("0"))
+    val hostedAgain = handedOffOnce(hosted)
+    val host = hostedAgain.filter(_._2 > 0).keys.min
     killAndReplaceExecutor(host)
     awaitLost(host)
-    assert(shuffledDigest(shuffled) === SkewedShuffles.expected(sc, spec))
+    assert(shuffledDigest(second) === SkewedShuffles.expected(sc, spec))
     assert(application()("chunk_fallbacks").asInstanceOf[Long] > 0, "its chunks were asked for")
   }
 

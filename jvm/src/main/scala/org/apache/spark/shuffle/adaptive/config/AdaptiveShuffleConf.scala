@@ -322,12 +322,12 @@ private[spark] object AdaptiveShuffleConf {
     ConfigBuilder(Prefix + "push.chunkSize")
       .doc(
         "mode=push: the size of the chunks an owner merges a reduce partition's pushed blocks " +
-          "into, of the runs a pusher sends, and of a reduce task's merged reads: a merged " +
-          "partition is read a chunk per request, and the chunks an owner holds of " +
-          "neighbouring small partitions (AQE's coalesced reads) are read in one request of up " +
-          "to this size. Larger chunks mean fewer requests; a read is fetched whole, so it " +
-          "should stay well below spark.reducer.maxSizeInFlight. A block larger than a chunk " +
-          "is a chunk of its own.")
+          "into and of the runs a pusher sends. A reduce task reads the chunks an owner holds " +
+          "of neighbouring small partitions (AQE's coalesced reads), and runs of a large " +
+          "partition's consecutive chunks, in requests of up to the fetch in-flight increment " +
+          "(fetch.inFlightIncrement, spark.reducer.maxSizeInFlight / 5 by default) or this " +
+          "size, whichever is larger. A chunk is fetched whole, so it should stay well below " +
+          "spark.reducer.maxSizeInFlight. A block larger than a chunk is a chunk of its own.")
       .version("0.1.0")
       .bytesConf(ByteUnit.BYTE)
       .obeying(Size(1, Long.MaxValue), keyword = "push_chunk_size")

@@ -37,6 +37,7 @@ private[spark] final class ExecutorShuffleMetrics {
       pushRefused: Long,
       pushLate: Long,
       mergedToDisk: Long,
+      releasedAfterRead: Long,
       handedOffToPeers: Long,
       hostedForPeers: Long): Unit =
     source.update(
@@ -50,6 +51,7 @@ private[spark] final class ExecutorShuffleMetrics {
         "push_refused" -> pushRefused,
         "push_late" -> pushLate,
         "merged_to_disk" -> mergedToDisk,
+        "released_after_read" -> releasedAfterRead,
         "handed_off_to_peers" -> handedOffToPeers,
         "hosted_for_peers" -> hostedForPeers))
 }

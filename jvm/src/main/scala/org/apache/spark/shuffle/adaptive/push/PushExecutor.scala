@@ -137,13 +137,23 @@ private[spark] final class PushExecutor(
         pusher.queue.bytesRefused,
         merges.intake.bytesLate,
         merges.policy.bytesMovedToDisk,
+        merges.policy.bytesReleasedAfterRead,
         merges.handOffs.bytesHandedOff,
         merges.handOffs.bytesHostedForPeers))
   }
 
   /** mode=push's part of the read plans of a shuffle whose partitions `owners` merged. */
   def readPart(owners: Option[Seq[OwnerTable]], numMaps: Int, oneSided: Boolean): MergedReadPart =
-    new MergedReadPart(owners, numMaps, merges, chunkSize, replicated, oneSided, askTimeout)
+    new MergedReadPart(
+      owners,
+      numMaps,
+      merges,
+      // A request of several chunks asks for what a fetch request of blocks does (Spark's
+      // maxSizeInFlight / 5 by default), so a large partition is a handful of requests.
+      math.max(chunkSize, flow.requestSize),
+      replicated,
+      oneSided,
+      askTimeout)
 
   def removeShuffle(shuffleId: Int): Unit = {
     merges.removeShuffle(shuffleId)

@@ -66,6 +66,7 @@ class PluginMetricsSourceSuite extends AnyFunSuite {
       pushRefused = 0,
       pushLate = 17,
       mergedToDisk = 7,
+      releasedAfterRead = 19,
       handedOffToPeers = 11,
       hostedForPeers = 13)
     assert(value(metrics.source, "store.high_water") === Some(30L))
@@ -74,5 +75,6 @@ class PluginMetricsSourceSuite extends AnyFunSuite {
     assert(value(metrics.source, "store.merged_to_disk") === Some(7L))
     assert(value(metrics.source, "store.push_queued") === Some(3L))
     assert(value(metrics.source, "store.push_late") === Some(17L))
+    assert(value(metrics.source, "store.released_after_read") === Some(19L))
   }
 }

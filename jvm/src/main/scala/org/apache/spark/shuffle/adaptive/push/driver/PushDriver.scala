@@ -10,7 +10,7 @@ import org.apache.spark.network.buffer.NioManagedBuffer
 import org.apache.spark.shuffle.adaptive.config.AdaptiveShuffleConf.PUSH_PLACE_BY_SIZE_AFTER
 import org.apache.spark.storage.BlockManagerId
 import org.apache.spark.util.{RpcUtils, ThreadUtils}
-import org.apache.spark.shuffle.adaptive.push.protocol.{OwnerTable, PushPayloads, SummaryRequest, TableUpload}
+import org.apache.spark.shuffle.adaptive.push.protocol.{OwnerTable, PushPayloads, ReleaseRequest, SummaryRequest, TableUpload}
 import org.apache.spark.shuffle.adaptive.compat.SparkCompat
 import org.apache.spark.shuffle.adaptive.protocol.Ask
 import org.apache.spark.shuffle.adaptive.transport.BlockUploads
@@ -18,8 +18,9 @@ import org.apache.spark.shuffle.adaptive.transport.BlockUploads
 /**
  * The driver's end of mode=push: the summaries of what owners merged by each map stage's end
  * ([[MergeSummaries]]), the placement of owners by size ([[OwnerPlacement]], unless
- * `push.placeBySizeAfter` is 0) and, under push.reliability=replicated, what becomes of a lost
- * executor's map outputs ([[LostMapOutputs]]): listeners with threads of their own.
+ * `push.placeBySizeAfter` is 0), the release of chunks once a stage read them
+ * ([[ReleaseAfterRead]]) or, under push.reliability=replicated, what becomes of a lost executor's
+ * map outputs ([[LostMapOutputs]]): listeners with threads of their own.
  *
  * @param executors the block managers of the executors that run tasks (the driver's, in local
  *                  mode)
@@ -43,6 +44,16 @@ private[spark] final class PushDriver(
     shuffleBytes,
     published)
   sc.addSparkListener(summaries)
+
+  private[this] val releases =
+    if (replicated) None
+    else {
+      val releasing = new ReleaseAfterRead(
+        (owner, id) => Ask(sc.env, owner, ReleaseRequest(id))(_.getLong(0)),
+        RpcUtils.askRpcTimeout(sc.conf).duration)
+      sc.addSparkListener(releasing)
+      Some(releasing)
+    }
 
   private[this] val placement =
     Some(sc.conf.get(PUSH_PLACE_BY_SIZE_AFTER)).filter(_ > 0).map { fraction =>
@@ -90,6 +101,7 @@ private[spark] final class PushDriver(
       addVersion: OwnerTable => Unit): Unit = {
     publishers.put(shuffleId, table => { addVersion(table); send(shuffleId, table) })
     summaries.register(shuffleId, tables)
+    releases.foreach(_.register(shuffleId, tables))
     placement.foreach(_.register(shuffleId, numMaps, numPartitions, () => tables().map(_.last)))
   }
 
@@ -100,6 +112,7 @@ private[spark] final class PushDriver(
   def remove(shuffleId: Int): Unit = {
     publishers.remove(shuffleId)
     summaries.remove(shuffleId)
+    releases.foreach(_.remove(shuffleId))
     placement.foreach(_.remove(shuffleId))
   }
 
@@ -131,6 +144,7 @@ private[spark] final class PushDriver(
 
   def stop(): Unit = {
     summaries.stop()
+    releases.foreach(_.stop())
     placement.foreach(_.stop())
     lostOutputs.foreach(_.stop())
   }

@@ -86,6 +86,14 @@ private[owner] final class ChunkServing private[owner] (
   def range(shuffleId: Int, start: Int, end: Int): Option[ManagedBuffer] =
     shuffles.get(shuffleId).flatMap(s => s.synchronized(s.range(start, end)))
 
+  /**
+   * The bytes of the chunks this executor holds of `partition` whose ids are in `[first, until)`,
+   * back to back in their layout's order (those handed off to peers left out); none unless a
+   * layout sealed the partition and every one of them is still here.
+   */
+  def chunkRun(shuffleId: Int, partition: Int, first: Int, until: Int): Option[ManagedBuffer] =
+    shuffles.get(shuffleId).flatMap(s => s.synchronized(s.chunkRun(partition, first, until)))
+
   /** A view of the bytes of chunk `chunkId` of `partition`, which its owner handed off here. */
   def hostedChunk(shuffleId: Int, partition: Int, chunkId: Int): Option[ManagedBuffer] =
     shuffles.get(shuffleId).flatMap(s => s.synchronized(s.hostedBytes(partition, chunkId)))

@@ -12,7 +12,8 @@ import org.apache.spark.shuffle.adaptive.memory.MemoryBound
  * of direct memory. A run is merged only once its bytes are reserved ([[reserve]]); where they do
  * not fit, chunks whose partitions were read already are released first, of shuffles older than
  * the one merging ([[releaseRead]]), then chunks move to disk (one [[SpillFile]] per shuffle,
- * `disk`), the hottest partitions' first. Past [[handOffMark]] chunks of unread partitions are
+ * `disk`), the hottest partitions' first. Once a stage that read a shuffle completed, the chunks
+ * of its sealed partitions go at once ([[readBy]]). Past [[handOffMark]] chunks of unread partitions are
  * handed to peers with room ([[PeerHandOffs]] asks [[hottestFirst]]); a store takes others'
  * chunks while at most half of it is in use ([[roomForPeers]]), below the mark at which it would
  * hand off its own. A chunk exposed to one-sided reads never leaves memory: no read finds its
@@ -30,9 +31,13 @@ private[owner] final class MemoryPolicy private[owner] (
     extends Logging {
 
   private[this] val movedToDisk = new AtomicLong
+  private[this] val releasedAfterRead = new AtomicLong
 
   /** Bytes of chunks moved from memory to disk so far. */
   def bytesMovedToDisk: Long = movedToDisk.get
+
+  /** Bytes of chunks freed because a stage that read them completed ([[readBy]]). */
+  def bytesReleasedAfterRead: Long = releasedAfterRead.get
 
   /** Above this many bytes in use, chunks are handed off to peers. */
   def handOffMark: Long = memory.capacity / 4 * 3
@@ -56,6 +61,22 @@ private[owner] final class MemoryPolicy private[owner] (
   /** After a merge into `shuffleId`: past the hand-off mark, chunks already read go first. */
   def merged(shuffleId: Int): Unit =
     if (memory.used > handOffMark) releaseRead(memory.used - memory.capacity / 2, shuffleId)
+
+  /**
+   * A stage that read `shuffleId` completed: the chunks in memory of its sealed partitions go
+   * now, and those other owners handed off here, rather than when memory runs short or Spark's
+   * cleaner unregisters the shuffle (after the driver's GC). A hand-off's partition that no task
+   * has read yet is then read from its files, as a partition whose chunk was lost is. Answers
+   * the bytes freed.
+   */
+  def readBy(shuffleId: Int): Long = synchronized {
+    val freed = shuffles
+      .get(shuffleId)
+      .fold(0L)(s => s.synchronized(s.releaseSealed(Long.MaxValue) + s.releaseHosted()))
+    memory.release(freed)
+    releasedAfterRead.addAndGet(freed)
+    freed
+  }
 
   /**
    * Releases up to `wanted` bytes of chunks whose partitions were read, of shuffles older than

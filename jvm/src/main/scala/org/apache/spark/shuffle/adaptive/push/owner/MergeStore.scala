@@ -16,8 +16,9 @@ import org.apache.spark.shuffle.adaptive.transport.RemoteMemory
  *  - [[PeerHandOffs]]: chunks handed to peers with room, and those held for them;
  *  - [[ChunkServing]]: the driver's summaries, reduce tasks' layouts (which seal partitions)
  *    and chunks;
- *  - here, the lifecycle: everything of a shuffle goes when it is removed, and runs of it that
- *    arrive later are dropped ([[StoreShuffles]]).
+ *  - here, the lifecycle: what reduce tasks sealed goes once a stage that read it completed,
+ *    everything of a shuffle when it is removed, and runs of it that arrive later are dropped
+ *    ([[StoreShuffles]]).
  *
  * Each part states its locks; every part reads or changes a shuffle's merges under that
  * shuffle's monitor only. `onChange` hears of every change in what is held. Thread-safe.
@@ -44,6 +45,16 @@ private[spark] final class MergeStore(
       disk.remove(shuffleId)
       changed()
     }
+
+  /**
+   * A stage that read `shuffleId` completed: its sealed partitions' chunks leave memory
+   * ([[MemoryPolicy.readBy]]). Answers the bytes freed.
+   */
+  def stageRead(shuffleId: Int): Long = {
+    val freed = policy.readBy(shuffleId)
+    if (freed > 0) changed()
+    freed
+  }
 
   def clear(): Unit = shuffles.ids.foreach(removeShuffle)
 }

@@ -36,6 +36,10 @@ private[push] final class PushMessages(
       merges.serving
         .range(shuffleId, start, end)
         .getOrElse(throw new IOException(s"$request: partitions not sealed here"))
+    case PushRequest(request @ ChunkRunRequest(shuffleId, partition, first, until)) =>
+      merges.serving
+        .chunkRun(shuffleId, partition, first, until)
+        .getOrElse(throw new IOException(s"$request: partition not sealed here, or chunks gone"))
     case PushRequest(request @ HostedChunkRequest(shuffleId, partition, chunkId)) =>
       merges.serving
         .hostedChunk(shuffleId, partition, chunkId)
@@ -46,6 +50,8 @@ private[push] final class PushMessages(
     case PushRequest(SealedRequest(shuffleId, start, end)) =>
       new NioManagedBuffer(
         PushPayloads.encodeSealed(merges.serving.sealedOf(shuffleId, start, end)))
+    case PushRequest(ReleaseRequest(shuffleId)) =>
+      new NioManagedBuffer(ByteBuffer.allocate(8).putLong(0, merges.stageRead(shuffleId)))
     case PushRequest(RoomRequest) =>
       new NioManagedBuffer(ByteBuffer.allocate(8).putLong(0, merges.policy.roomForPeers))
     case _ => throw new IOException(s"$id: not a request of mode=push")

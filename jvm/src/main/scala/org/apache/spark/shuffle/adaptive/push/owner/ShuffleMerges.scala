@@ -145,20 +145,33 @@ private[owner] final class ShuffleMerges {
     }
 
   /**
-   * Releases chunks in memory of sealed partitions (those that no peer reads one-sided, and not
-   * on their way to one), in the order their partitions were sealed, until `wanted` bytes of
-   * memory are free; answers the bytes freed.
+   * Releases the chunks in memory of sealed partitions (those that no peer reads one-sided, and
+   * not on their way to one), a partition's all at once (a layout lists none of a partition
+   * that lost one), in the order their partitions were sealed, until `wanted` bytes of memory are
+   * free; answers the bytes freed.
    */
   def releaseSealed(wanted: Long): Long = {
     var freed = 0L
     while (freed < wanted && !sealedInMemory.isEmpty) {
-      val chunk = sealedInMemory.poll()
-      if (!removed && chunk.inMemory && !chunk.leaving && chunk.region.isEmpty) {
-        freed += chunk.memoryBytes
-        bytes -= chunk.memoryBytes
-        chunk.release()
+      val first = sealedInMemory.poll()
+      if (!removed && first.inMemory) {
+        partitions(first.partition).chunks.foreach { chunk =>
+          if (chunk.inMemory && !chunk.leaving && chunk.region.isEmpty) {
+            freed += chunk.memoryBytes
+            bytes -= chunk.memoryBytes
+            chunk.release()
+          }
+        }
       }
     }
+    freed
+  }
+
+  /** Drops the chunks other owners handed off here; answers the bytes freed. */
+  def releaseHosted(): Long = {
+    val freed = hosted.valuesIterator.map(_.remaining.toLong).sum
+    hosted.clear()
+    bytes -= freed
     freed
   }
 
@@ -175,7 +188,10 @@ private[owner] final class ShuffleMerges {
     .toSeq
     .sortBy(_.partition)
 
-  /** Seals partitions `[start, end)`, hands `expose` their chunks in memory not exposed yet. */
+  /**
+   * Seals partitions `[start, end)`, hands `expose` their chunks in memory not exposed yet, and
+   * lists their chunks: none of a partition one of whose chunks was released.
+   */
   def seal(start: Int, end: Int, expose: HeldChunk => Unit): Seq[MergedChunk] =
     (start until end).flatMap { p =>
       val merge = mergeOf(p)
@@ -185,19 +201,28 @@ private[owner] final class ShuffleMerges {
       if (!removed) {
         merge.chunks.filter(c => c.inMemory && !c.leaving && c.region.isEmpty).foreach(expose)
       }
-      merge.chunks.filterNot(_.released).map(_.describe)
+      // A partition that lost a chunk from memory is read from its files whole: a read of
+      // several of its chunks at once then never spans the gap.
+      if (merge.chunks.exists(_.released)) Nil else merge.chunks.map(_.describe)
     }
 
   def unexpose(): Unit = chunks.foreach(_.unexpose())
 
   def range(start: Int, end: Int): Option[ManagedBuffer] =
     if (removed || !(start until end).forall(isSealed)) None
-    else {
-      val held = (start until end).flatMap(p => partitions(p).chunks).filter(_.hostedAt.isEmpty)
-      // A range is cut as its layout says: with a chunk released since, it is read from files.
-      if (held.exists(_.released)) None
-      else Some(new NettyManagedBuffer(Unpooled.wrappedBuffer(held.map(_.buffer): _*)))
-    }
+    else together((start until end).flatMap(p => partitions(p).chunks))
+
+  def chunkRun(partition: Int, first: Int, until: Int): Option[ManagedBuffer] =
+    if (removed || !isSealed(partition)) None
+    else together(partitions(partition).chunks.filter(c => c.id >= first && c.id < until).toSeq)
+
+  /** The bytes of `chunks` held here, back to back, unless one was released since its layout. */
+  private def together(chunks: Seq[HeldChunk]): Option[ManagedBuffer] = {
+    val held = chunks.filter(_.hostedAt.isEmpty)
+    // A read is cut as its layout says: with a chunk released since, it is read from files.
+    if (held.isEmpty || held.exists(_.released)) None
+    else Some(new NettyManagedBuffer(Unpooled.wrappedBuffer(held.map(_.buffer): _*)))
+  }
 
   def bytesOf(chunkId: Int): Option[ManagedBuffer] =
     chunks.lift(chunkId).filter(c => c.hostedAt.isEmpty && !c.released).map(_.data)

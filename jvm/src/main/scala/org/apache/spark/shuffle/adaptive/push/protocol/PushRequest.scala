@@ -40,6 +40,21 @@ private[push] final case class RangeRequest(shuffleId: Int, start: Int, end: Int
 }
 
 /**
+ * The chunks an owner holds of `partition` whose ids are in `[first, until)`, which a layout
+ * sealed, back to back in the layout's order (those handed off to peers left out): one request
+ * for several chunks of a partition too large for a [[RangeRequest]] of its own.
+ */
+private[push] final case class ChunkRunRequest(
+    shuffleId: Int,
+    partition: Int,
+    first: Int,
+    until: Int)
+    extends PushRequest {
+  def blockId: ShuffleBlockBatchId =
+    BlockMessage.spell(shuffleId, PushRequest.ChunkRunKind, partition, first, until)
+}
+
+/**
  * Which of partitions `[start, end)` reduce tasks have sealed at the owner asked: a pusher asks
  * before it pushes runs of them once their map stage ended, so that none crosses the network
  * to be dropped.
@@ -48,6 +63,14 @@ private[push] final case class SealedRequest(shuffleId: Int, start: Int, end: In
     extends PushRequest {
   def blockId: ShuffleBlockBatchId =
     BlockMessage.spell(shuffleId, PushRequest.SealedKind, 0, start, end)
+}
+
+/**
+ * A stage that read `shuffleId` completed: the owner asked frees the memory of the chunks of
+ * the partitions reduce tasks sealed there. Answered with the bytes freed.
+ */
+private[push] final case class ReleaseRequest(shuffleId: Int) extends PushRequest {
+  def blockId: ShuffleBlockBatchId = BlockMessage.spell(shuffleId, PushRequest.ReleaseKind, 0, 0, 1)
 }
 
 /** The owner's chunk `chunkId` (of `partition`): chunk ids are an owner's own. */
@@ -76,9 +99,19 @@ private[spark] object PushRequest {
   val ChunkKind = 5
   val HostedChunkKind = 6
   val SealedKind = 9
+  val ChunkRunKind = 10
+  val ReleaseKind = 11
 
-  val Kinds: Set[Int] =
-    Set(LayoutKind, RoomKind, SummaryKind, RangeKind, ChunkKind, HostedChunkKind, SealedKind)
+  val Kinds: Set[Int] = Set(
+    LayoutKind,
+    RoomKind,
+    SummaryKind,
+    RangeKind,
+    ChunkKind,
+    HostedChunkKind,
+    SealedKind,
+    ChunkRunKind,
+    ReleaseKind)
 
   /** The request a fetched `id` spells; none for every other block. */
   def unapply(id: BlockId): Option[PushRequest] = id match {
@@ -91,6 +124,8 @@ private[spark] object PushRequest {
         case ChunkKind => Some(ChunkRequest(shuffleId, start, number))
         case HostedChunkKind => Some(HostedChunkRequest(shuffleId, start, number))
         case SealedKind => Some(SealedRequest(shuffleId, start, end))
+        case ChunkRunKind => Some(ChunkRunRequest(shuffleId, number, start, end))
+        case ReleaseKind => Some(ReleaseRequest(shuffleId))
         case _ => None
       }
     case _ => None

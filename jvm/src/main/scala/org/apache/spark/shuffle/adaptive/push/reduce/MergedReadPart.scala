@@ -18,14 +18,14 @@ import org.apache.spark.shuffle.adaptive.read.{ReadPlan, ReadPlanPart, ReduceRea
  * of some of its blocks left.
  *
  * @param own this executor's store, which answers for the partitions it owns
- * @param chunkSize the most a request of consecutive partitions' chunks asks for
+ * @param requestBytes the most a request of several chunks asks for
  * @param oneSided whether the task reads the chunks their holders exposed one-sided (UCX)
  */
 private[push] final class MergedReadPart(
     owners: Option[Seq[OwnerTable]],
     numMaps: Int,
     own: MergeStore,
-    chunkSize: Long,
+    requestBytes: Long,
     replicated: Boolean,
     oneSided: Boolean,
     askTimeout: FiniteDuration)
@@ -60,7 +60,7 @@ private[push] final class MergedReadPart(
           task.endPartition,
           replicated,
           askTimeout),
-        rangeBytes = chunkSize,
+        requestBytes = requestBytes,
         oneSided = oneSided,
         lostHomes = lostHomes,
         // Replicated, a replica's chunk holds the blocks of one executor's map outputs only.

@@ -9,7 +9,7 @@ import scala.util.control.NonFatal
 import org.apache.spark.SparkEnv
 import org.apache.spark.internal.Logging
 import org.apache.spark.storage.{BlockId, BlockManagerId, ShuffleBlockId}
-import org.apache.spark.shuffle.adaptive.push.protocol.{HostedChunkRequest, LayoutRequest, MergedChunk, OwnerTable, PushPayloads, PushRequest, RangeRequest}
+import org.apache.spark.shuffle.adaptive.push.protocol.{ChunkRunRequest, HostedChunkRequest, LayoutRequest, MergedChunk, OwnerTable, PushPayloads, PushRequest, RangeRequest}
 import org.apache.spark.shuffle.adaptive.metrics.FetchCounters
 import org.apache.spark.shuffle.adaptive.protocol.Ask
 import org.apache.spark.shuffle.adaptive.push.owner.MergeStore
@@ -54,20 +54,23 @@ private[spark] object MergedReads extends Logging {
    * file of the task's own executor (`reader`); a block is read once, from the first chunk
    * that holds it, and never out of a chunk that names its map output twice.
    *
-   * The chunks an owner holds of consecutive partitions the task reads whole are read in one
-   * request of up to `rangeBytes` ([[RangeRequest]]): a coalesced reduce task reads many
-   * small partitions, each merged into one small chunk, and would otherwise pay a request and a
-   * stream per partition. A partition of more than `rangeBytes`, or one with a chunk left out,
-   * is read a chunk per request, and so is a chunk its owner handed off, at its peer. With
-   * `oneSided` (the task reads through UCX), a chunk its holder exposed is read alone, one-sided
-   * out of its region: a read the holder does not serve costs it nothing per request.
+   * Reads are few and large, up to `requestBytes` each. The chunks an owner holds of
+   * consecutive partitions the task reads whole are read in one request ([[RangeRequest]]): a
+   * coalesced reduce task reads many small partitions, each merged into one small chunk, and
+   * would otherwise pay a request and a stream per partition. A partition of more than
+   * `requestBytes`, or one with a chunk left out, is read in runs of consecutive chunks, one
+   * request each ([[ChunkRunRequest]]): an owner whose store overflowed holds a large partition
+   * as many small chunks, and they are read as a handful of requests, not one each. A chunk its
+   * owner handed off is read alone, at its peer. With `oneSided` (the task reads through UCX), a
+   * chunk its holder exposed is read alone, one-sided out of its region: a read the holder does
+   * not serve costs it nothing per request.
    */
   def plan(
       counters: FetchCounters,
       shuffleId: Int,
       byAddress: Seq[(BlockManagerId, Seq[BlockRef])],
       layouts: Seq[(BlockManagerId, Seq[MergedChunk])],
-      rangeBytes: Long,
+      requestBytes: Long,
       oneSided: Boolean,
       lostHomes: Set[String] = Set.empty,
       reader: Option[String] = None): MergedReads = {
@@ -133,42 +136,71 @@ private[spark] object MergedReads extends Logging {
           readChunk(owner, chunk, parts)
         case _ =>
       }
+      // Chunks read in one request, the owner serving them back to back as `request` names them.
+      def readTogether(
+          together: Seq[(MergedChunk, IndexedSeq[BundledPart])],
+          request: => PushRequest): Unit = together match {
+        case Seq() =>
+        case Seq((chunk, parts)) => readChunk(owner, chunk, parts)
+        case many =>
+          val starts = many.scanLeft(0L)(_ + _._1.bytes)
+          val parts = many.zip(starts).flatMap { case ((_, ps), start) =>
+            ps.map(p => p.copy(offset = p.offset + start))
+          }
+          read(owner, request.blockId, starts.last, parts.toIndexedSeq)
+      }
       val range = mutable.ArrayBuffer.empty[(MergedChunk, IndexedSeq[BundledPart])]
       var rangeTotal = 0L
       def flush(): Unit = {
-        range.toSeq match {
-          case Seq() =>
-          case Seq((chunk, parts)) =>
-            readChunk(owner, chunk, parts)
-          case many =>
-            val starts = many.scanLeft(0L)(_ + _._1.bytes)
-            val parts = many.zip(starts).flatMap { case ((_, ps), start) =>
-              ps.map(p => p.copy(offset = p.offset + start))
-            }
-            val id =
-              RangeRequest(shuffleId, many.head._1.partition, many.last._1.partition + 1).blockId
-            read(owner, id, starts.last, parts.toIndexedSeq)
-            inRanges += many.size
-        }
+        val many = range.toSeq
+        readTogether(
+          many,
+          RangeRequest(shuffleId, many.head._1.partition, many.last._1.partition + 1))
+        if (many.size > 1) inRanges += many.size
         range.clear()
         rangeTotal = 0L
+      }
+      // Runs of a partition's consecutive chunks the task reads, each up to a request's size.
+      def readRuns(of: Seq[(MergedChunk, Option[IndexedSeq[BundledPart]])]): Unit = {
+        val run = mutable.ArrayBuffer.empty[(MergedChunk, IndexedSeq[BundledPart])]
+        var runTotal = 0L
+        def cut(): Unit = {
+          val many = run.toSeq
+          readTogether(
+            many,
+            ChunkRunRequest(
+              shuffleId,
+              many.head._1.partition,
+              many.head._1.chunkId,
+              many.last._1.chunkId + 1))
+          run.clear()
+          runTotal = 0L
+        }
+        of.foreach {
+          case (chunk, Some(parts)) if !alone(chunk) =>
+            if (runTotal + chunk.bytes > requestBytes) cut()
+            run += chunk -> parts
+            runTotal += chunk.bytes
+          case _ =>
+            // The owner serves every chunk it holds between a run's first and last.
+            cut()
+        }
+        cut()
       }
       // Each partition's chunks in their layout's order, which is the order the owner serves.
       val held = selected.filter(_._1.hostedAt.isEmpty).groupBy(_._1.partition).toSeq.sortBy(_._1)
       held.foreach { case (_, of) =>
         val bytes = of.iterator.map(_._1.bytes).sum
         // A range holds every chunk of its partitions that the owner has.
-        if (of.forall { case (c, parts) => parts.isDefined && !alone(c) } && bytes <= rangeBytes) {
-          if (rangeTotal + bytes > rangeBytes) flush()
+        if (of.forall { case (c, parts) =>
+            parts.isDefined && !alone(c)
+          } && bytes <= requestBytes) {
+          if (rangeTotal + bytes > requestBytes) flush()
           range ++= of.map { case (chunk, parts) => chunk -> parts.get }
           rangeTotal += bytes
         } else {
           flush()
-          of.foreach {
-            case (chunk, Some(parts)) if !alone(chunk) =>
-              readChunk(owner, chunk, parts)
-            case _ =>
-          }
+          readRuns(of)
         }
       }
       flush()

@@ -255,12 +255,9 @@ class MergeStoreSuite extends AnyFunSuite {
     assert(m.used === 600, "under the mark, nothing is released")
     assert(s.serving.layout(0, 0, 1, forPeer = false).size === 6)
     (1 to 2).foreach(mapId => receiveOf(s, 1, mapId, 100))
-    assert(m.used === 500)
-    assert(
-      s.serving.layout(0, 0, 1, forPeer = false).map(_.mapIds.toSeq) === Seq(
-        Seq(4L),
-        Seq(5L),
-        Seq(6L)))
+    // 300 bytes were wanted; a partition goes whole, as its blocks are then read from files.
+    assert(m.used === 200)
+    assert(s.serving.layout(0, 0, 1, forPeer = false).isEmpty)
     // Shuffle 1's partition 0 is read meanwhile: its chunks stay while shuffle 1 merges.
     s.serving.layout(1, 0, 1, forPeer = false)
     (3 to 5).foreach(mapId => receiveOf(s, 1, mapId, 0, 100))
@@ -330,6 +327,56 @@ class MergeStoreSuite extends AnyFunSuite {
     val held = layout.filter(_.hostedAt.isEmpty)
     assert(held.size === layout.size - 1)
     assert(s.serving.range(0, 0, 2).get.size === held.map(_.bytes).sum)
+  }
+
+  test("a run of a partition's chunks is served back to back, in memory and on disk alike") {
+    val dir = Files.createTempDirectory("merge-store").toFile
+    val (s, _) = store(100, chunkSize = 30, disk = diskIn(dir))
+    receive(s, 1, 30, 5)
+    receive(s, 2, 30, 5)
+    receive(s, 3, 20)
+    receive(s, 4, 20, 5) // partition 0's first chunk moves to disk
+    assert(s.serving.chunkRun(0, 0, 0, 100).isEmpty, "not before a layout sealed the partition")
+    val layout = s.serving.layout(0, 0, 2, forPeer = true)
+    val ofZero = layout.filter(_.partition == 0)
+    // Partition 1's chunk has an id between partition 0's: a run is of its partition only.
+    assert(ofZero.map(_.chunkId) === Seq(0, 2, 3, 4) && s.policy.bytesMovedToDisk === 30)
+    def runOf(first: Int, until: Int): Seq[Byte] = {
+      val buf = s.serving.chunkRun(0, 0, first, until).get.nioByteBuffer()
+      val out = new Array[Byte](buf.remaining)
+      buf.get(out)
+      out.toSeq
+    }
+    assert(runOf(0, 5) === ofZero.flatMap(c => bytesOf(s, c).toSeq))
+    assert(runOf(2, 4) === ofZero.slice(1, 3).flatMap(c => bytesOf(s, c).toSeq))
+    assert(s.serving.chunkRun(0, 0, 5, 9).isEmpty, "no chunk of it there")
+    s.removeShuffle(0)
+    assert(s.serving.chunkRun(0, 0, 0, 5).isEmpty)
+    dir.delete()
+  }
+
+  test("a run of chunks leaves out those handed off to peers") {
+    val (s, _) = hotAndCold()
+    s.handOffs.take(100).foreach(c => assert(s.handOffs.handedOff(c, peer)))
+    val held = s.serving.layout(0, 0, 1, forPeer = true).filter(_.hostedAt.isEmpty)
+    assert(held.size === 2)
+    assert(s.serving.chunkRun(0, 0, 0, 100).get.size === held.map(_.bytes).sum)
+  }
+
+  test("once a stage read a shuffle, its sealed partitions' chunks leave memory; the rest stay") {
+    val (s, m) = store(1000, chunkSize = 100)
+    push(s, m, 1, 0, 60, 10, 30)
+    push(s, m, 2, 0, 30, 0, 30)
+    val read = s.serving.layout(0, 0, 2, forPeer = false)
+    assert(m.used === 100 + 10 + 60)
+    assert(s.stageRead(0) === 110 && m.used === 60)
+    assert(s.policy.bytesReleasedAfterRead === 110)
+    // A reader of the older layout reads its blocks from their files.
+    assert(s.serving.chunk(0, read.head.chunkId).isEmpty)
+    // Partition 2 was not read: it is still merged, and a later layout lists it.
+    assert(s.serving.layout(0, 2, 3, forPeer = false).map(_.mapIds.toSeq) === Seq(Seq(1L, 2L)))
+    assert(s.stageRead(0) === 60 && m.used === 0)
+    assert(s.stageRead(5) === 0, "a shuffle this store never merged")
   }
 
   test("a run larger than the whole memory stays in its file, and nothing moves to disk") {
@@ -506,8 +553,9 @@ class MergeStoreSuite extends AnyFunSuite {
     assert(!handOff(s, 4, 0, 100))
     assert(m.used === 300 && s.handOffs.bytesHostedForPeers === 300)
     assert(s.serving.hostedChunk(0, 4, 0).get.size === 300)
-    s.removeShuffle(0)
-    assert(m.used === 0 && s.serving.hostedChunk(0, 4, 0).isEmpty)
+    // Once a stage read the shuffle, what was handed off here goes too.
+    assert(s.stageRead(0) === 300 && m.used === 0 && s.serving.hostedChunk(0, 4, 0).isEmpty)
+    assert(s.policy.roomForPeers === 500)
   }
 
   test("a map output's runs go to the owners in turn, the one after the pusher's first") {

@@ -5,7 +5,7 @@ import org.scalatest.funsuite.AnyFunSuite
 import org.apache.spark.storage.{BlockId, BlockManagerId, ShuffleBlockId}
 import org.apache.spark.shuffle.adaptive.fetch.BlockRef
 import org.apache.spark.shuffle.adaptive.metrics.FetchCounters
-import org.apache.spark.shuffle.adaptive.push.protocol.{HostedChunkRequest, MergedChunk, PushRequest, RangeRequest}
+import org.apache.spark.shuffle.adaptive.push.protocol.{ChunkRequest, ChunkRunRequest, HostedChunkRequest, MergedChunk, PushRequest, RangeRequest}
 import org.apache.spark.shuffle.adaptive.transport.RemoteRegion
 
 class MergedReadsSuite extends AnyFunSuite {
@@ -27,11 +27,19 @@ class MergedReadsSuite extends AnyFunSuite {
   private def planOf(
       needs: Seq[(BlockManagerId, Seq[BlockRef])],
       layouts: Seq[(BlockManagerId, Seq[MergedChunk])],
-      rangeBytes: Long = 1000,
+      requestBytes: Long = 1000,
       oneSided: Boolean = false,
       lostHomes: Set[String] = Set.empty,
       reader: Option[String] = None): MergedReads =
-    MergedReads.plan(new FetchCounters, 0, needs, layouts, rangeBytes, oneSided, lostHomes, reader)
+    MergedReads.plan(
+      new FetchCounters,
+      0,
+      needs,
+      layouts,
+      requestBytes,
+      oneSided,
+      lostHomes,
+      reader)
 
   /** The blocks left to read from their map outputs and the chunks read, by executor. */
   private def listed(plan: MergedReads): Map[String, Set[String]] =
@@ -112,7 +120,7 @@ class MergedReadsSuite extends AnyFunSuite {
 
   test("chunks of one holder are each a bundle of the read plan, in the order to ask for them") {
     // Partition 5 merged at the owner as two chunks, too large together for one range.
-    val plan = planOf(needed(1, 2), Seq(owner -> Seq(chunk(0, 1), chunk(1, 2))), rangeBytes = 100)
+    val plan = planOf(needed(1, 2), Seq(owner -> Seq(chunk(0, 1), chunk(1, 2))), requestBytes = 100)
     assert(
       plan.bundles.map { case (holder, read) => holder -> read.id } === Seq(
         owner -> chunk(0, 1).request(0).blockId,
@@ -151,7 +159,7 @@ class MergedReadsSuite extends AnyFunSuite {
   test("the chunks of consecutive partitions read whole come in one request, up to its size") {
     val layout = (5 to 8).map(p => small(p - 5, p))
     val plan =
-      planOf(coalesced, Seq(owner -> layout), rangeBytes = 600)
+      planOf(coalesced, Seq(owner -> layout), requestBytes = 600)
     val range = RangeRequest(0, 5, 8).blockId
     val last = layout.last.request(0).blockId
     assert(listed(plan) === Map("o" -> Set(range.name, last.name)))
@@ -183,13 +191,48 @@ class MergedReadsSuite extends AnyFunSuite {
       val m = if (home == a) 4L else 3L
       home -> (blocks :+ BlockRef(ShuffleBlockId(0, m, 8), 100L, m.toInt))
     }
-    val plan = planOf(needs, Seq(owner -> layout), rangeBytes = 300)
+    val plan = planOf(needs, Seq(owner -> layout), requestBytes = 300)
     assert(listed(plan)("o") === Set(0, 1, 3, 4, 5).map(i => layout(i).request(0).blockId.name))
     assert(
       plan.chunks.keys.forall(k =>
         !PushRequest
           .unapply(k._2)
           .exists(_.isInstanceOf[RangeRequest])) && plan.chunksInRanges == 0)
+  }
+
+  test("a large partition's chunks are read in runs of consecutive chunks, each up to a request") {
+    // Partition 5 as six chunks of 200 bytes, the owner's ids 0, 2, ..., 10; chunk 6 (the
+    // fourth) mostly of maps the task does not read.
+    val maps = (1L to 12L)
+    val layout = maps
+      .grouped(2)
+      .zipWithIndex
+      .map { case (ms, i) =>
+        if (i == 3) MergedChunk(6, 5, Array(50L, ms.head), Array(100L, 100L))
+        else MergedChunk(2 * i, 5, ms.toArray, Array(100L, 100L))
+      }
+      .toSeq
+    val needs = maps.filter(_ != 7).groupBy(m => if (m % 2 == 0) a else b).toSeq.map {
+      case (home, ms) => home -> ms.map(m => BlockRef(ShuffleBlockId(0, m, 5), 100L, m.toInt))
+    }
+    val plan = planOf(needs, Seq(owner -> layout), requestBytes = 450)
+    val runs = plan.chunks.keys.toSeq.map(_._2).map(id => PushRequest.unapply(id).get)
+    // A run ends where the next chunk would pass the request's size or is not read.
+    assert(
+      runs === Seq(
+        ChunkRunRequest(0, 5, 0, 3),
+        ChunkRequest(0, 5, 4),
+        ChunkRunRequest(0, 5, 8, 11)))
+    val first = plan.chunks((owner, ChunkRunRequest(0, 5, 0, 3).blockId))
+    assert(first.size === 400)
+    assert(
+      first.parts.map(p => (p.block.blockId.name, p.offset)) === Seq(
+        ("shuffle_0_1_5", 0L),
+        ("shuffle_0_2_5", 100L),
+        ("shuffle_0_3_5", 200L),
+        ("shuffle_0_4_5", 300L)))
+    // Map 8's block, in the chunk not read, comes from its map output.
+    assert(listed(plan)("a") === Set("shuffle_0_8_5"))
   }
 
   test("a chunk handed off is read at its peer and leaves the owner's range whole") {
