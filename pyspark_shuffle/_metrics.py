@@ -115,7 +115,8 @@ def fetch_memory_series(spark: Any) -> Dict[str, Dict[str, Any]]:
     "start_ms": [epoch ms], field: {"max": [...], "mean": [...]}}`` for the heap live after
     collections (``live_heap_bytes``), all direct memory (``direct_bytes``), Netty's pool
     (``netty_pooled_bytes``), the bytes buffered in the pool fetched blocks arrive in
-    (``buffered_bytes``: fetched and not yet consumed) and RSS (``rss_bytes``), in buckets of
+    (``buffered_bytes``: fetched and not yet consumed), RSS (``rss_bytes``) and what mode=push's
+    merge store holds (``store_bytes``, 0 elsewhere), in buckets of
     ``bucket_ms`` of samples every 50 ms by the same probe as :func:`fetch_memory_peaks`; empty
     without it. Executors send their closed buckets every second."""
     return json.loads(str(python_api(spark).fetchMemorySeriesJson()))

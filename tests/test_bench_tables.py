@@ -346,7 +346,7 @@ def test_memory_table_compares_the_executor_that_held_most_with_sort():
 
     mib = 1 << 20
 
-    def run(manager, wall, pooled, held=None, episodes=0, deferrals=0, reruns=0):
+    def run(manager, wall, pooled, held=None, episodes=0, deferrals=0, reruns=0, store=None):
         probe = {
             "1": {
                 "netty_pooled_bytes": pooled * mib,
@@ -367,6 +367,17 @@ def test_memory_table_compares_the_executor_that_held_most_with_sort():
             else {}
         )
         heap = 100 if held is None else 110
+        series = (
+            {
+                "1": {
+                    "bucket_ms": 250,
+                    "start_ms": [0, 250],
+                    "store_bytes": {"max": [store * mib, 0], "mean": [0, 0]},
+                }
+            }
+            if store
+            else None
+        )
         spark_peaks = {"1": {"heap_peak_bytes": heap * mib, "rss_peak_bytes": 300 * mib}, "driver": {}}
         return bench_run(
             status="ok",
@@ -375,13 +386,14 @@ def test_memory_table_compares_the_executor_that_held_most_with_sort():
             wall_s=wall,
             map_tasks_rerun=0,
             reduce_tasks_rerun=reruns,
-            fetch_memory=fetch_memory(probe, plugin, spark_peaks),
+            fetch_memory=fetch_memory(probe, plugin, spark_peaks, series=series),
         )
 
     records = [
         run("sort", 10.0, 64, episodes=1, reruns=2),
         run("sort", 12.0, 80, episodes=3, reruns=4),
-        run("adaptive", 11.0, 16, held=12, deferrals=5),
+        # Its merge store held 40 MiB at its peak, on executor 1.
+        run("adaptive", 11.0, 16, held=12, deferrals=5, store=40),
     ]
     # The driver is no executor; an executor the probe missed has no figures.
     assert set(records[0].fetch_memory) == {"0", "1"}
@@ -403,6 +415,7 @@ def test_memory_table_compares_the_executor_that_held_most_with_sort():
         "1.00x",
         "100",
         "1.00x",
+        "-",
         # Both executors' episodes: medians of 2 and 6.
         "4",
         "3",
@@ -422,6 +435,7 @@ def test_memory_table_compares_the_executor_that_held_most_with_sort():
         "1.00x",
         "110",
         "1.10x",
+        "40.0",
         "5",
         "0",
     ]

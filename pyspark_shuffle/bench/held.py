@@ -1,8 +1,8 @@
 """What each executor held over a span of a run, from the series the ``spark.plugins`` probe
 samples every 50 ms into 250 ms buckets (each keeps its largest sample and its mean): the peak
 and the time-weighted mean of the heap live after collections, of direct memory, of Netty's pool,
-of the bytes buffered where fetched blocks arrive, and of RSS. Means are what a run holds;
-peaks are where a collector's saw-tooth, or one moment, put them."""
+of the bytes buffered where fetched blocks arrive, of RSS and of mode=push's merge store. Means
+are what a run holds; peaks are where a collector's saw-tooth, or one moment, put them."""
 
 from typing import Any, Dict, Optional, Sequence, Tuple
 
@@ -13,6 +13,7 @@ FIELDS = {
     "netty_pooled": "netty_pooled_bytes",
     "buffered": "buffered_bytes",
     "rss": "rss_bytes",
+    "store": "store_bytes",
 }
 
 

@@ -420,8 +420,9 @@ def memory_table(records: Sequence[BenchRun]) -> Optional[str]:
     """The memory shuffle reads held, medians over the ok runs of the peak of the executor that
     held most: Netty's pooled direct memory (and its ratio to sort's in the same workload and
     skew), all of Netty's direct memory, what the plugin's reduce tasks held against the
-    executor's fetch budget and what its local reduction held, and the executor's RSS and heap
-    peaks (and their ratios to sort's); beside the wall time, the times reads ran out of Netty's
+    executor's fetch budget and what its local reduction held, the executor's RSS and heap
+    peaks (and their ratios to sort's) and mode=push's merge store's peak over the reduce stage;
+    beside the wall time, the times reads ran out of Netty's
     memory and the tasks that ran again. None when no run has the probe's figures."""
     groups = group_runs(r for r in records if r.ok and r.fetch_memory)
     if not groups:
@@ -459,6 +460,9 @@ def memory_table(records: Sequence[BenchRun]) -> Optional[str]:
                 right("vs sort", _ratio(rss, base_rss)),
                 right("heap MiB", _num(heap, 1 << 20, 0)),
                 right("vs sort", _ratio(heap, base_heap)),
+                right(
+                    "store MiB", _num(median(_executor_peak(r, "store_peak_bytes") for r in runs), 1 << 20)
+                ),
                 right("OOM retries", _num(median(_out_of_memory_retries(r) for r in runs), digits=0)),
                 right("tasks rerun", _num(rerun, digits=0)),
             ]

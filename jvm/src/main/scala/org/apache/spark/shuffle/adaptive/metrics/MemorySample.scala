@@ -10,6 +10,8 @@ import scala.util.control.NonFatal
 import io.netty.buffer.PooledByteBufAllocator
 import io.netty.util.internal.PlatformDependent
 
+import org.apache.spark.SparkEnv
+import org.apache.spark.metrics.source.Source
 import org.apache.spark.network.util.NettyUtils
 
 /**
@@ -23,23 +25,31 @@ import org.apache.spark.network.util.NettyUtils
  *  - `buffered`: the bytes of the buffers allocated from the pool that receives fetched blocks
  *    (Spark's shared client allocator), so blocks fetched and not yet consumed (and frames still
  *    arriving), under any shuffle manager alike;
- *  - `rss`: the process's resident memory.
+ *  - `rss`: the process's resident memory;
+ *  - `store`: what the plugin's merge store holds (mode=push: merged chunks, its own and those
+ *    peers handed it), as its metrics source says (`store.used`); 0 where nothing was merged.
  */
 private[metrics] final case class MemorySample(
     liveHeap: Long,
     direct: Long,
     nettyPooled: Long,
     buffered: Long,
-    rss: Long) {
+    rss: Long,
+    store: Long) {
 
-  def fields: Seq[Long] = Seq(liveHeap, direct, nettyPooled, buffered, rss)
+  def fields: Seq[Long] = Seq(liveHeap, direct, nettyPooled, buffered, rss, store)
 }
 
 private[metrics] object MemorySample {
 
   /** The names [[MemorySample.fields]] go by in the JSON the bench reads. */
-  val FieldNames: Seq[String] =
-    Seq("live_heap_bytes", "direct_bytes", "netty_pooled_bytes", "buffered_bytes", "rss_bytes")
+  val FieldNames: Seq[String] = Seq(
+    "live_heap_bytes",
+    "direct_bytes",
+    "netty_pooled_bytes",
+    "buffered_bytes",
+    "rss_bytes",
+    "store_bytes")
 
   private lazy val heapPools =
     ManagementFactory.getMemoryPoolMXBeans.asScala.filter(_.getType == MemoryType.HEAP).toSeq
@@ -63,7 +73,19 @@ private[metrics] object MemorySample {
     directBuffers.fold(0L)(_.getMemoryUsed) + math.max(0L, PlatformDependent.usedDirectMemory()),
     fetchAllocator.metric.usedDirectMemory,
     bufferedBytes(),
-    residentBytes())
+    residentBytes(),
+    Option(SparkEnv.get).fold(0L)(env =>
+      storeBytes(env.metricsSystem.getSourcesByName(PluginMetricsSource.Name))))
+
+  /** The merge store's `store.used` among `sources` (the plugin's metrics source); 0 without. */
+  def storeBytes(sources: Seq[Source]): Long =
+    sources.iterator
+      .flatMap(s => Option(s.metricRegistry.getGauges.get(StoreUsed)))
+      .map(_.getValue)
+      .collectFirst { case n: Number => n.longValue }
+      .getOrElse(0L)
+
+  private val StoreUsed = "store.used"
 
   /**
    * The bytes of the fetch pool's buffers in use: Netty counts a pooled chunk as active whole

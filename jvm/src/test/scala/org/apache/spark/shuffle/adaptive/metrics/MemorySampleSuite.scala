@@ -56,4 +56,12 @@ class MemorySampleSuite extends AnyFunSuite {
     assert(buffer.capacity == 32 << 20)
     assert(during.rss > during.liveHeap / 2 && during.rss > 64 * MiB, during)
   }
+
+  test("the merge store's held bytes are what its metrics source says, 0 without one") {
+    val source = new PluginMetricsSource
+    assert(MemorySample.storeBytes(Seq(source)) === 0L, "nothing merged yet: no gauge")
+    source.update("store.", Map("used" -> (48L << 20), "capacity" -> (64L << 20)))
+    assert(MemorySample.storeBytes(Seq(source)) === (48L << 20))
+    assert(MemorySample.storeBytes(Nil) === 0L)
+  }
 }

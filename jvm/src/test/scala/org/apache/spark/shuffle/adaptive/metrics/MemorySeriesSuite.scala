@@ -4,7 +4,7 @@ import org.scalatest.funsuite.AnyFunSuite
 
 class MemorySeriesSuite extends AnyFunSuite {
 
-  private def sample(v: Long) = MemorySample(v, 2 * v, 3 * v, 4 * v, 5 * v)
+  private def sample(v: Long) = MemorySample(v, 2 * v, 3 * v, 4 * v, 5 * v, 6 * v)
 
   test("samples gather into buckets of their largest and mean values, closed in order") {
     val series = new MemorySeries(250)
