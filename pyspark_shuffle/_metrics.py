@@ -104,7 +104,9 @@ def total_bytes(counters: Dict[str, Any]) -> int:
 def fetch_memory_peaks(spark: Any) -> Dict[str, Dict[str, int]]:
     """Per executor id, the peaks of the direct memory its shuffle reads held, under any shuffle
     manager: ``netty_pooled_bytes`` (the pooled Netty memory of its block transfer service) and
-    ``netty_direct_bytes`` (all direct memory Netty allocated), sampled every 50 ms by the
+    ``netty_direct_bytes`` (all direct memory Netty allocated) and, in mode=push, its merge
+    store's figures as ``store_*`` (``store_used``, ``store_push_late``,
+    ``store_released_after_read``, ...), sampled every 50 ms by the
     ``spark.plugins`` probe :data:`~pyspark_shuffle._jvm.FETCH_MEMORY_PROBE_CLASS`; empty
     without it. Executors report a grown peak within about a second."""
     return json.loads(str(python_api(spark).fetchMemoryJson()))

@@ -440,3 +440,23 @@ def test_memory_table_compares_the_executor_that_held_most_with_sort():
         "0",
     ]
     assert memory_table([dataclasses.replace(records[0], fetch_memory={})]) is None
+
+
+def test_a_run_records_its_merge_stores_totals_per_executor():
+    from pyspark_shuffle.bench.one_run import fetch_memory
+
+    probe = {
+        "1": {
+            "netty_pooled_bytes": 1,
+            "store_push_late": 7,
+            "store_released_after_read": 9,
+            "store_merged_to_disk": 0,
+        },
+        "2": {"netty_pooled_bytes": 1},
+    }
+    held = fetch_memory(probe, {}, {})
+    assert held["1"]["store_push_late_bytes"] == 7
+    assert held["1"]["store_released_after_read_bytes"] == 9
+    assert held["1"]["store_merged_to_disk_bytes"] == 0
+    # An executor whose store never merged (or sort's) has none.
+    assert held["2"]["store_push_late_bytes"] is None

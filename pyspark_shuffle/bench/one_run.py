@@ -144,7 +144,8 @@ def fetch_memory(
     tasks held against the executor's fetch budget and what its local reduction held (None under
     sort), and Spark's heap and RSS peaks; and how often reads ran out of Netty's memory: the
     episodes the probe saw Spark's fetcher flag (sort's) and the blocks the plugin's fetcher
-    deferred (None under sort)."""
+    deferred (None under sort); and, in mode=push, the merge store's totals over the application
+    (bytes too late to merge, freed once read, moved to disk; None elsewhere)."""
     series = series or {}
     return {
         executor: {
@@ -152,6 +153,11 @@ def fetch_memory(
             "netty_pooled_bytes": probe.get(executor, {}).get("netty_pooled_bytes"),
             "netty_direct_bytes": probe.get(executor, {}).get("netty_direct_bytes"),
             "netty_oom_episodes": probe.get(executor, {}).get("netty_oom_episodes"),
+            # mode=push's merge store, totals over the application: bytes that reached a sealed
+            # partition, bytes freed once a stage read them, bytes moved to disk.
+            "store_push_late_bytes": probe.get(executor, {}).get("store_push_late"),
+            "store_released_after_read_bytes": probe.get(executor, {}).get("store_released_after_read"),
+            "store_merged_to_disk_bytes": probe.get(executor, {}).get("store_merged_to_disk"),
             "plugin_fetch_bytes": plugin_executors.get(executor, {}).get(FETCH.executor_fetch_peak_bytes),
             "plugin_combine_bytes": plugin_executors.get(executor, {}).get(FETCH.combine_memory_peak_bytes),
             "plugin_oom_deferrals": plugin_executors.get(executor, {}).get(FETCH.direct_memory_deferrals),

@@ -46,12 +46,16 @@ private[spark] object FetchMemoryProbe {
   /** Buckets of one executor's series, closed since it last sent some. */
   final case class SeriesPart(executorId: String, buckets: Seq[MemorySeries.Bucket])
 
-  /** One executor's peaks so far. */
+  /**
+   * One executor's peaks so far, and its merge store's figures as they stand (mode=push; its
+   * totals only grow, so the largest reported is the newest).
+   */
   final case class Peaks(
       executorId: String,
       nettyPooled: Long,
       nettyDirect: Long,
-      nettyOomEpisodes: Long)
+      nettyOomEpisodes: Long,
+      store: Map[String, Long] = Map.empty)
 
   private val peaksByExecutor = new ConcurrentHashMap[String, Peaks]
   private val seriesByExecutor = new ConcurrentHashMap[String, Vector[MemorySeries.Bucket]]
@@ -68,12 +72,16 @@ private[spark] object FetchMemoryProbe {
       Some(companion.getMethod("isNettyOOMOnShuffle").invoke(module).asInstanceOf[AtomicBoolean])
     } catch { case NonFatal(_) => None }
 
-  /** The peaks each executor reported, by executor id (empty without the plugin). */
+  /**
+   * The peaks each executor reported, by executor id (empty without the plugin), with its merge
+   * store's figures as `store_*` (mode=push).
+   */
   def peaks: Map[String, Map[String, Long]] = peaksByExecutor.asScala.iterator.map { case (id, p) =>
-    id -> Map(
+    id -> (Map(
       "netty_pooled_bytes" -> p.nettyPooled,
       "netty_direct_bytes" -> p.nettyDirect,
-      "netty_oom_episodes" -> p.nettyOomEpisodes)
+      "netty_oom_episodes" -> p.nettyOomEpisodes) ++
+      p.store.map { case (name, value) => s"store_$name" -> value })
   }.toMap
 
   /**
@@ -106,7 +114,10 @@ private[spark] object FetchMemoryProbe {
                 a.executorId,
                 math.max(a.nettyPooled, b.nettyPooled),
                 math.max(a.nettyDirect, b.nettyDirect),
-                math.max(a.nettyOomEpisodes, b.nettyOomEpisodes)))
+                math.max(a.nettyOomEpisodes, b.nettyOomEpisodes),
+                (a.store.keySet ++ b.store.keySet).iterator.map { name =>
+                  name -> math.max(a.store.getOrElse(name, 0L), b.store.getOrElse(name, 0L))
+                }.toMap))
         case SeriesPart(executorId, buckets) =>
           seriesByExecutor.merge(
             executorId,
@@ -156,7 +167,8 @@ private[spark] object FetchMemoryProbe {
     private def send(all: Boolean): Unit = {
       val buckets = series.drain(all)
       if (buckets.nonEmpty) context.send(SeriesPart(context.executorID(), buckets))
-      val peaks = Peaks(context.executorID(), pooled, direct, oomEpisodes)
+      val peaks =
+        Peaks(context.executorID(), pooled, direct, oomEpisodes, MemorySample.storeFiguresHere())
       if (peaks != sent || all) {
         context.send(peaks)
         sent = peaks

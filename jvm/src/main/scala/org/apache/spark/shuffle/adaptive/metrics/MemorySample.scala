@@ -74,18 +74,33 @@ private[metrics] object MemorySample {
     fetchAllocator.metric.usedDirectMemory,
     bufferedBytes(),
     residentBytes(),
-    Option(SparkEnv.get).fold(0L)(env =>
-      storeBytes(env.metricsSystem.getSourcesByName(PluginMetricsSource.Name))))
+    storeFiguresHere().getOrElse("used", 0L))
 
   /** The merge store's `store.used` among `sources` (the plugin's metrics source); 0 without. */
-  def storeBytes(sources: Seq[Source]): Long =
-    sources.iterator
-      .flatMap(s => Option(s.metricRegistry.getGauges.get(StoreUsed)))
-      .map(_.getValue)
-      .collectFirst { case n: Number => n.longValue }
-      .getOrElse(0L)
+  def storeBytes(sources: Seq[Source]): Long = storeFigures(sources).getOrElse("used", 0L)
 
-  private val StoreUsed = "store.used"
+  /**
+   * The merge store's figures among `sources` (the plugin's metrics source, `store.*`: what it
+   * holds and its totals, such as the bytes that came too late to merge, `push_late`), by their
+   * names without the prefix; empty where nothing was merged.
+   */
+  def storeFigures(sources: Seq[Source]): Map[String, Long] =
+    sources.iterator.flatMap { source =>
+      source.metricRegistry.getGauges.asScala.iterator.collect {
+        case (name, gauge) if name.startsWith(StorePrefix) =>
+          gauge.getValue match {
+            case n: Number => Some(name.stripPrefix(StorePrefix) -> n.longValue)
+            case _ => None
+          }
+      }.flatten
+    }.toMap
+
+  /** This executor's merge store figures ([[storeFigures]]). */
+  def storeFiguresHere(): Map[String, Long] =
+    Option(SparkEnv.get).fold(Map.empty[String, Long])(env =>
+      storeFigures(env.metricsSystem.getSourcesByName(PluginMetricsSource.Name)))
+
+  private val StorePrefix = "store."
 
   /**
    * The bytes of the fetch pool's buffers in use: Netty counts a pooled chunk as active whole

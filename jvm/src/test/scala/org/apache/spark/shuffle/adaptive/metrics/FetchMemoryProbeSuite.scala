@@ -54,4 +54,15 @@ class FetchMemoryProbeSuite extends SparkFunSuite with LocalSparkContext with Sp
       }
     } finally flag.set(false)
   }
+
+  test("the driver keeps each executor's newest merge store totals, which only grow") {
+    val driver = new FetchMemoryProbe.Driver
+    val id = "store-totals"
+    driver.receive(FetchMemoryProbe.Peaks(id, 1L, 1L, 0L, Map("push_late" -> 5L, "used" -> 8L)))
+    driver.receive(FetchMemoryProbe.Peaks(id, 1L, 1L, 0L, Map("push_late" -> 7L, "used" -> 2L)))
+    val peaks = FetchMemoryProbe.peaks(id)
+    assert(peaks("store_push_late") === 7L)
+    // What it holds is reported at its largest, as the other peaks are.
+    assert(peaks("store_used") === 8L)
+  }
 }

@@ -64,4 +64,13 @@ class MemorySampleSuite extends AnyFunSuite {
     assert(MemorySample.storeBytes(Seq(source)) === (48L << 20))
     assert(MemorySample.storeBytes(Nil) === 0L)
   }
+
+  test("the merge store's figures are its metrics source's store gauges, by their own names") {
+    val source = new PluginMetricsSource
+    source.update("fetch.", Map("requests" -> 3L))
+    source.update("store.", Map("used" -> 5L, "push_late" -> 17L, "released_after_read" -> 9L))
+    assert(
+      MemorySample.storeFigures(Seq(source)) ===
+        Map("used" -> 5L, "push_late" -> 17L, "released_after_read" -> 9L))
+  }
 }
