@@ -136,56 +136,60 @@ private[spark] object MergedReads extends Logging {
           readChunk(owner, chunk, parts)
         case _ =>
       }
-      // Chunks read in one request, the owner serving them back to back as `request` names them.
-      def readTogether(
-          together: Seq[(MergedChunk, IndexedSeq[BundledPart])],
-          request: => PushRequest): Unit = together match {
-        case Seq() =>
-        case Seq((chunk, parts)) => readChunk(owner, chunk, parts)
-        case many =>
-          val starts = many.scanLeft(0L)(_ + _._1.bytes)
-          val parts = many.zip(starts).flatMap { case ((_, ps), start) =>
-            ps.map(p => p.copy(offset = p.offset + start))
+      // Chunks gathered for one request of up to `requestBytes`, which the owner serves back to
+      // back as `request` names them; one chunk alone is read as itself.
+      final class Gathered(request: Seq[(MergedChunk, IndexedSeq[BundledPart])] => PushRequest) {
+        private[this] val chunks = mutable.ArrayBuffer.empty[(MergedChunk, IndexedSeq[BundledPart])]
+        private[this] var bytes = 0L
+
+        def fits(more: Long): Boolean = bytes + more <= requestBytes
+
+        def add(chunk: MergedChunk, parts: IndexedSeq[BundledPart]): Unit = {
+          chunks += chunk -> parts
+          bytes += chunk.bytes
+        }
+
+        /** Reads what was gathered; answers how many chunks that was. */
+        def readGathered(): Int = {
+          val many = chunks.toSeq
+          many match {
+            case Seq() =>
+            case Seq((chunk, parts)) => readChunk(owner, chunk, parts)
+            case _ =>
+              val starts = many.scanLeft(0L)(_ + _._1.bytes)
+              val parts = many.zip(starts).flatMap { case ((_, ps), start) =>
+                ps.map(p => p.copy(offset = p.offset + start))
+              }
+              read(owner, request(many).blockId, starts.last, parts.toIndexedSeq)
           }
-          read(owner, request.blockId, starts.last, parts.toIndexedSeq)
+          chunks.clear()
+          bytes = 0L
+          many.size
+        }
       }
-      val range = mutable.ArrayBuffer.empty[(MergedChunk, IndexedSeq[BundledPart])]
-      var rangeTotal = 0L
+      val range = new Gathered(many =>
+        RangeRequest(shuffleId, many.head._1.partition, many.last._1.partition + 1))
       def flush(): Unit = {
-        val many = range.toSeq
-        readTogether(
-          many,
-          RangeRequest(shuffleId, many.head._1.partition, many.last._1.partition + 1))
-        if (many.size > 1) inRanges += many.size
-        range.clear()
-        rangeTotal = 0L
+        val gathered = range.readGathered()
+        if (gathered > 1) inRanges += gathered
       }
       // Runs of a partition's consecutive chunks the task reads, each up to a request's size.
       def readRuns(of: Seq[(MergedChunk, Option[IndexedSeq[BundledPart]])]): Unit = {
-        val run = mutable.ArrayBuffer.empty[(MergedChunk, IndexedSeq[BundledPart])]
-        var runTotal = 0L
-        def cut(): Unit = {
-          val many = run.toSeq
-          readTogether(
-            many,
-            ChunkRunRequest(
-              shuffleId,
-              many.head._1.partition,
-              many.head._1.chunkId,
-              many.last._1.chunkId + 1))
-          run.clear()
-          runTotal = 0L
-        }
+        val run = new Gathered(many =>
+          ChunkRunRequest(
+            shuffleId,
+            many.head._1.partition,
+            many.head._1.chunkId,
+            many.last._1.chunkId + 1))
         of.foreach {
           case (chunk, Some(parts)) if !alone(chunk) =>
-            if (runTotal + chunk.bytes > requestBytes) cut()
-            run += chunk -> parts
-            runTotal += chunk.bytes
+            if (!run.fits(chunk.bytes)) run.readGathered()
+            run.add(chunk, parts)
           case _ =>
             // The owner serves every chunk it holds between a run's first and last.
-            cut()
+            run.readGathered()
         }
-        cut()
+        run.readGathered()
       }
       // Each partition's chunks in their layout's order, which is the order the owner serves.
       val held = selected.filter(_._1.hostedAt.isEmpty).groupBy(_._1.partition).toSeq.sortBy(_._1)
@@ -195,9 +199,8 @@ private[spark] object MergedReads extends Logging {
         if (of.forall { case (c, parts) =>
             parts.isDefined && !alone(c)
           } && bytes <= requestBytes) {
-          if (rangeTotal + bytes > requestBytes) flush()
-          range ++= of.map { case (chunk, parts) => chunk -> parts.get }
-          rangeTotal += bytes
+          if (!range.fits(bytes)) flush()
+          of.foreach { case (chunk, parts) => range.add(chunk, parts.get) }
         } else {
           flush()
           readRuns(of)
