@@ -7,6 +7,7 @@ import java.nio.file.{Files, Paths}
 import scala.jdk.CollectionConverters._
 import scala.util.control.NonFatal
 
+import com.codahale.metrics.Gauge
 import io.netty.buffer.PooledByteBufAllocator
 import io.netty.util.internal.PlatformDependent
 
@@ -74,10 +75,18 @@ private[metrics] object MemorySample {
     fetchAllocator.metric.usedDirectMemory,
     bufferedBytes(),
     residentBytes(),
-    storeFiguresHere().getOrElse("used", 0L))
+    storeBytes(pluginSourcesHere()))
 
-  /** The merge store's `store.used` among `sources` (the plugin's metrics source); 0 without. */
-  def storeBytes(sources: Seq[Source]): Long = storeFigures(sources).getOrElse("used", 0L)
+  /**
+   * The merge store's `store.used` among `sources` (the plugin's metrics source); 0 without.
+   * One lookup: this is read every sample, where copying the registry's gauges would not do.
+   */
+  def storeBytes(sources: Seq[Source]): Long =
+    sources.iterator
+      .flatMap(s => Option(s.metricRegistry.getMetrics.get(StorePrefix + "used")))
+      .collectFirst { case g: Gauge[_] => g.getValue }
+      .collect { case n: Number => n.longValue }
+      .getOrElse(0L)
 
   /**
    * The merge store's figures among `sources` (the plugin's metrics source, `store.*`: what it
@@ -86,8 +95,8 @@ private[metrics] object MemorySample {
    */
   def storeFigures(sources: Seq[Source]): Map[String, Long] =
     sources.iterator.flatMap { source =>
-      source.metricRegistry.getGauges.asScala.iterator.collect {
-        case (name, gauge) if name.startsWith(StorePrefix) =>
+      source.metricRegistry.getMetrics.asScala.iterator.collect {
+        case (name, gauge: Gauge[_]) if name.startsWith(StorePrefix) =>
           gauge.getValue match {
             case n: Number => Some(name.stripPrefix(StorePrefix) -> n.longValue)
             case _ => None
@@ -96,9 +105,11 @@ private[metrics] object MemorySample {
     }.toMap
 
   /** This executor's merge store figures ([[storeFigures]]). */
-  def storeFiguresHere(): Map[String, Long] =
-    Option(SparkEnv.get).fold(Map.empty[String, Long])(env =>
-      storeFigures(env.metricsSystem.getSourcesByName(PluginMetricsSource.Name)))
+  def storeFiguresHere(): Map[String, Long] = storeFigures(pluginSourcesHere())
+
+  private def pluginSourcesHere(): Seq[Source] =
+    Option(SparkEnv.get).fold(Seq.empty[Source])(
+      _.metricsSystem.getSourcesByName(PluginMetricsSource.Name))
 
   private val StorePrefix = "store."
 
