@@ -31,6 +31,7 @@ private[spark] final class ExecutorShuffleMetrics {
   def storeUsage(
       capacity: Long,
       used: Long,
+      direct: Long,
       highWater: Long,
       pushQueued: Long,
       pushQueueHighWater: Long,
@@ -45,6 +46,7 @@ private[spark] final class ExecutorShuffleMetrics {
       Map(
         "capacity" -> capacity,
         "used" -> used,
+        "direct" -> direct,
         "high_water" -> highWater,
         "push_queued" -> pushQueued,
         "push_queue_high_water" -> pushQueueHighWater,

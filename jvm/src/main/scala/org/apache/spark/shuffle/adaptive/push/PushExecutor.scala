@@ -131,6 +131,7 @@ private[spark] final class PushExecutor(
       _.storeUsage(
         memory.capacity,
         memory.used,
+        merges.directBytes,
         memory.highWater,
         pusher.queue.bytesQueued,
         pusher.queue.bytesHighWater,

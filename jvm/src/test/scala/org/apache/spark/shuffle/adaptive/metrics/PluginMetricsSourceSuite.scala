@@ -60,6 +60,7 @@ class PluginMetricsSourceSuite extends AnyFunSuite {
     metrics.storeUsage(
       capacity = 64,
       used = 10,
+      direct = 23,
       highWater = 30,
       pushQueued = 3,
       pushQueueHighWater = 5,
@@ -70,6 +71,7 @@ class PluginMetricsSourceSuite extends AnyFunSuite {
       handedOffToPeers = 11,
       hostedForPeers = 13)
     assert(value(metrics.source, "store.high_water") === Some(30L))
+    assert(value(metrics.source, "store.direct") === Some(23L))
     assert(value(metrics.source, "store.handed_off_to_peers") === Some(11L))
     assert(value(metrics.source, "store.hosted_for_peers") === Some(13L))
     assert(value(metrics.source, "store.merged_to_disk") === Some(7L))

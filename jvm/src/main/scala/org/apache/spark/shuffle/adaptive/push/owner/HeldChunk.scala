@@ -1,6 +1,7 @@
 package org.apache.spark.shuffle.adaptive.push.owner
 
 import java.nio.ByteBuffer
+import java.util.concurrent.atomic.AtomicLong
 
 import scala.util.control.NonFatal
 
@@ -21,10 +22,13 @@ import org.apache.spark.shuffle.adaptive.transport.{ExposedBuffer, RemoteMemory,
  * served, spilled, handed off and exposed as the one buffer it is. The arena's capacity is what
  * the chunk holds in memory ([[memoryBytes]]); it starts at its first block's length and
  * doubles, never past the chunk size, so at most half of it is unused (where memory is short it
- * grows by just what a block needs instead).
+ * grows by just what a block needs instead). The arena's memory is freed as soon as neither the
+ * chunk nor an answer serving it holds it ([[Arena]]).
+ *
+ * @param held the bytes of direct memory the store's arenas hold
  */
-private[owner] final class HeldChunk(val id: Int, val partition: Int) {
-  private[this] var arena: ByteBuffer = _
+private[owner] final class HeldChunk(val id: Int, val partition: Int, held: AtomicLong) {
+  private[this] var arena: Arena = _
   // Growable arrays rather than ArrayBuilders, whose result() may be taken only once: a chunk
   // is described to every layout request of its partition.
   private[this] var mapIds = new Array[Long](4)
@@ -44,7 +48,7 @@ private[owner] final class HeldChunk(val id: Int, val partition: Int) {
   def inMemory: Boolean = onDisk.isEmpty && hostedAt.isEmpty && !released
 
   /** Bytes of memory the chunk holds: its arena's capacity while it is in memory. */
-  def memoryBytes: Long = if (inMemory && arena != null) arena.capacity.toLong else 0L
+  def memoryBytes: Long = if (inMemory && arena != null) arena.buffer.capacity.toLong else 0L
 
   def region: Option[RemoteRegion] = exposure.map(_.region)
 
@@ -53,25 +57,35 @@ private[owner] final class HeldChunk(val id: Int, val partition: Int) {
    * length, then twice as much each time, never past the chunk size unless one block is larger.
    */
   def doubledCapacityFor(length: Long, chunkSize: Long): Long =
-    if (arena != null && bytes + length <= arena.capacity) arena.capacity
+    if (arena != null && bytes + length <= arena.buffer.capacity) arena.buffer.capacity
     else math.max(bytes + length, math.min(chunkSize, 2L * memoryBytes))
 
   /** Copies `block` to the chunk's end, into an arena of `capacity` bytes if it needs a new one. */
   def copyIn(mapId: Long, block: ByteBuffer, capacity: Long): Unit = {
     val length = block.remaining
-    if (arena == null || bytes + length > arena.capacity) {
-      val grown = ByteBuffer.allocateDirect(capacity.toInt)
-      if (arena != null) grown.put(content)
+    if (arena == null || bytes + length > arena.buffer.capacity) {
+      val grown = new Arena(ByteBuffer.allocateDirect(capacity.toInt), held)
+      if (arena != null) grown.buffer.put(content)
+      letGo()
       arena = grown
     }
-    arena.put(bytes.toInt, block, block.position(), length)
+    arena.buffer.put(bytes.toInt, block, block.position(), length)
     record(mapId, length)
   }
 
-  /** Holds `block`, a direct buffer of exactly its bytes, as the chunk's arena: no copy. */
+  /**
+   * Holds `block`, all of a direct buffer `ByteBuffer.allocateDirect` gave (its capacity is the
+   * block's length), as the chunk's arena: no copy.
+   */
   def hold(mapId: Long, block: ByteBuffer): Unit = {
-    arena = block.slice()
+    arena = new Arena(block, held)
     record(mapId, block.remaining)
+  }
+
+  /** Drops the arena: freed now, or once the last answer serving it is done. */
+  private def letGo(): Unit = if (arena != null) {
+    arena.release()
+    arena = null
   }
 
   private def record(mapId: Long, length: Int): Unit = {
@@ -86,46 +100,50 @@ private[owner] final class HeldChunk(val id: Int, val partition: Int) {
   }
 
   /** The merged bytes in memory, no copy. */
-  private def content: ByteBuffer = arena.duplicate().position(0).limit(bytes.toInt)
+  private def content: ByteBuffer = arena.buffer.duplicate().position(0).limit(bytes.toInt)
 
-  /** Lets peers read the bytes in memory one-sided: the arena is one buffer already. */
+  /**
+   * Lets peers read the bytes in memory one-sided: the arena is one buffer already. An exposed
+   * chunk keeps its arena until [[drop]] (it is sealed, and never leaves memory).
+   */
   def expose(remote: RemoteMemory): Unit = exposure = Some(remote.expose(content))
-
-  def unexpose(): Unit = {
-    // The node may have stopped first, with the executor: its registrations went with it.
-    try exposure.foreach(_.close())
-    catch { case NonFatal(_) => }
-    exposure = None
-  }
 
   def movedTo(file: SpillFile, offset: Long): Unit = {
     onDisk = Some((file, offset))
-    arena = null
+    letGo()
   }
 
   def release(): Unit = {
     released = true
-    arena = null
+    letGo()
   }
 
   def hostedBy(peer: BlockManagerId): Unit = {
     hostedAt = Some(peer)
-    arena = null
+    letGo()
   }
 
-  /** A view of the bytes in memory, no copy, or the file segment that holds them. */
+  /** Its shuffle was removed: the chunk holds nothing from now on. */
+  def drop(): Unit = {
+    // The node may have stopped first, with the executor: its registrations went with it.
+    try exposure.foreach(_.close())
+    catch { case NonFatal(_) => }
+    exposure = None
+    letGo()
+  }
+
+  /**
+   * The chunk's bytes to serve: a view of them in memory, no copy, holding the arena until
+   * released; or the file segment that holds them.
+   */
   def data: ManagedBuffer = onDisk match {
     case Some((file, offset)) => file.segment(offset, bytes)
-    case None => new NioManagedBuffer(memoryView)
+    case None if arena != null => arena.view(content)
+    case None => new NioManagedBuffer(ByteBuffer.allocate(0))
   }
 
-  /** A read-only view of the bytes in memory, or the bytes read from disk. */
-  def buffer: ByteBuffer = onDisk match {
-    case Some(_) => data.nioByteBuffer()
-    case None => memoryView
-  }
-
-  private def memoryView: ByteBuffer =
+  /** The bytes in memory, for a write that ends before the chunk's lock is released. */
+  def inMemoryBytes: ByteBuffer =
     if (arena == null) ByteBuffer.allocate(0) else content.asReadOnlyBuffer()
 
   def describe: MergedChunk =

@@ -83,7 +83,9 @@ private[owner] final class MergeIntake private[owner] (
           val length = sizes(i).toInt
           if (length > 0 && shuffle.isSealed(first + i)) late.add(length)
           else if (length > 0) {
-            val block = data.duplicate().position(offset).limit(offset + length)
+            // Held whole, it is all of `data` (the one block with bytes), which its arena frees.
+            val block =
+              if (whole) data else data.duplicate().position(offset).limit(offset + length)
             if (shuffle.append(first + i, mapId, block, whole, chunkSize, grant)) {
               heldWhole = whole
             }

@@ -31,7 +31,7 @@ private[spark] final class MergeStore(
     onChange: MergeStore => Unit,
     merging: Option[Executor] = None) {
 
-  private[this] val shuffles = new StoreShuffles
+  private[this] val shuffles = new StoreShuffles(disk.sslChunkSize)
   private[this] def changed(): Unit = onChange(this)
 
   val policy = new MemoryPolicy(memory, chunkSize, disk, shuffles)
@@ -39,9 +39,15 @@ private[spark] final class MergeStore(
   val handOffs = new PeerHandOffs(policy, shuffles, () => changed())
   val serving = new ChunkServing(intake, shuffles, remote)
 
+  /**
+   * Bytes of direct memory its chunks hold: `memory.used` (less the runs reserved on their way
+   * in), and the chunks that left memory while an answer was still serving them.
+   */
+  def directBytes: Long = shuffles.direct.get
+
   def removeShuffle(shuffleId: Int): Unit =
     shuffles.remove(shuffleId).foreach { s =>
-      memory.release(s.synchronized { s.removed = true; s.unexpose(); s.bytes })
+      memory.release(s.synchronized(s.drop()))
       disk.remove(shuffleId)
       changed()
     }
@@ -67,6 +73,9 @@ private[spark] object MergeStore {
    */
   final class Disk(newFile: () => File, transport: TransportConf) {
     private[this] val files = new ConcurrentHashMap[Int, SpillFile]
+
+    /** The pieces an answer that has segments of these files in it is sent in under TLS. */
+    def sslChunkSize: Int = transport.sslShuffleChunkSize()
 
     def file(shuffleId: Int): SpillFile =
       files.computeIfAbsent(shuffleId, _ => new SpillFile(newFile(), transport))

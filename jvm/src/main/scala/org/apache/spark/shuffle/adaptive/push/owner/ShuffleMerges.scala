@@ -1,25 +1,30 @@
 package org.apache.spark.shuffle.adaptive.push.owner
 
 import java.nio.ByteBuffer
+import java.util.concurrent.atomic.AtomicLong
 
 import scala.collection.mutable
 import scala.jdk.CollectionConverters._
 
-import io.netty.buffer.Unpooled
 import org.roaringbitmap.longlong.Roaring64NavigableMap
 
-import org.apache.spark.network.buffer.{ManagedBuffer, NettyManagedBuffer, NioManagedBuffer}
+import org.apache.spark.network.buffer.{ManagedBuffer, NioManagedBuffer}
 import org.apache.spark.storage.BlockManagerId
 import org.apache.spark.shuffle.adaptive.memory.{MemoryGrant, SpillFile}
 import org.apache.spark.shuffle.adaptive.push.protocol.{MergedChunk, MergedPartition, RunUpload}
 
-/** The merged partitions of one shuffle; callers hold its lock. */
-private[owner] final class ShuffleMerges {
+/**
+ * The merged partitions of one shuffle; callers hold its lock.
+ *
+ * @param direct the bytes of direct memory the store's chunks hold ([[Arena]])
+ * @param sslChunkSize the pieces an answer of several parts is sent in under TLS
+ */
+private[owner] final class ShuffleMerges(direct: AtomicLong, sslChunkSize: Int) {
   // By partition id, grown to the highest merged so far: partition ids are dense, and this is
   // looked up for every block merged (a hash map boxed each id).
   private[this] var partitions = new Array[PartitionMerge](0)
   private[this] val chunks = mutable.ArrayBuffer.empty[HeldChunk]
-  private[this] val hosted = mutable.HashMap.empty[(Int, Int), ByteBuffer]
+  private[this] val hosted = mutable.HashMap.empty[(Int, Int), Arena]
   // The chunks of partitions as they were sealed, which may be released (see releaseSealed):
   // a queue, so that a store looking for room does not go through every chunk it holds.
   private[this] val sealedInMemory = new java.util.ArrayDeque[HeldChunk]
@@ -44,7 +49,7 @@ private[owner] final class ShuffleMerges {
     if (merge.isSealed || merge.mapIds.contains(mapId)) return false
     val length = block.remaining.toLong
     val open = merge.open.filter(c => c.bytes + length <= chunkSize && !whole)
-    val chunk = open.getOrElse(new HeldChunk(chunks.size, partition))
+    val chunk = open.getOrElse(new HeldChunk(chunks.size, partition, direct))
     val taken =
       if (whole) {
         grant.take(length, length)
@@ -85,17 +90,20 @@ private[owner] final class ShuffleMerges {
   def isSealed(partition: Int): Boolean =
     partition < partitions.length && partitions(partition) != null && partitions(partition).isSealed
 
-  /** Holds `data`, chunk `chunkId` of `partition` from its owner; answers the bytes kept. */
+  /**
+   * Holds `data` (all of a buffer `ByteBuffer.allocateDirect` gave), chunk `chunkId` of
+   * `partition` from its owner; answers the bytes kept.
+   */
   def host(partition: Int, chunkId: Int, data: ByteBuffer): Long =
     if (hosted.contains((partition, chunkId))) 0L
     else {
-      hosted((partition, chunkId)) = data
+      hosted((partition, chunkId)) = new Arena(data, direct)
       bytes += data.remaining
       data.remaining
     }
 
   def hostedBytes(partition: Int, chunkId: Int): Option[ManagedBuffer] =
-    hosted.get((partition, chunkId)).map(data => new NioManagedBuffer(data.asReadOnlyBuffer()))
+    hosted.get((partition, chunkId)).map(arena => arena.view(arena.buffer.duplicate()))
 
   /**
    * Closes `chunk` for its hand-off: its upload (a run header, then a view of its bytes),
@@ -108,7 +116,7 @@ private[owner] final class ShuffleMerges {
       if (merge.open.contains(chunk)) merge.open = None
       chunk.leaving = true
       val header = ByteBuffer.wrap(RunUpload.header(Array(chunk.bytes)))
-      Some(new NettyManagedBuffer(Unpooled.wrappedBuffer(header, chunk.buffer)))
+      Some(new ServedParts(Seq(new NioManagedBuffer(header), chunk.data), sslChunkSize))
     }
 
   /** Answers the bytes that left memory: none if the shuffle went or a layout sealed the partition. */
@@ -137,7 +145,7 @@ private[owner] final class ShuffleMerges {
     else {
       val merged = file
       val freed = chunk.memoryBytes
-      chunk.movedTo(merged, merged.append(Seq(chunk.buffer)))
+      chunk.movedTo(merged, merged.append(Seq(chunk.inMemoryBytes)))
       val merge = partitions(chunk.partition)
       if (merge.open.contains(chunk)) merge.open = None
       bytes -= freed
@@ -169,7 +177,8 @@ private[owner] final class ShuffleMerges {
 
   /** Drops the chunks other owners handed off here; answers the bytes freed. */
   def releaseHosted(): Long = {
-    val freed = hosted.valuesIterator.map(_.remaining.toLong).sum
+    val freed = hosted.valuesIterator.map(_.buffer.capacity.toLong).sum
+    hosted.valuesIterator.foreach(_.release())
     hosted.clear()
     bytes -= freed
     freed
@@ -206,7 +215,16 @@ private[owner] final class ShuffleMerges {
       if (merge.chunks.exists(_.released)) Nil else merge.chunks.map(_.describe)
     }
 
-  def unexpose(): Unit = chunks.foreach(_.unexpose())
+  /** The shuffle was removed: every chunk lets its memory go; answers the bytes it held. */
+  def drop(): Long = {
+    removed = true
+    val held = bytes
+    chunks.foreach(_.drop())
+    hosted.valuesIterator.foreach(_.release())
+    hosted.clear()
+    bytes = 0L
+    held
+  }
 
   def range(start: Int, end: Int): Option[ManagedBuffer] =
     if (removed || !(start until end).forall(isSealed)) None
@@ -221,7 +239,7 @@ private[owner] final class ShuffleMerges {
     val held = chunks.filter(_.hostedAt.isEmpty)
     // A read is cut as its layout says: with a chunk released since, it is read from files.
     if (held.isEmpty || held.exists(_.released)) None
-    else Some(new NettyManagedBuffer(Unpooled.wrappedBuffer(held.map(_.buffer): _*)))
+    else Some(new ServedParts(held.map(_.data), sslChunkSize))
   }
 
   def bytesOf(chunkId: Int): Option[ManagedBuffer] =

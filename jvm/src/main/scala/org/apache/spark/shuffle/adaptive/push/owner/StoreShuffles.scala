@@ -1,6 +1,7 @@
 package org.apache.spark.shuffle.adaptive.push.owner
 
 import java.util.concurrent.ConcurrentHashMap
+import java.util.concurrent.atomic.AtomicLong
 
 import scala.jdk.CollectionConverters._
 
@@ -13,14 +14,22 @@ import scala.jdk.CollectionConverters._
  * which every part of the store holds while it reads or changes that shuffle, and takes no other
  * lock under it.
  */
-private[owner] final class StoreShuffles {
+private[owner] final class StoreShuffles(sslChunkSize: Int) {
   private[this] val shuffles = new ConcurrentHashMap[Int, ShuffleMerges]
+
+  /**
+   * Bytes of direct memory the chunks of every shuffle hold, with those still being served after
+   * their chunk left memory ([[Arena]]).
+   */
+  val direct = new AtomicLong
   private[this] val removed = ConcurrentHashMap.newKeySet[Integer]()
 
   /** The shuffle's merges, made now if it has none yet; none once it was removed. */
   def merging(shuffleId: Int): Option[ShuffleMerges] = Option(
     shuffles
-      .computeIfAbsent(shuffleId, id => if (removed.contains(id)) null else new ShuffleMerges))
+      .computeIfAbsent(
+        shuffleId,
+        id => if (removed.contains(id)) null else new ShuffleMerges(direct, sslChunkSize)))
 
   def get(shuffleId: Int): Option[ShuffleMerges] = Option(shuffles.get(shuffleId))
 

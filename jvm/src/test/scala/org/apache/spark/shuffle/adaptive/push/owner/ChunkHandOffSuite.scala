@@ -21,7 +21,7 @@ class ChunkHandOffSuite extends AnyFunSuite with Eventually {
   /** A store of 1000 bytes holding 800: partition 0 in 100-byte chunks, 300 bytes elsewhere. */
   private def fullStore(): MergeStore = {
     val memory = new MemoryBound(1000)
-    val s = new MergeStore(memory, 100, new MergeStore.Disk(() => null, null), () => None, _ => ())
+    val s = new MergeStore(memory, 100, MergeStoreSuite.noDisk, () => None, _ => ())
     def push(mapId: Long, partition: Int, size: Int): Unit = {
       assert(memory.reserve(size))
       s.intake.append(0, mapId, partition, Array(size.toLong), ByteBuffer.allocateDirect(size))

@@ -1,16 +1,19 @@
 package org.apache.spark.shuffle.adaptive.push.owner
 
-import java.io.File
+import java.io.{ByteArrayOutputStream, File}
 import java.lang.management.{BufferPoolMXBean, ManagementFactory}
 import java.nio.ByteBuffer
+import java.nio.channels.Channels
 import java.nio.file.Files
 
 import scala.collection.mutable
 import scala.jdk.CollectionConverters._
 
+import io.netty.channel.FileRegion
 import org.scalatest.funsuite.AnyFunSuite
 
 import org.apache.spark.SparkConf
+import org.apache.spark.network.buffer.ManagedBuffer
 import org.apache.spark.network.netty.SparkTransportConf
 import org.apache.spark.storage.BlockManagerId
 import org.apache.spark.shuffle.adaptive.memory.MemoryBound
@@ -50,10 +53,16 @@ class MergeStoreSuite extends AnyFunSuite {
     .get
 
   private def bytesOf(s: MergeStore, c: MergedChunk): Array[Byte] = {
-    val buf = s.serving.chunk(0, c.chunkId).get.nioByteBuffer()
+    val served = s.serving.chunk(0, c.chunkId).get
+    try contentOf(served).toArray
+    finally served.release()
+  }
+
+  private def contentOf(served: ManagedBuffer): Seq[Byte] = {
+    val buf = served.nioByteBuffer()
     val out = new Array[Byte](buf.remaining)
     buf.get(out)
-    out
+    out.toSeq
   }
 
   test("blocks are appended to their partition's chunks, a new chunk past the chunk size") {
@@ -342,10 +351,9 @@ class MergeStoreSuite extends AnyFunSuite {
     // Partition 1's chunk has an id between partition 0's: a run is of its partition only.
     assert(ofZero.map(_.chunkId) === Seq(0, 2, 3, 4) && s.policy.bytesMovedToDisk === 30)
     def runOf(first: Int, until: Int): Seq[Byte] = {
-      val buf = s.serving.chunkRun(0, 0, first, until).get.nioByteBuffer()
-      val out = new Array[Byte](buf.remaining)
-      buf.get(out)
-      out.toSeq
+      val served = s.serving.chunkRun(0, 0, first, until).get
+      try contentOf(served)
+      finally served.release()
     }
     assert(runOf(0, 5) === ofZero.flatMap(c => bytesOf(s, c).toSeq))
     assert(runOf(2, 4) === ofZero.slice(1, 3).flatMap(c => bytesOf(s, c).toSeq))
@@ -353,6 +361,62 @@ class MergeStoreSuite extends AnyFunSuite {
     s.removeShuffle(0)
     assert(s.serving.chunkRun(0, 0, 0, 5).isEmpty)
     dir.delete()
+  }
+
+  test("a run with chunks on disk is sent from the file, neither mapped nor read into the heap") {
+    val dir = Files.createTempDirectory("merge-store").toFile
+    val (s, _) = store(100, chunkSize = 30, disk = diskIn(dir))
+    receive(s, 1, 30, 5)
+    receive(s, 2, 30, 5)
+    receive(s, 3, 20)
+    receive(s, 4, 20, 5) // partition 0's first chunk moves to disk
+    val ofZero = s.serving.layout(0, 0, 2, forPeer = true).filter(_.partition == 0)
+    val expected = ofZero.flatMap(c => bytesOf(s, c).toSeq)
+    val run = s.serving.chunkRun(0, 0, 0, 5).get
+    val region = run.convertToNetty().asInstanceOf[FileRegion]
+    val sent = new ByteArrayOutputStream
+    val socket = Channels.newChannel(sent)
+    while (region.transferred < region.count) region.transferTo(socket, region.transferred)
+    assert(sent.toByteArray.toSeq === expected)
+    assert(contentOf(run) === expected, "read whole, by a task on this executor")
+    region.release()
+    run.release()
+    s.removeShuffle(0)
+    dir.delete()
+  }
+
+  test("a chunk's memory is freed once it left memory and no answer serves it, not by a GC") {
+    val (s, m) = store(1000, chunkSize = 100)
+    push(s, m, 1, 0, 60, 10)
+    val layout = s.serving.layout(0, 0, 2, forPeer = false)
+    assert(s.directBytes === 70 && m.used === 70)
+    val served = s.serving.chunk(0, layout.head.chunkId).get
+    served.retain() // as Spark's transport does for each message that carries it
+    assert(s.stageRead(0) === 70 && m.used === 0)
+    // The answer serving partition 0's chunk still holds its memory, and its bytes are intact.
+    assert(s.directBytes === 60)
+    assert(contentOf(served) === Seq.fill(60)(16.toByte))
+    val before = direct.getMemoryUsed
+    served.release()
+    assert(s.directBytes === 60, "one holder of the answer is left")
+    served.release()
+    assert(s.directBytes === 0)
+    assert(direct.getMemoryUsed <= before - 60, "freed at once, with no GC")
+  }
+
+  test("a removed shuffle's chunks free their memory, those still served once released") {
+    val (s, m) = store(1000, chunkSize = 100)
+    push(s, m, 1, 0, 60, 10)
+    push(s, m, 2, 0, 30, 5)
+    val layout = s.serving.layout(0, 0, 2, forPeer = false)
+    // Partition 0's chunk doubled to the chunk size, partition 1's to 20 bytes.
+    assert(s.directBytes === 120 && m.used === 120)
+    val served = s.serving.range(0, 0, 2).get
+    s.removeShuffle(0)
+    assert(m.used === 0 && s.directBytes === 120)
+    assert(contentOf(served).size === layout.map(_.bytes).sum)
+    served.release()
+    assert(s.directBytes === 0)
   }
 
   test("a run of chunks leaves out those handed off to peers") {
