@@ -116,6 +116,13 @@ def with_fault(spark, inject, shuffle=rdd_shuffle):
     running_after = thread.is_alive()
     thread.join(600)
     assert not thread.is_alive(), "the job did not end within 600 s of the fault"
+    # The next workload, or the application's end, finds every worker's executor up: one the
+    # fault made its worker start again, if still starting as the application stopped, would
+    # fail to reach the driver and log an uncaught error.
+    back_by = time.monotonic() + 120
+    while sc._jsc.sc().getExecutorMemoryStatus().size() < cluster.spec.workers + 1:
+        assert time.monotonic() < back_by, "the workers' executors were not all back within 120 s"
+        time.sleep(0.05)  # polling the driver's block managers for the restarted executor
     sc._jsc.sc().listenerBus().waitUntilEmpty()
     reruns = map_tasks_completed(spark) - maps_before - MAPS
     return out.get("rows"), out.get("error"), effect, running_after, reruns

@@ -68,7 +68,8 @@ private[driver] final class LostMapOutputs(
           }.toSeq
         }
         if (orphans.nonEmpty) {
-          val maps = merged(shuffleId, tables.map(_.keepingOnly(live)))
+          val liveTables = tables.map(_.keepingOnly(live))
+          val maps = merged(shuffleId, liveTables)
           val rerun = LostMapOutputs
             .notHeld(orphans.map { case (index, id, _, size) => (index, id, size) }, maps)
             .toSet
@@ -81,10 +82,13 @@ private[driver] final class LostMapOutputs(
           val keptOfTheirs = theirs.count(!rerun(_))
           unregistered.addAndGet(rerun.size)
           kept.addAndGet(keptOfTheirs)
+          val owners = liveTables.flatMap(t => t.owners.filterNot(o => t.lost(o.executorId)))
           val said =
             s"Executor $executorId lost: $keptOfTheirs of its ${theirs.size} map outputs of " +
               s"shuffle $shuffleId are held elsewhere; ${rerun.size} map outputs of it and of " +
-              "executors lost before will be rerun"
+              "executors lost before will be rerun (live owners: " +
+              s"${owners.map(_.executorId).distinct.mkString(", ")}; " +
+              s"${maps.count(_ == null)} of ${maps.length} partitions merged nowhere)"
           // Under replicated push a rerun is what the replicas were to spare: worth a warning.
           if (rerun.isEmpty) logInfo(said) else logWarning(said)
         }

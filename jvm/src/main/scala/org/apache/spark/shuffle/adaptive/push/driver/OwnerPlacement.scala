@@ -3,11 +3,13 @@ package org.apache.spark.shuffle.adaptive.push.driver
 import java.util.concurrent.{ConcurrentHashMap, ExecutorService, TimeUnit}
 
 import scala.collection.mutable
+import scala.jdk.CollectionConverters._
 import scala.util.control.NonFatal
 
 import org.apache.spark.Success
 import org.apache.spark.internal.Logging
-import org.apache.spark.scheduler.{SparkListener, SparkListenerStageCompleted, SparkListenerStageSubmitted, SparkListenerTaskEnd}
+import org.apache.spark.scheduler.{SparkListener, SparkListenerBlockManagerAdded, SparkListenerExecutorRemoved, SparkListenerStageCompleted, SparkListenerStageSubmitted, SparkListenerTaskEnd, SparkListenerTaskStart}
+import org.apache.spark.storage.BlockManagerId
 import org.apache.spark.util.ThreadUtils
 import org.apache.spark.shuffle.adaptive.push.protocol.OwnerTable
 
@@ -27,6 +29,9 @@ import org.apache.spark.shuffle.adaptive.push.protocol.OwnerTable
  * join's reduce task reads partition i of each, and runs at their owner only if both sides have
  * the same one. The first of them to be placed chooses by the bytes all of them predict so far,
  * and every other takes that table, now or when it joins.
+ *
+ * An executor that starts running tasks before a shuffle's map stage ends becomes one of its
+ * owners: a version places the owners again with it among them ([[joined]]).
  *
  * Nothing waits on it: it runs on its own thread (`thread`), once per map stage, and `publish`
  * hands the version to the shuffle's handle (which reduce tasks carry) and then to the
@@ -53,6 +58,8 @@ private[spark] final class OwnerPlacement(
   private[this] val stages = new ConcurrentHashMap[Int, (Int, Int)]
   // Map stages placed (or that had nothing to place).
   private[this] val placed = ConcurrentHashMap.newKeySet[Int]()
+  // Shuffles registered whose map stage was not submitted yet.
+  private[this] val unsubmitted = ConcurrentHashMap.newKeySet[Int]()
 
   /** Shuffles placed as one, and the table the first of them placed chose (guarded by itself). */
   private final class CoPartitioned(val key: Long) {
@@ -68,8 +75,10 @@ private[spark] final class OwnerPlacement(
       shuffleId: Int,
       numMaps: Int,
       numPartitions: Int,
-      newest: () => Option[OwnerTable]): Unit =
+      newest: () => Option[OwnerTable]): Unit = {
     shuffles.put(shuffleId, new Placing(numMaps, numPartitions, newest))
+    unsubmitted.add(shuffleId)
+  }
 
   /**
    * Shuffle `shuffleId` is co-partitioned with every other shuffle given the same `key`: their
@@ -85,6 +94,7 @@ private[spark] final class OwnerPlacement(
 
   def remove(shuffleId: Int): Unit = {
     shuffles.remove(shuffleId)
+    unsubmitted.remove(shuffleId)
     Option(groupOf.remove(shuffleId)).foreach { group =>
       group.synchronized {
         group.members -= shuffleId
@@ -95,6 +105,7 @@ private[spark] final class OwnerPlacement(
 
   override def onStageSubmitted(submitted: SparkListenerStageSubmitted): Unit =
     submitted.stageInfo.shuffleDepId.filter(shuffles.containsKey).foreach { shuffleId =>
+      unsubmitted.remove(shuffleId)
       placed.remove(submitted.stageInfo.stageId)
       stages.put(submitted.stageInfo.stageId, (shuffleId, 0))
     }
@@ -126,6 +137,90 @@ private[spark] final class OwnerPlacement(
   override def onStageCompleted(completed: SparkListenerStageCompleted): Unit = {
     stages.remove(completed.stageInfo.stageId)
     placed.remove(completed.stageInfo.stageId)
+  }
+
+  // Listener thread only: executors' block managers, and the executors that have run a task.
+  private[this] val blockManagers = mutable.HashMap.empty[String, BlockManagerId]
+  private[this] val running = mutable.HashSet.empty[String]
+
+  override def onBlockManagerAdded(added: SparkListenerBlockManagerAdded): Unit =
+    if (!added.blockManagerId.isDriver) {
+      blockManagers(added.blockManagerId.executorId) = added.blockManagerId
+      if (running(added.blockManagerId.executorId)) joined(added.blockManagerId)
+    }
+
+  override def onTaskStart(start: SparkListenerTaskStart): Unit =
+    if (running.add(start.taskInfo.executorId)) {
+      blockManagers.get(start.taskInfo.executorId).foreach(joined)
+    }
+
+  override def onExecutorRemoved(removed: SparkListenerExecutorRemoved): Unit = {
+    blockManagers.remove(removed.executorId)
+    running.remove(removed.executorId)
+  }
+
+  /**
+   * An executor runs its first task: every push shuffle whose map stage has not ended takes it
+   * among its owners, from its next map output on. An application's first job is often
+   * submitted before every executor's block manager registered (Spark counts an executor
+   * registered before its block manager is), and its table then has only the executors that
+   * had: one owner merged everything, and under push.reliability=replicated an executor owning
+   * alone had no other to replicate its map outputs to (losing it reran them). Executors that
+   * dynamic allocation adds while a map stage runs join as well. Not before its first task: an
+   * executor's block manager takes its first shuffle request before the executor made its
+   * shuffle manager as having none, for good (Spark's `BlockManager.shuffleManager` is a lazy
+   * val), and a run pushed there would be that request. Shuffles already mapped keep their
+   * owners, where their reduce tasks read.
+   */
+  private def joined(executor: BlockManagerId): Unit = {
+    val mapping = (stages.values.asScala.map(_._1) ++ unsubmitted.asScala).toSet
+    mapping.foreach { shuffleId =>
+      Option(shuffles.get(shuffleId)).foreach { placing =>
+        thread.execute(() => guarded(shuffleId)(join(shuffleId, placing, executor, mapping)))
+      }
+    }
+  }
+
+  /**
+   * `shuffleId` takes `executor` among its owners: placed by the sizes its map outputs predict
+   * so far, or in equal ranges while none is known. In a co-partitioned group whose table was
+   * chosen, the chosen table takes it, and the members still `mapping` adopt it.
+   */
+  private def join(
+      shuffleId: Int,
+      placing: Placing,
+      executor: BlockManagerId,
+      mapping: Set[Int]): Unit = {
+    def joined(current: OwnerTable): Option[OwnerTable] =
+      if (current.owners.contains(executor)) None
+      else {
+        val predicted = predict(shuffleId, placing.numPartitions)
+        val sizes =
+          if (predicted.exists(_ > 0)) predicted.map(_.toDouble)
+          else Array.fill(current.numPartitions)(1.0)
+        val live = current.owners.filterNot(o => current.lost(o.executorId)) :+ executor
+        Some(
+          TableArithmetic
+            .balanced(sizes, live)
+            .copy(lost = current.lost, version = current.version + 1))
+      }
+    val group = Option(groupOf.get(shuffleId))
+    group.filter(g => g.synchronized(g.chosen.isDefined)) match {
+      case Some(chosenFor) =>
+        chosenFor.synchronized {
+          chosenFor.chosen.flatMap(joined).foreach { next =>
+            chosenFor.chosen = Some(next)
+            chosenFor.members.filter(mapping).foreach(adopt(_, next))
+          }
+        }
+      case None =>
+        placing.newest().flatMap(joined).foreach { next =>
+          logInfo(
+            s"Shuffle $shuffleId: executor ${executor.executorId} joined its owners " +
+              s"(version ${next.version})")
+          publish(shuffleId, next)
+        }
+    }
   }
 
   private def guarded(shuffleId: Int)(placing: => Unit): Unit =

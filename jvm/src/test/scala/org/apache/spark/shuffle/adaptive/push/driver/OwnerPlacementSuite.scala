@@ -6,7 +6,7 @@ import org.scalatest.funsuite.AnyFunSuite
 
 import org.apache.spark.Success
 import org.apache.spark.executor.ExecutorMetrics
-import org.apache.spark.scheduler.{SparkListenerStageSubmitted, SparkListenerTaskEnd, StageInfo}
+import org.apache.spark.scheduler.{SparkListenerBlockManagerAdded, SparkListenerStageCompleted, SparkListenerStageSubmitted, SparkListenerTaskEnd, SparkListenerTaskStart, StageInfo, TaskInfo, TaskLocality}
 import org.apache.spark.storage.BlockManagerId
 import org.apache.spark.util.ThreadUtils
 import org.apache.spark.shuffle.adaptive.push.protocol.OwnerTable
@@ -31,27 +31,41 @@ class OwnerPlacementSuite extends AnyFunSuite {
       (id, table) => tables(id) :+= table,
       ThreadUtils.sameThreadExecutorService())
 
-    def register(shuffleId: Int): Unit = {
-      tables(shuffleId) = Vector(TableArithmetic.uniform(partitions, executors))
+    def register(shuffleId: Int, owners: Seq[BlockManagerId] = executors): Unit = {
+      tables(shuffleId) = Vector(TableArithmetic.uniform(partitions, owners))
       placement.register(shuffleId, 4, partitions, () => tables.get(shuffleId).map(_.last))
     }
 
+    def mapStageCompleted(shuffleId: Int): Unit =
+      placement.onStageCompleted(SparkListenerStageCompleted(stageInfo(shuffleId)))
+
+    def blockManagerAdded(id: BlockManagerId): Unit =
+      placement.onBlockManagerAdded(SparkListenerBlockManagerAdded(0L, id, 1L << 30))
+
+    /** Executor `id` runs a task (of stage 0). */
+    def taskStarts(id: BlockManagerId): Unit =
+      placement.onTaskStart(
+        SparkListenerTaskStart(
+          0,
+          0,
+          new TaskInfo(0L, 0, 0, 0, 0L, id.executorId, id.host, TaskLocality.ANY, false)))
+
     /** Shuffle `shuffleId`'s map stage (stage id = shuffle id) runs its first task. */
     def firstMapTask(shuffleId: Int): Unit = {
-      placement.onStageSubmitted(
-        SparkListenerStageSubmitted(
-          new StageInfo(
-            stageId = shuffleId,
-            attemptId = 0,
-            name = "map",
-            numTasks = 4,
-            rddInfos = Nil,
-            parentIds = Nil,
-            details = "",
-            shuffleDepId = Some(shuffleId),
-            resourceProfileId = 0)))
+      placement.onStageSubmitted(SparkListenerStageSubmitted(stageInfo(shuffleId)))
       mapTaskEnds(shuffleId)
     }
+
+    private def stageInfo(shuffleId: Int) = new StageInfo(
+      stageId = shuffleId,
+      attemptId = 0,
+      name = "map",
+      numTasks = 4,
+      rddInfos = Nil,
+      parentIds = Nil,
+      details = "",
+      shuffleDepId = Some(shuffleId),
+      resourceProfileId = 0)
 
     /** `count` more map tasks of shuffle `shuffleId`'s stage succeed. */
     def mapTaskEnds(shuffleId: Int, count: Int = 1): Unit = (1 to count).foreach { _ =>
@@ -148,5 +162,36 @@ class OwnerPlacementSuite extends AnyFunSuite {
     p.firstMapTask(1)
     p.mapTaskEnds(1, count = 3)
     assert(p.predictions === 2 && p.tables(1).size === 1)
+  }
+
+  test("an executor that starts running tasks before a shuffle's map stage ends becomes an owner") {
+    // Placed when only executor 0's block manager had registered: it owned every partition.
+    val p = new Placing(Map.empty)
+    p.register(1, executors.take(1)) // mapping when executor 1 joins
+    p.register(2, executors.take(1)) // mapped already
+    p.register(3, executors.take(1)) // its map stage not submitted yet
+    p.firstMapTask(1)
+    p.firstMapTask(2)
+    p.mapStageCompleted(2)
+    p.blockManagerAdded(executors(1))
+    // Not before it runs a task: it may not have made its shuffle manager yet.
+    assert(p.tables(1).size === 1)
+    p.taskStarts(executors(1))
+    p.blockManagerAdded(BlockManagerId("driver", "host-d", 7000)) // not an executor
+    assert(p.layout(1) === Seq(("0", 0), ("1", 3)))
+    assert(p.tables(1).last.version === 1)
+    assert(p.layout(3) === Seq(("0", 0), ("1", 3)))
+    assert(p.layout(2) === Seq(("0", 0)), "a shuffle already mapped keeps its owners")
+    // Replicated, executor 0's own map outputs now have an executor to be held by.
+    assert(p.tables(1).head.replicaOf(executors(0)).isEmpty)
+    assert(p.tables(1).last.replicaOf(executors(0)) === Some(executors(1)))
+    p.taskStarts(executors(1))
+    p.taskStarts(executors(0))
+    assert(p.tables(1).size === 2, "an owner already is not added again")
+    // A task start may reach the listeners before the executor's block manager does.
+    p.taskStarts(executors(2))
+    assert(p.tables(1).size === 2)
+    p.blockManagerAdded(executors(2))
+    assert(p.layout(1) === Seq(("0", 0), ("1", 2), ("2", 4)))
   }
 }
