@@ -8,7 +8,7 @@ import scala.util.control.NonFatal
 
 import org.apache.spark.Success
 import org.apache.spark.internal.Logging
-import org.apache.spark.scheduler.{SparkListener, SparkListenerBlockManagerAdded, SparkListenerExecutorRemoved, SparkListenerStageCompleted, SparkListenerStageSubmitted, SparkListenerTaskEnd, SparkListenerTaskStart}
+import org.apache.spark.scheduler.{SparkListener, SparkListenerStageCompleted, SparkListenerStageSubmitted, SparkListenerTaskEnd}
 import org.apache.spark.storage.BlockManagerId
 import org.apache.spark.util.ThreadUtils
 import org.apache.spark.shuffle.adaptive.push.protocol.OwnerTable
@@ -139,40 +139,18 @@ private[spark] final class OwnerPlacement(
     placed.remove(completed.stageInfo.stageId)
   }
 
-  // Listener thread only: executors' block managers, and the executors that have run a task.
-  private[this] val blockManagers = mutable.HashMap.empty[String, BlockManagerId]
-  private[this] val running = mutable.HashSet.empty[String]
-
-  override def onBlockManagerAdded(added: SparkListenerBlockManagerAdded): Unit =
-    if (!added.blockManagerId.isDriver) {
-      blockManagers(added.blockManagerId.executorId) = added.blockManagerId
-      if (running(added.blockManagerId.executorId)) joined(added.blockManagerId)
-    }
-
-  override def onTaskStart(start: SparkListenerTaskStart): Unit =
-    if (running.add(start.taskInfo.executorId)) {
-      blockManagers.get(start.taskInfo.executorId).foreach(joined)
-    }
-
-  override def onExecutorRemoved(removed: SparkListenerExecutorRemoved): Unit = {
-    blockManagers.remove(removed.executorId)
-    running.remove(removed.executorId)
-  }
-
   /**
-   * An executor runs its first task: every push shuffle whose map stage has not ended takes it
-   * among its owners, from its next map output on. An application's first job is often
+   * `executor` runs tasks now ([[ReadyExecutors]], on the listener bus's thread): every push
+   * shuffle whose map stage has not ended takes it among its owners, from its next map output on. An application's first job is often
    * submitted before every executor's block manager registered (Spark counts an executor
    * registered before its block manager is), and its table then has only the executors that
    * had: one owner merged everything, and under push.reliability=replicated an executor owning
    * alone had no other to replicate its map outputs to (losing it reran them). Executors that
-   * dynamic allocation adds while a map stage runs join as well. Not before its first task: an
-   * executor's block manager takes its first shuffle request before the executor made its
-   * shuffle manager as having none, for good (Spark's `BlockManager.shuffleManager` is a lazy
-   * val), and a run pushed there would be that request. Shuffles already mapped keep their
-   * owners, where their reduce tasks read.
+   * dynamic allocation adds while a map stage runs join as well; none before it runs a task, as
+   * [[ReadyExecutors]] says why. Shuffles already mapped keep their owners, where their reduce
+   * tasks read.
    */
-  private def joined(executor: BlockManagerId): Unit = {
+  def joined(executor: BlockManagerId): Unit = {
     val mapping = (stages.values.asScala.map(_._1) ++ unsubmitted.asScala).toSet
     mapping.foreach { shuffleId =>
       Option(shuffles.get(shuffleId)).foreach { placing =>

@@ -66,6 +66,9 @@ private[spark] final class PushDriver(
       placing
     }
 
+  private[this] val ready = new ReadyExecutors(executor => placement.foreach(_.joined(executor)))
+  sc.addSparkListener(ready)
+
   /** push.reliability=replicated: the lost executors' map outputs not held elsewhere. */
   private[this] val lostOutputs =
     if (!replicated) None
@@ -121,10 +124,13 @@ private[spark] final class PushDriver(
   /** push.reliability=replicated: executors lost and their map outputs kept and rerun. */
   def losses: Map[String, Long] = lostOutputs.fold(Map.empty[String, Long])(_.counts)
 
-  /** Uploads `table` to every executor, whose pushers take it from their next map output on. */
+  /**
+   * Uploads `table` to every executor that runs tasks ([[ReadyExecutors]]), whose pushers take
+   * it from their next map output on.
+   */
   private def send(shuffleId: Int, table: OwnerTable): Unit = {
     val data = PushPayloads.encodeTable(table)
-    executors().foreach { executor =>
+    executors().filter(ready(_)).foreach { executor =>
       // An executor that does not get it pushes by the older table: its pushes are still read.
       def failed(e: Throwable) =
         logWarning(s"Could not send shuffle $shuffleId's owners to $executor", e)

@@ -6,7 +6,7 @@ import org.scalatest.funsuite.AnyFunSuite
 
 import org.apache.spark.Success
 import org.apache.spark.executor.ExecutorMetrics
-import org.apache.spark.scheduler.{SparkListenerBlockManagerAdded, SparkListenerStageCompleted, SparkListenerStageSubmitted, SparkListenerTaskEnd, SparkListenerTaskStart, StageInfo, TaskInfo, TaskLocality}
+import org.apache.spark.scheduler.{SparkListenerStageCompleted, SparkListenerStageSubmitted, SparkListenerTaskEnd, StageInfo}
 import org.apache.spark.storage.BlockManagerId
 import org.apache.spark.util.ThreadUtils
 import org.apache.spark.shuffle.adaptive.push.protocol.OwnerTable
@@ -38,17 +38,6 @@ class OwnerPlacementSuite extends AnyFunSuite {
 
     def mapStageCompleted(shuffleId: Int): Unit =
       placement.onStageCompleted(SparkListenerStageCompleted(stageInfo(shuffleId)))
-
-    def blockManagerAdded(id: BlockManagerId): Unit =
-      placement.onBlockManagerAdded(SparkListenerBlockManagerAdded(0L, id, 1L << 30))
-
-    /** Executor `id` runs a task (of stage 0). */
-    def taskStarts(id: BlockManagerId): Unit =
-      placement.onTaskStart(
-        SparkListenerTaskStart(
-          0,
-          0,
-          new TaskInfo(0L, 0, 0, 0, 0L, id.executorId, id.host, TaskLocality.ANY, false)))
 
     /** Shuffle `shuffleId`'s map stage (stage id = shuffle id) runs its first task. */
     def firstMapTask(shuffleId: Int): Unit = {
@@ -173,11 +162,7 @@ class OwnerPlacementSuite extends AnyFunSuite {
     p.firstMapTask(1)
     p.firstMapTask(2)
     p.mapStageCompleted(2)
-    p.blockManagerAdded(executors(1))
-    // Not before it runs a task: it may not have made its shuffle manager yet.
-    assert(p.tables(1).size === 1)
-    p.taskStarts(executors(1))
-    p.blockManagerAdded(BlockManagerId("driver", "host-d", 7000)) // not an executor
+    p.placement.joined(executors(1))
     assert(p.layout(1) === Seq(("0", 0), ("1", 3)))
     assert(p.tables(1).last.version === 1)
     assert(p.layout(3) === Seq(("0", 0), ("1", 3)))
@@ -185,13 +170,8 @@ class OwnerPlacementSuite extends AnyFunSuite {
     // Replicated, executor 0's own map outputs now have an executor to be held by.
     assert(p.tables(1).head.replicaOf(executors(0)).isEmpty)
     assert(p.tables(1).last.replicaOf(executors(0)) === Some(executors(1)))
-    p.taskStarts(executors(1))
-    p.taskStarts(executors(0))
+    p.placement.joined(executors(1))
+    p.placement.joined(executors(0))
     assert(p.tables(1).size === 2, "an owner already is not added again")
-    // A task start may reach the listeners before the executor's block manager does.
-    p.taskStarts(executors(2))
-    assert(p.tables(1).size === 2)
-    p.blockManagerAdded(executors(2))
-    assert(p.layout(1) === Seq(("0", 0), ("1", 2), ("2", 4)))
   }
 }
