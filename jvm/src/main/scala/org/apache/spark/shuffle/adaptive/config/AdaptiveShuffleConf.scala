@@ -358,8 +358,9 @@ private[spark] object AdaptiveShuffleConf {
           "placement, iShuffle), if that lowers the most bytes one owner merges by a tenth or " +
           "more or gives a partition larger than an even share an owner of its own, and sends " +
           "the new table to the executors' pushers; no task waits for it. " +
-          "Reduce tasks read a partition's chunks from its owner in every table. 0 keeps the " +
-          "equal ranges.")
+          "Reduce tasks read a partition's chunks from its owner in every table. Executors " +
+          "that start running tasks before the map stage ends join the owners the same way. 0 " +
+          "keeps the equal ranges, and the owners known when the map stage was submitted.")
       .version("0.1.0")
       .doubleConf
       .obeying(Number(0, 1), keyword = "push_place_by_size_after")

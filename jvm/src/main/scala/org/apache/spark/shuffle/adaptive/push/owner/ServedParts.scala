@@ -28,26 +28,29 @@ private[owner] final class ServedParts(parts: Seq[ManagedBuffer], sslChunkSize: 
 
   override def size(): Long = parts.iterator.map(_.size).sum
 
-  /** A copy, in one buffer of the heap: for a reader on this executor, which reads it whole. */
-  override def nioByteBuffer(): ByteBuffer = {
-    val all = ByteBuffer.allocate(math.toIntExact(size()))
-    parts.foreach {
-      case file: FileSegmentManagedBuffer =>
-        val end = all.position() + file.getLength.toInt
-        val piece = all.duplicate().limit(end)
-        val channel = FileChannel.open(file.getFile.toPath, READ)
-        try {
-          var at = file.getOffset
-          while (piece.hasRemaining) {
-            val read = channel.read(piece, at)
-            if (read < 0) throw new IOException(s"$file ended early")
-            at += read
-          }
-        } finally channel.close()
-        all.position(end)
-      case part => all.put(part.nioByteBuffer())
-    }
-    all.flip()
+  /**
+   * For a reader on this executor, which reads it whole: a part in memory as it is, else a copy
+   * in one buffer of the heap. Segments of files are read as streams: mapped (Spark's
+   * `FileSegmentManagedBuffer.nioByteBuffer` from 2 MiB) they would stay in the executor's RSS
+   * until a GC, and a channel's read into the heap goes through a direct buffer the JDK keeps for
+   * the thread, as large as the largest read.
+   */
+  override def nioByteBuffer(): ByteBuffer = parts match {
+    case Seq(inMemory) if !inMemory.isInstanceOf[FileSegmentManagedBuffer] =>
+      inMemory.nioByteBuffer()
+    case _ =>
+      val all = ByteBuffer.allocate(math.toIntExact(size()))
+      parts.foreach {
+        case file: FileSegmentManagedBuffer =>
+          val in = file.createInputStream()
+          try {
+            val read = in.readNBytes(all.array(), all.position(), file.getLength.toInt)
+            if (read < file.getLength) throw new IOException(s"$file ended early")
+            all.position(all.position() + read)
+          } finally in.close()
+        case part => all.put(part.nioByteBuffer())
+      }
+      all.flip()
   }
 
   override def createInputStream(): InputStream =

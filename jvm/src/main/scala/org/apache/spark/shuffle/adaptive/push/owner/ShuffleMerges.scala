@@ -243,5 +243,9 @@ private[owner] final class ShuffleMerges(direct: AtomicLong, sslChunkSize: Int) 
   }
 
   def bytesOf(chunkId: Int): Option[ManagedBuffer] =
-    chunks.lift(chunkId).filter(c => c.hostedAt.isEmpty && !c.released).map(_.data)
+    chunks.lift(chunkId).filter(c => c.hostedAt.isEmpty && !c.released).map { c =>
+      // On disk, read here whole as ServedParts reads a segment: neither mapped nor via a
+      // channel's cached direct buffer.
+      if (c.inMemory) c.data else new ServedParts(Seq(c.data), sslChunkSize)
+    }
 }

@@ -381,6 +381,10 @@ class MergeStoreSuite extends AnyFunSuite {
     assert(contentOf(run) === expected, "read whole, by a task on this executor")
     region.release()
     run.release()
+    // A chunk on disk alone is served alike.
+    val onDisk = s.serving.chunk(0, ofZero.head.chunkId).get
+    assert(onDisk.convertToNetty().isInstanceOf[FileRegion])
+    assert(contentOf(onDisk) === bytesOf(s, ofZero.head).toSeq)
     s.removeShuffle(0)
     dir.delete()
   }
