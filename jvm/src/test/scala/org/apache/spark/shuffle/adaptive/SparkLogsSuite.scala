@@ -43,4 +43,19 @@ class SparkLogsSuite extends AnyFunSuite {
     assert(
       SparkLogs.Expected(errors = Seq("RuntimeException: injected")).unexpected(injected).isEmpty)
   }
+
+  test("after a kill, the dead peer's error cut by the stopping cluster's line is expected") {
+    // An executor writing a fetch error's stack as the test stops the cluster: the worker's loss
+    // is logged into the middle of it, and the stack's tail joins that entry.
+    val cut = SparkLogs.scan(
+      "10:00:00.000 ERROR RetryingBlockTransferor: Exception while beginning fetch\n" +
+        "org.apache.spark.Exception: [INTERNAL_ERROR_NETWORK] The relative remote \n" +
+        "10:00:00.001 ERROR WorkerWatcher: Lost connection to worker rpc endpoint w. Exiting.\n" +
+        "executor(Id: 1), which maintains the block data to fetch is dead. SQLSTATE: XX000\n" +
+        "\tat org.apache.spark.shuffle.adaptive.transport.NettyBlockTransport.fetch(X.scala:1)\n",
+      "executor 3")
+    assert(cut.map(_.kind) === Seq(SparkLogs.PluginError))
+    assert(SparkLogs.Expected().withKilled.unexpected(cut).isEmpty)
+    assert(SparkLogs.Expected().unexpected(cut) === cut)
+  }
 }
