@@ -165,10 +165,13 @@ class PushClusterSuite
     }.sum
     assert(crossedTwice > 0 && app("bytes_crossed_twice") === crossedTwice, byExecutor)
     // The stage that read the shuffle completed: the owners freed what it read, though the
-    // shuffle is still registered.
+    // shuffle is still registered, and its buffers with it: every answer that served a chunk,
+    // on the owner's own executor as on others, let it go.
     eventually(timeout(60.seconds), interval(100.millis)) {
       val stillHeld = merged(executors)
       assert(stillHeld.values.forall(_ == 0L), stillHeld)
+      val buffers = mergeStores(executors)(_.directBytes)
+      assert(buffers.values.forall(_ == 0L), buffers)
     }
     assert(mergeStores(executors)(_.policy.bytesReleasedAfterRead).values.sum === held.values.sum)
     assert(sc.env.mapOutputTracker.asInstanceOf[MapOutputTrackerMaster].containsShuffle(shuffleId))

@@ -9,7 +9,11 @@ import org.apache.spark.storage.{BlockId, BlockManager, BlockManagerId}
 private[fetch] trait LocalBlocks {
   def address: BlockManagerId
 
-  /** The block's data; the caller retains the buffer while it reads and releases it after. */
+  /**
+   * The block's data, one reference to it, which the caller releases once it has read it, as a
+   * block fetched from a peer. A file segment's references count nothing; a merged chunk's do,
+   * and one retained here besides was never released: the chunk's memory waited for a GC.
+   */
   def read(blockId: BlockId): ManagedBuffer
 
   /** A new file for a remote block too large to hold in memory. */

@@ -368,7 +368,6 @@ private[spark] final class ShuffleBlockFetcher(
               e))
           return
       }
-    buf.retain()
     arrived(item, local.address, buf, FetchCounters.Local)
   }
 

@@ -150,8 +150,8 @@ private[adaptive] object FetcherFakes {
     override def read(blockId: BlockId): ManagedBuffer = {
       reads += blockId
       if (failures(blockId)) throw new IOException(s"cannot read $blockId")
-      // Like a file segment: nobody holds a reference until the reader retains it.
-      val buf = new CountingBuffer(s"local $blockId", blocks(blockId).bytes, initialRefs = 0)
+      // The reader's one reference, as a fetched block's.
+      val buf = new CountingBuffer(s"local $blockId", blocks(blockId).bytes, initialRefs = 1)
       buffers += buf
       buf
     }
