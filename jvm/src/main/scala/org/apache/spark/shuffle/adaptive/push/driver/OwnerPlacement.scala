@@ -141,10 +141,10 @@ private[spark] final class OwnerPlacement(
 
   /**
    * `executor` runs tasks now ([[ReadyExecutors]], on the listener bus's thread): every push
-   * shuffle whose map stage has not ended takes it among its owners, from its next map output on. An application's first job is often
-   * submitted before every executor's block manager registered (Spark counts an executor
-   * registered before its block manager is), and its table then has only the executors that
-   * had: one owner merged everything, and under push.reliability=replicated an executor owning
+   * shuffle whose map stage has not ended takes it among its owners, from its next map output
+   * on. An application's first job is often submitted before every executor's block manager
+   * registered (Spark counts an executor registered before its block manager is), and its table
+   * then has only the executors that had: one owner merged everything, and under push.reliability=replicated an executor owning
    * alone had no other to replicate its map outputs to (losing it reran them). Executors that
    * dynamic allocation adds while a map stage runs join as well; none before it runs a task, as
    * [[ReadyExecutors]] says why. Shuffles already mapped keep their owners, where their reduce
@@ -169,7 +169,7 @@ private[spark] final class OwnerPlacement(
       placing: Placing,
       executor: BlockManagerId,
       mapping: Set[Int]): Unit = {
-    def joined(current: OwnerTable): Option[OwnerTable] =
+    def withExecutor(current: OwnerTable): Option[OwnerTable] =
       if (current.owners.contains(executor)) None
       else {
         val predicted = predict(shuffleId, placing.numPartitions)
@@ -186,13 +186,13 @@ private[spark] final class OwnerPlacement(
     group.filter(g => g.synchronized(g.chosen.isDefined)) match {
       case Some(chosenFor) =>
         chosenFor.synchronized {
-          chosenFor.chosen.flatMap(joined).foreach { next =>
+          chosenFor.chosen.flatMap(withExecutor).foreach { next =>
             chosenFor.chosen = Some(next)
             chosenFor.members.filter(mapping).foreach(adopt(_, next))
           }
         }
       case None =>
-        placing.newest().flatMap(joined).foreach { next =>
+        placing.newest().flatMap(withExecutor).foreach { next =>
           logInfo(
             s"Shuffle $shuffleId: executor ${executor.executorId} joined its owners " +
               s"(version ${next.version})")

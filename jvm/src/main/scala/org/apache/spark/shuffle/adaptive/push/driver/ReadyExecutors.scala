@@ -26,9 +26,10 @@ private[driver] final class ReadyExecutors(ready: BlockManagerId => Unit) extend
 
   override def onBlockManagerAdded(added: SparkListenerBlockManagerAdded): Unit = {
     val id = added.blockManagerId
-    if (!id.isDriver && blockManagers.put(id.executorId, id) == null && running.contains(
-        id.executorId))
-      ready(id)
+    if (!id.isDriver) {
+      val first = blockManagers.put(id.executorId, id) == null
+      if (first && running.contains(id.executorId)) ready(id)
+    }
   }
 
   override def onTaskStart(start: SparkListenerTaskStart): Unit =

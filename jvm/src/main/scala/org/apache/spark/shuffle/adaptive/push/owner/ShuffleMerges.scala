@@ -220,8 +220,7 @@ private[owner] final class ShuffleMerges(direct: AtomicLong, sslChunkSize: Int) 
     removed = true
     val held = bytes
     chunks.foreach(_.drop())
-    hosted.valuesIterator.foreach(_.release())
-    hosted.clear()
+    releaseHosted()
     bytes = 0L
     held
   }

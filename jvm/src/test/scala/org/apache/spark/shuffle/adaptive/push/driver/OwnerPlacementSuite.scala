@@ -6,7 +6,7 @@ import org.scalatest.funsuite.AnyFunSuite
 
 import org.apache.spark.Success
 import org.apache.spark.executor.ExecutorMetrics
-import org.apache.spark.scheduler.{SparkListenerStageCompleted, SparkListenerStageSubmitted, SparkListenerTaskEnd, StageInfo}
+import org.apache.spark.scheduler.{SparkListenerStageCompleted, SparkListenerStageSubmitted, SparkListenerTaskEnd}
 import org.apache.spark.storage.BlockManagerId
 import org.apache.spark.util.ThreadUtils
 import org.apache.spark.shuffle.adaptive.push.protocol.OwnerTable
@@ -45,16 +45,7 @@ class OwnerPlacementSuite extends AnyFunSuite {
       mapTaskEnds(shuffleId)
     }
 
-    private def stageInfo(shuffleId: Int) = new StageInfo(
-      stageId = shuffleId,
-      attemptId = 0,
-      name = "map",
-      numTasks = 4,
-      rddInfos = Nil,
-      parentIds = Nil,
-      details = "",
-      shuffleDepId = Some(shuffleId),
-      resourceProfileId = 0)
+    private def stageInfo(shuffleId: Int) = StageInfos.of(shuffleId, shuffle = Some(shuffleId))
 
     /** `count` more map tasks of shuffle `shuffleId`'s stage succeed. */
     def mapTaskEnds(shuffleId: Int, count: Int = 1): Unit = (1 to count).foreach { _ =>

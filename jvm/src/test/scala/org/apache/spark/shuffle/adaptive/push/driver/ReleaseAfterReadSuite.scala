@@ -6,7 +6,7 @@ import scala.concurrent.duration._
 
 import org.scalatest.funsuite.AnyFunSuite
 
-import org.apache.spark.scheduler.{SparkListenerJobStart, SparkListenerStageCompleted, StageInfo}
+import org.apache.spark.scheduler.{SparkListenerJobStart, SparkListenerStageCompleted}
 import org.apache.spark.storage.BlockManagerId
 import org.apache.spark.util.ThreadUtils
 import org.apache.spark.shuffle.adaptive.push.protocol.OwnerTable
@@ -23,20 +23,8 @@ class ReleaseAfterReadSuite extends AnyFunSuite {
     if (owner.executorId == "2") Promise[Long]().future else Future.successful(100L)
   }
 
-  private def stage(id: Int, parents: Seq[Int], shuffle: Option[Int], failed: Boolean = false) = {
-    val info = new StageInfo(
-      stageId = id,
-      attemptId = 0,
-      name = "stage",
-      numTasks = 4,
-      rddInfos = Nil,
-      parentIds = parents,
-      details = "",
-      shuffleDepId = shuffle,
-      resourceProfileId = 0)
-    if (failed) info.failureReason = Some("a fetch failed")
-    info
-  }
+  private def stage(id: Int, parents: Seq[Int], shuffle: Option[Int], failed: Boolean = false) =
+    StageInfos.of(id, parents, shuffle, failed)
 
   test("a completed stage that read a push shuffle has its owners release what was sealed") {
     val releases =

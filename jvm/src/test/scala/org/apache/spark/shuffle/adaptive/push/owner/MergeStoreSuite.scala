@@ -338,13 +338,22 @@ class MergeStoreSuite extends AnyFunSuite {
     assert(s.serving.range(0, 0, 2).get.size === held.map(_.bytes).sum)
   }
 
-  test("a run of a partition's chunks is served back to back, in memory and on disk alike") {
-    val dir = Files.createTempDirectory("merge-store").toFile
+  /**
+   * A store of 100 bytes in chunks of 30: partition 0 merged as four chunks, its first moved to
+   * disk in `dir` to make room; partition 1's one chunk, between them by id, in memory.
+   */
+  private def firstChunkOnDisk(dir: File): MergeStore = {
     val (s, _) = store(100, chunkSize = 30, disk = diskIn(dir))
     receive(s, 1, 30, 5)
     receive(s, 2, 30, 5)
     receive(s, 3, 20)
-    receive(s, 4, 20, 5) // partition 0's first chunk moves to disk
+    receive(s, 4, 20, 5)
+    s
+  }
+
+  test("a run of a partition's chunks is served back to back, in memory and on disk alike") {
+    val dir = Files.createTempDirectory("merge-store").toFile
+    val s = firstChunkOnDisk(dir)
     assert(s.serving.chunkRun(0, 0, 0, 100).isEmpty, "not before a layout sealed the partition")
     val layout = s.serving.layout(0, 0, 2, forPeer = true)
     val ofZero = layout.filter(_.partition == 0)
@@ -365,11 +374,7 @@ class MergeStoreSuite extends AnyFunSuite {
 
   test("a run with chunks on disk is sent from the file, neither mapped nor read into the heap") {
     val dir = Files.createTempDirectory("merge-store").toFile
-    val (s, _) = store(100, chunkSize = 30, disk = diskIn(dir))
-    receive(s, 1, 30, 5)
-    receive(s, 2, 30, 5)
-    receive(s, 3, 20)
-    receive(s, 4, 20, 5) // partition 0's first chunk moves to disk
+    val s = firstChunkOnDisk(dir)
     val ofZero = s.serving.layout(0, 0, 2, forPeer = true).filter(_.partition == 0)
     val expected = ofZero.flatMap(c => bytesOf(s, c).toSeq)
     val run = s.serving.chunkRun(0, 0, 0, 5).get
