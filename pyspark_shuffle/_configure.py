@@ -30,7 +30,8 @@ def configure(builder: B, **options: Any) -> B:
     - ``order``: "adaptive" (default), "naive" (Spark's random order), "pairwise" or "critical"
       (bottleneck first: every source with bytes left kept busy, the slowest to finish first);
     - ``in_flight_increment``: size one remote request aggregates blocks up to and the elastic
-      limit's step, as int bytes or "512k", "8m", "1g"; positive, below 2g, at most the hard limit;
+      limit's step, about what a task that consumes slowly holds (default 1 MiB), as int bytes or
+      "512k", "8m", "1g"; positive, below 2g, at most the hard limit;
     - ``max_in_flight``: the hard in-flight limit (default ``spark.reducer.maxSizeInFlight``);
     - ``executor_budget``: what all reduce tasks of one executor hold at once (in flight plus
       fetched and not yet consumed), whatever its task slots (default ``max_in_flight``; the

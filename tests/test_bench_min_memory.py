@@ -3,7 +3,14 @@
 from bench_runs import bench_run
 
 from pyspark_shuffle.bench.command_line import parse_args
-from pyspark_shuffle.bench.min_memory import STEP_MB, lost_to_memory, min_memory_table, search_all, summary
+from pyspark_shuffle.bench.min_memory import (
+    DIRECT_CAP_KEY,
+    STEP_MB,
+    lost_to_memory,
+    min_memory_table,
+    search_all,
+    summary,
+)
 
 
 def fake_runner(needs_mb, calls):
@@ -69,3 +76,42 @@ def test_a_probe_fails_on_any_task_lost_or_anything_wrong_in_spark_logs():
     assert lost_to_memory(bench_run(status="ok", log_findings=[finding])) == (
         "Spark logged: ERROR Executor: Exception in task 1.0"
     )
+
+
+def test_min_memory_direct_bisects_the_direct_memory_cap_at_the_executor_memory_given():
+    config = parse_args(
+        [
+            "--managers",
+            "sort,adaptive",
+            "--skew",
+            "0",
+            "--executor-memory",
+            "1g",
+            "--conf",
+            "spark.executor.extraJavaOptions=-Dkept=1",
+            "--min-memory",
+            "direct",
+        ]
+    )
+    needs = {"sort": 300, "adaptive": 60}
+    calls = []
+
+    def run(probe, spec):
+        assert probe.executor_memory_mb == 1024
+        options = probe.conf[DIRECT_CAP_KEY].split()
+        assert options[0] == "-Dkept=1"
+        cap = int(options[-1].removeprefix("-XX:MaxDirectMemorySize=").removesuffix("m"))
+        calls.append((spec.manager.label, cap))
+        if cap >= needs[spec.manager.label]:
+            return bench_run(status="ok", manager=spec.manager.label, wall_s=10.0, process_s=20.0)
+        return bench_run(status="ok", manager=spec.manager.label, wall_s=30.0, reduce_tasks_rerun=1)
+
+    searches = search_all(config, run, log=lambda _: None)
+    assert calls[:2] == [("sort", 1024), ("adaptive", 1024)]
+    found = {s.manager.label: s for s in searches}
+    for label, need in needs.items():
+        assert need <= found[label].passing_mb <= need + STEP_MB
+    assert summary(searches)["dummy 0 adaptive"]["floor_mb"] == 0
+    # Sort failed somewhere above 0; a search that never failed ends at the floor, 0.
+    assert "none > 0" not in min_memory_table(searches)
+    assert parse_args(["--min-memory"]).min_memory == "executor"

@@ -126,8 +126,9 @@ def _min_memory(config, env) -> int:
     from .min_memory import min_memory_table, search_all, summary
 
     print(
-        f"bench --min-memory on {config.master}: workloads {', '.join(config.workloads)}, managers "
-        f"{', '.join(m.label for m in config.managers)}, from {config.executor_memory_mb} MiB down",
+        f"bench --min-memory {config.min_memory} on {config.master}: workloads "
+        f"{', '.join(config.workloads)}, managers {', '.join(m.label for m in config.managers)}, "
+        f"from {config.executor_memory_mb} MiB down",
         flush=True,
     )
     probes = []

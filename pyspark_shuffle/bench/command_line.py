@@ -372,11 +372,14 @@ def build_parser() -> argparse.ArgumentParser:
     )
     add(
         "--min-memory",
-        action="store_true",
+        nargs="?",
+        const="executor",
+        choices=["executor", "direct"],
         help="instead of timed runs, find each manager's smallest executor memory (from "
         "--executor-memory down, by bisection to 32 MiB) at which the workload completes with no "
         "task attempt failed or run again and nothing wrong in Spark's logs, and its wall time "
-        "there and at twice that memory",
+        "there and at twice that memory; 'direct': the smallest cap on the executors' direct "
+        "memory (-XX:MaxDirectMemorySize, where fetched blocks wait) at --executor-memory",
     )
     add(
         "--timeout",

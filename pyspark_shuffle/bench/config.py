@@ -76,8 +76,9 @@ class BenchConfig:
     kill_worker: int = 2
     #: ``--profile``: where each run's executor profiles, the flame-graph pages go (None: off).
     profile_dir: Optional[str] = None
-    #: ``--min-memory``: find each manager's smallest executor memory by bisection instead.
-    min_memory: bool = False
+    #: ``--min-memory``: find by bisection, instead of timed runs, each manager's smallest
+    #: executor memory ("executor") or cap on its direct memory ("direct"); None: timed runs.
+    min_memory: Optional[str] = None
 
     @property
     def num_partitions(self) -> int:

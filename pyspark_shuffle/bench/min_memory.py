@@ -1,5 +1,6 @@
 """``bench --min-memory``: the smallest executor memory at which each manager completes a
-workload with no task lost to memory, found by bisection.
+workload with no task lost to memory, found by bisection (``--min-memory direct``: the smallest
+cap on the executors' direct memory, ``-XX:MaxDirectMemorySize``, at ``--executor-memory``).
 
 A probe is one run at one executor memory. It passes when the run succeeds with no task attempt
 failed or run again and nothing in Spark's logs that should not be there (an OutOfMemoryError,
@@ -28,6 +29,32 @@ SPARK_FLOOR_MB = 450
 #: The search stops once the smallest passing and the largest failing memory are this close.
 STEP_MB = 32
 
+#: Where a run's direct memory is capped: Spark's executors default to a cap equal to their
+#: heap, where fetched blocks in Netty's buffers (sort's) rarely reach it.
+DIRECT_CAP_KEY = "spark.executor.extraJavaOptions"
+
+
+@dataclass(frozen=True)
+class Bound:
+    """What a search bisects: the executors' memory, or the cap on their direct memory."""
+
+    name: str
+    #: Below it nothing runs (known to fail before any probe).
+    floor_mb: int
+
+    def probe(self, config: BenchConfig, memory_mb: int) -> BenchConfig:
+        if self is EXECUTOR_MEMORY:
+            return dataclasses.replace(config, executor_memory_mb=memory_mb)
+        options = " ".join(
+            o for o in (config.conf.get(DIRECT_CAP_KEY), f"-XX:MaxDirectMemorySize={memory_mb}m") if o
+        )
+        return dataclasses.replace(config, conf={**config.conf, DIRECT_CAP_KEY: options})
+
+
+EXECUTOR_MEMORY = Bound("executor memory", SPARK_FLOOR_MB)
+DIRECT_CAP = Bound("direct memory cap", 0)
+BOUNDS = {"executor": EXECUTOR_MEMORY, "direct": DIRECT_CAP}
+
 
 def lost_to_memory(record: BenchRun) -> Optional[str]:
     """Why a probe failed (None: it passed)."""
@@ -52,6 +79,8 @@ class Search:
     failing_mb: int
     passing_mb: Optional[int]
     start_mb: int
+    #: What failing_mb starts at: nothing below it runs.
+    floor_mb: int
     probes: List[Tuple[int, BenchRun]] = field(default_factory=list)
     doubled: Optional[BenchRun] = None
 
@@ -86,8 +115,9 @@ def search_all(
 ) -> List[Search]:
     """Every (workload, skew, manager)'s search, taking turns; then, for each that found a
     passing memory, one run at twice it."""
+    bound = BOUNDS[config.min_memory or "executor"]
     searches = [
-        Search(w, s, m, SPARK_FLOOR_MB, None, config.executor_memory_mb)
+        Search(w, s, m, bound.floor_mb, None, config.executor_memory_mb, bound.floor_mb)
         for w in config.workloads
         for s in config.skews
         for m in config.managers
@@ -103,7 +133,7 @@ def search_all(
         key = (search.workload, search.skew, search.manager.label)
         log(f"[min-memory] {search.workload} skew={search.skew:g} {search.manager.label} at {memory_mb} MiB")
         probe_config = dataclasses.replace(
-            config, executor_memory_mb=memory_mb, timeout_s=timeouts.get(key, config.timeout_s)
+            bound.probe(config, memory_mb), timeout_s=timeouts.get(key, config.timeout_s)
         )
         run = runner(probe_config, spec)
         if key not in timeouts and run.ok and run.process_s:
@@ -136,6 +166,7 @@ def summary(searches: List[Search]) -> Dict[str, Dict[str, object]]:
             "smallest_mb": s.passing_mb,
             "vs_sort": None if not (s.passing_mb and base) else round(s.passing_mb / base, 3),
             "largest_failing_mb": s.failing_mb,
+            "floor_mb": s.floor_mb,
             "wall_s": None if s.smallest is None else s.smallest.wall_s,
             "wall_at_double_s": None if s.doubled is None or not s.doubled.ok else s.doubled.wall_s,
             "probes": [(mb, lost_to_memory(run) or "passed") for mb, run in s.probes],
@@ -156,8 +187,8 @@ def min_memory_table(searches: List[Search]) -> str:
                 left("manager", manager),
                 right("smallest MiB", _text(figures["smallest_mb"], "> --executor-memory")),
                 right("vs sort", "-" if figures["vs_sort"] is None else f"{figures['vs_sort']:.2f}x"),
-                # None failed above Spark's floor: the search ended there.
-                right("fails at MiB", _failing(figures["largest_failing_mb"])),
+                # None failed above the floor: the search ended there.
+                right("fails at MiB", _failing(figures["largest_failing_mb"], figures["floor_mb"])),
                 right("wall s there", _text(figures["wall_s"])),
                 right("wall s at 2x", _text(figures["wall_at_double_s"])),
                 right("probes", str(len(figures["probes"]))),  # type: ignore[arg-type]
@@ -170,5 +201,5 @@ def _text(value: object, none: str = "-") -> str:
     return none if value is None else f"{value}"
 
 
-def _failing(memory_mb: object) -> str:
-    return f"{memory_mb}" if memory_mb != SPARK_FLOOR_MB else f"none > {SPARK_FLOOR_MB}"
+def _failing(memory_mb: object, floor_mb: int) -> str:
+    return f"{memory_mb}" if memory_mb != floor_mb else f"none > {floor_mb}"

@@ -76,8 +76,10 @@ private[spark] object AdaptiveShuffleConf {
       .doc(
         "The in-flight increment: the size one remote request aggregates blocks up to (a " +
           "block is never split, so a larger block travels alone), and the step by which the " +
-          "elastic limit shrinks and grows. Unset means the hard limit / 5, the request size of " +
-          "Spark's own reader; at most the executor's fetch budget / its task slots " +
+          "elastic limit shrinks and grows: a task that consumes slower than blocks arrive " +
+          "holds about one increment. Unset means 1 MiB (at most the hard limit), not Spark's " +
+          "request size (spark.reducer.maxSizeInFlight / 5), which such a task would hold " +
+          "instead; at most the executor's fetch budget / its task slots " +
           "(fetch.executorBudget). Must not exceed the hard limit.")
       .version("0.1.0")
       .bytesConf(ByteUnit.BYTE)
@@ -324,9 +326,9 @@ private[spark] object AdaptiveShuffleConf {
         "mode=push: the size of the chunks an owner merges a reduce partition's pushed blocks " +
           "into and of the runs a pusher sends. A reduce task reads the chunks an owner holds " +
           "of neighbouring small partitions (AQE's coalesced reads), and runs of a large " +
-          "partition's consecutive chunks, in requests of up to the fetch in-flight increment " +
-          "(fetch.inFlightIncrement, spark.reducer.maxSizeInFlight / 5 by default) or this " +
-          "size, whichever is larger. A chunk is fetched whole, so it should stay well below " +
+          "partition's consecutive chunks, in requests of up to Spark's request size " +
+          "(spark.reducer.maxSizeInFlight / 5), the fetch in-flight increment or this size, " +
+          "whichever is largest. A chunk is fetched whole, so it should stay well below " +
           "spark.reducer.maxSizeInFlight. A block larger than a chunk is a chunk of its own.")
       .version("0.1.0")
       .bytesConf(ByteUnit.BYTE)

@@ -49,6 +49,13 @@ private[spark] final case class FlowSettings(
     if (executorBudget == Long.MaxValue) None
     else Some(new FetchBudget(executorBudget, requestSize, taskSlots))
 
+  /**
+   * The size of requests whose bytes no slow reduce task holds while it consumes them: a reduce
+   * task's run of merged chunks, a pusher's uploads. Spark's request size (the hard limit / 5)
+   * unless the increment is larger, so a large merged partition stays a handful of requests.
+   */
+  def bulkRequestSize: Long = math.max(requestSize, maxBytesInFlight / 5)
+
   /** A new in-flight limit for one sender under these settings, from the hard limit. */
   def elasticLimit(): ElasticLimit = limitFrom(maxBytesInFlight)
 
@@ -71,6 +78,15 @@ private[spark] final case class FlowSettings(
 }
 
 private[spark] object FlowSettings {
+
+  /**
+   * A reduce task's default in-flight increment. What a task that consumes slower than blocks
+   * arrive holds is about one increment (its limit's floor), so the increment is kept near the
+   * blocks of a large shuffle, not Spark's request size (maxSizeInFlight / 5, 9.6 MiB): with 8
+   * task slots and 1 MiB blocks that held 0.46x what sort holds; 1 MiB holds 0.14x at the same
+   * wall. Requests travel pipelined, so smaller ones cost a round trip each, not a wait each.
+   */
+  val DefaultIncrement: Long = 1L << 20
   def apply(conf: SparkConf): FlowSettings = {
     // Spark reads maxSizeInFlight in MiB when the value has no unit.
     val within = KeyCombinations.IncrementWithinLimit
@@ -80,7 +96,8 @@ private[spark] object FlowSettings {
     }
     val slots = math.max(1, taskSlots(conf))
     val budget = math.max(conf.get(FETCH_EXECUTOR_BUDGET).getOrElse(hardLimit), slots.toLong)
-    val configured = conf.get(FETCH_IN_FLIGHT_INCREMENT).getOrElse(math.max(hardLimit / 5, 1L))
+    val configured =
+      conf.get(FETCH_IN_FLIGHT_INCREMENT).getOrElse(math.min(DefaultIncrement, hardLimit))
     require(configured <= hardLimit, incrementTooLarge(configured, hardLimit, limitKey))
     // Each task slot's reserve in the budget is one increment: with many slots per executor the
     // increment shrinks to fit.

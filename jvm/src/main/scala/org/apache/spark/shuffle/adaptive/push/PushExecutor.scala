@@ -149,9 +149,7 @@ private[spark] final class PushExecutor(
       owners,
       numMaps,
       merges,
-      // A request of several chunks asks for what a fetch request of blocks does (Spark's
-      // maxSizeInFlight / 5 by default), so a large partition is a handful of requests.
-      math.max(chunkSize, flow.requestSize),
+      math.max(chunkSize, flow.bulkRequestSize),
       replicated,
       oneSided,
       askTimeout)

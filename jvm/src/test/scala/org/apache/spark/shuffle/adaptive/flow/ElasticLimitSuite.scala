@@ -110,13 +110,44 @@ class ElasticLimitSuite extends AnyFunSuite {
     intercept[IllegalArgumentException](new ElasticLimit(100, 1000, true, 16, 0.5, 0.5, 50))
   }
 
+  test("from one increment, a starved task's limit doubles until its first shrink") {
+    val l = new ElasticLimit(100, 1000, true, 16, 0.5, 0.5, start = 100)
+    val starved = (1 to 5).map { _ => l.observeWait(20.0); l.current }
+    assert(starved === Seq(200, 400, 800, 1000, 1000))
+    l.observeWait(0.0)
+    assert(l.current === 900)
+    // Once it has shrunk, it grows by one increment.
+    val seen = (1 to 2).map { _ => l.observeWait(50.0); l.current }
+    assert(seen === Seq(1000, 1000))
+    (1 to 4).foreach(_ => l.observeWait(0.0))
+    assert(l.current === 600)
+    l.observeWait(50.0)
+    assert(l.current === 700)
+  }
+
   test("a reduce task's limit starts at the settings' increment, a sender's at the hard limit") {
     val conf = new org.apache.spark.SparkConf()
       .set("spark.reducer.maxSizeInFlight", "48m")
       .set("spark.executor.cores", "8")
     val settings = FlowSettings(conf)
-    assert(settings.requestSize === (6L << 20))
+    assert(settings.requestSize === FlowSettings.DefaultIncrement)
     assert(settings.fetchLimit().current === settings.requestSize)
     assert(settings.elasticLimit().current === (48L << 20))
+    // Merged runs and uploads keep Spark's request size.
+    assert(settings.bulkRequestSize === (48L << 20) / 5)
+  }
+
+  test("the default increment is at most the hard limit and budget / slots; a set one is kept") {
+    def increment(pairs: (String, String)*): Long = {
+      val conf = new org.apache.spark.SparkConf().set("spark.executor.cores", "8")
+      pairs.foreach { case (k, v) => conf.set(k, v) }
+      FlowSettings(conf).requestSize
+    }
+    assert(
+      increment(
+        "spark.shuffle.adaptive.fetch.maxInFlight" -> "512k",
+        "spark.shuffle.adaptive.fetch.executorBudget" -> "64m") === (512L << 10))
+    assert(increment("spark.shuffle.adaptive.fetch.executorBudget" -> "4m") === (512L << 10))
+    assert(increment("spark.shuffle.adaptive.fetch.inFlightIncrement" -> "4m") === (4L << 20))
   }
 }

@@ -134,7 +134,7 @@ private[push] object RunSender {
     new RunSender(
       upload,
       settings,
-      settings.requestSize,
+      settings.bulkRequestSize,
       settings.elasticLimit(),
       PeerTraffic.shared(settings.waitWindow),
       env.executorId)
