@@ -6,6 +6,7 @@ from pyspark_shuffle.bench.command_line import parse_args
 from pyspark_shuffle.bench.min_memory import (
     DIRECT_CAP_KEY,
     STEP_MB,
+    floor_mb,
     lost_to_memory,
     min_memory_table,
     search_all,
@@ -89,6 +90,8 @@ def test_min_memory_direct_bisects_the_direct_memory_cap_at_the_executor_memory_
             "1g",
             "--conf",
             "spark.executor.extraJavaOptions=-Dkept=1",
+            "--conf",
+            "spark.network.maxRemoteBlockSizeFetchToMem=16m",
             "--min-memory",
             "direct",
         ]
@@ -111,7 +114,8 @@ def test_min_memory_direct_bisects_the_direct_memory_cap_at_the_executor_memory_
     found = {s.manager.label: s for s in searches}
     for label, need in needs.items():
         assert need <= found[label].passing_mb <= need + STEP_MB
-    assert summary(searches)["dummy 0 adaptive"]["floor_mb"] == 0
-    # Sort failed somewhere above 0; a search that never failed ends at the floor, 0.
-    assert "none > 0" not in min_memory_table(searches)
-    assert parse_args(["--min-memory"]).min_memory == "executor"
+    # Spark starts no executor whose direct memory is below maxRemoteBlockSizeFetchToMem.
+    assert summary(searches)["dummy 0 adaptive"]["floor_mb"] == 16
+    assert "none > 16" not in min_memory_table(searches)
+    assert floor_mb(parse_args(["--min-memory", "direct"])) == 200
+    assert floor_mb(parse_args(["--min-memory"])) == 450

@@ -379,7 +379,9 @@ def build_parser() -> argparse.ArgumentParser:
         "--executor-memory down, by bisection to 32 MiB) at which the workload completes with no "
         "task attempt failed or run again and nothing wrong in Spark's logs, and its wall time "
         "there and at twice that memory; 'direct': the smallest cap on the executors' direct "
-        "memory (-XX:MaxDirectMemorySize, where fetched blocks wait) at --executor-memory",
+        "memory (-XX:MaxDirectMemorySize, where fetched blocks wait) at --executor-memory, down to "
+        "spark.network.maxRemoteBlockSizeFetchToMem (200m unless set), below which Spark starts no "
+        "executor",
     )
     add(
         "--timeout",

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Dict, List, Optional, Tuple
 
 from ..bench_run import BenchRun
+from ..values import parse_size
 from .config import BenchConfig, ManagerSpec
 from .runner import RunSpec
 from .tables import format_rows, left, right
@@ -34,26 +35,26 @@ STEP_MB = 32
 DIRECT_CAP_KEY = "spark.executor.extraJavaOptions"
 
 
-@dataclass(frozen=True)
-class Bound:
-    """What a search bisects: the executors' memory, or the cap on their direct memory."""
-
-    name: str
-    #: Below it nothing runs (known to fail before any probe).
-    floor_mb: int
-
-    def probe(self, config: BenchConfig, memory_mb: int) -> BenchConfig:
-        if self is EXECUTOR_MEMORY:
-            return dataclasses.replace(config, executor_memory_mb=memory_mb)
-        options = " ".join(
-            o for o in (config.conf.get(DIRECT_CAP_KEY), f"-XX:MaxDirectMemorySize={memory_mb}m") if o
-        )
-        return dataclasses.replace(config, conf={**config.conf, DIRECT_CAP_KEY: options})
+#: Spark refuses executors whose direct memory is below this (200 MiB unless set), so it is
+#: the direct cap's floor; set it lower with ``--conf`` to search below 200 MiB.
+TO_MEMORY_KEY = "spark.network.maxRemoteBlockSizeFetchToMem"
 
 
-EXECUTOR_MEMORY = Bound("executor memory", SPARK_FLOOR_MB)
-DIRECT_CAP = Bound("direct memory cap", 0)
-BOUNDS = {"executor": EXECUTOR_MEMORY, "direct": DIRECT_CAP}
+def floor_mb(config: BenchConfig) -> int:
+    """The largest memory known to fail before any probe: below it no executor starts."""
+    if config.min_memory == "direct":
+        return parse_size(config.conf.get(TO_MEMORY_KEY, "200m")) >> 20
+    return SPARK_FLOOR_MB
+
+
+def probe_config(config: BenchConfig, memory_mb: int) -> BenchConfig:
+    """``config`` with its executors' memory (or, under ``--min-memory direct``, the cap on
+    their direct memory) set to ``memory_mb``."""
+    if config.min_memory != "direct":
+        return dataclasses.replace(config, executor_memory_mb=memory_mb)
+    cap = f"-XX:MaxDirectMemorySize={memory_mb}m"
+    options = " ".join(o for o in (config.conf.get(DIRECT_CAP_KEY), cap) if o)
+    return dataclasses.replace(config, conf={**config.conf, DIRECT_CAP_KEY: options})
 
 
 def lost_to_memory(record: BenchRun) -> Optional[str]:
@@ -115,9 +116,9 @@ def search_all(
 ) -> List[Search]:
     """Every (workload, skew, manager)'s search, taking turns; then, for each that found a
     passing memory, one run at twice it."""
-    bound = BOUNDS[config.min_memory or "executor"]
+    floor = floor_mb(config)
     searches = [
-        Search(w, s, m, bound.floor_mb, None, config.executor_memory_mb, bound.floor_mb)
+        Search(w, s, m, floor, None, config.executor_memory_mb, floor)
         for w in config.workloads
         for s in config.skews
         for m in config.managers
@@ -132,10 +133,10 @@ def search_all(
         index += 1
         key = (search.workload, search.skew, search.manager.label)
         log(f"[min-memory] {search.workload} skew={search.skew:g} {search.manager.label} at {memory_mb} MiB")
-        probe_config = dataclasses.replace(
-            bound.probe(config, memory_mb), timeout_s=timeouts.get(key, config.timeout_s)
+        probe = dataclasses.replace(
+            probe_config(config, memory_mb), timeout_s=timeouts.get(key, config.timeout_s)
         )
-        run = runner(probe_config, spec)
+        run = runner(probe, spec)
         if key not in timeouts and run.ok and run.process_s:
             timeouts[key] = max(120.0, 5 * run.process_s)
         why = lost_to_memory(run)

@@ -50,9 +50,9 @@ private[spark] final case class FlowSettings(
     else Some(new FetchBudget(executorBudget, requestSize, taskSlots))
 
   /**
-   * The size of requests whose bytes no slow reduce task holds while it consumes them: a reduce
-   * task's run of merged chunks, a pusher's uploads. Spark's request size (the hard limit / 5)
-   * unless the increment is larger, so a large merged partition stays a handful of requests.
+   * The size of requests that stay few and large whatever the increment: a reduce task's runs of
+   * merged chunks (a large merged partition is a handful of requests) and a pusher's uploads.
+   * Spark's request size (the hard limit / 5) unless the increment is larger.
    */
   def bulkRequestSize: Long = math.max(requestSize, maxBytesInFlight / 5)
 
@@ -82,11 +82,13 @@ private[spark] object FlowSettings {
   /**
    * A reduce task's default in-flight increment. What a task that consumes slower than blocks
    * arrive holds is about one increment (its limit's floor), so the increment is kept near the
-   * blocks of a large shuffle, not Spark's request size (maxSizeInFlight / 5, 9.6 MiB): with 8
-   * task slots and 1 MiB blocks that held 0.46x what sort holds; 1 MiB holds 0.14x at the same
-   * wall. Requests travel pipelined, so smaller ones cost a round trip each, not a wait each.
+   * blocks of a large shuffle, not Spark's request size (maxSizeInFlight / 5, cut to 6 MiB for 8
+   * task slots): with 8 slots and 1 MiB blocks that held 0.48x the bytes sort holds, 1 MiB holds
+   * 0.18x at the same wall. Requests travel pipelined, so smaller ones cost a round trip each,
+   * not a wait each.
    */
   val DefaultIncrement: Long = 1L << 20
+
   def apply(conf: SparkConf): FlowSettings = {
     // Spark reads maxSizeInFlight in MiB when the value has no unit.
     val within = KeyCombinations.IncrementWithinLimit
