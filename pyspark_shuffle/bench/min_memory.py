@@ -77,13 +77,16 @@ class Search:
     workload: str
     skew: float
     manager: ManagerSpec
-    failing_mb: int
-    passing_mb: Optional[int]
     start_mb: int
-    #: What failing_mb starts at: nothing below it runs.
+    #: Nothing below it runs: the largest memory known to fail before any probe.
     floor_mb: int
+    failing_mb: int = field(init=False)
+    passing_mb: Optional[int] = None
     probes: List[Tuple[int, BenchRun]] = field(default_factory=list)
     doubled: Optional[BenchRun] = None
+
+    def __post_init__(self) -> None:
+        self.failing_mb = self.floor_mb
 
     def next_mb(self, step_mb: int) -> Optional[int]:
         """The memory to probe next; None once the search is over."""
@@ -118,7 +121,7 @@ def search_all(
     passing memory, one run at twice it."""
     floor = floor_mb(config)
     searches = [
-        Search(w, s, m, floor, None, config.executor_memory_mb, floor)
+        Search(w, s, m, config.executor_memory_mb, floor)
         for w in config.workloads
         for s in config.skews
         for m in config.managers

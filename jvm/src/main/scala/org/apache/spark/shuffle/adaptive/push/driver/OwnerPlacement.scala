@@ -144,11 +144,11 @@ private[spark] final class OwnerPlacement(
    * shuffle whose map stage has not ended takes it among its owners, from its next map output
    * on. An application's first job is often submitted before every executor's block manager
    * registered (Spark counts an executor registered before its block manager is), and its table
-   * then has only the executors that had: one owner merged everything, and under push.reliability=replicated an executor owning
-   * alone had no other to replicate its map outputs to (losing it reran them). Executors that
-   * dynamic allocation adds while a map stage runs join as well; none before it runs a task, as
-   * [[ReadyExecutors]] says why. Shuffles already mapped keep their owners, where their reduce
-   * tasks read.
+   * then has only the executors that had: one owner merged everything, and under
+   * push.reliability=replicated an executor owning alone had no other to replicate its map
+   * outputs to (losing it reran them). Executors that dynamic allocation adds while a map stage
+   * runs join as well; none before it runs a task, as [[ReadyExecutors]] says why. Shuffles
+   * already mapped keep their owners, where their reduce tasks read.
    */
   def joined(executor: BlockManagerId): Unit = {
     val mapping = (stages.values.asScala.map(_._1) ++ unsubmitted.asScala).toSet
